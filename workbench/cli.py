@@ -1,0 +1,50 @@
+"""The `workbench` command: argparse entry points shared by every sub-command.
+
+User errors (WorkbenchError) become one line on stderr and exit status 2; bugs still raise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from workbench import __version__
+from workbench.errors import WorkbenchError
+
+# Modules under workbench.commands that contribute sub-commands, in --help order.
+COMMAND_MODULES = (
+    "workbench.commands.bench",  # load, run
+    "workbench.commands.keys",
+    "workbench.commands.demo",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Benchmark Cassandra and HBase the way YCSB does, interactively.",
+    )
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

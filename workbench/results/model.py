@@ -1,0 +1,107 @@
+"""The result model every exporter writes and every importer reads.
+
+A run is a list of measurements in YCSB's sense: one per name such as READ, UPDATE,
+READ-FAILED, Intended-READ or CLEANUP. Each carries the summary YCSB prints and, when the
+run was made by the workbench (not imported from text), the full cumulative HdrHistogram in
+its compressed base64 form, so nothing is ever re-derived from rounded figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PERCENTILES_0_17 = (95.0, 99.0)
+PERCENTILES_MASTER = (50.0, 95.0, 99.0)
+# Percentiles every summary keeps (YCSB's file layouts print a subset of them).
+SUMMARY_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
+
+
+@dataclass
+class Measurement:
+    """One `[NAME]` section of YCSB's output."""
+
+    name: str
+    operations: int
+    average_us: float
+    min_us: int
+    max_us: int
+    percentiles: dict[float, int] = field(default_factory=dict)
+    # Return=STATUS counts in the order they were first seen; empty for names without them.
+    returns: dict[str, int] = field(default_factory=dict)
+    # Cumulative HdrHistogram (microseconds, 3 significant digits), compressed base64;
+    # None when the measurement was imported from text.
+    histogram: str | None = None
+
+
+@dataclass
+class IntervalMeasurement:
+    """One measurement over one interval (the figures of a YCSB status-line bracket)."""
+
+    count: int
+    average_us: float
+    min_us: int
+    max_us: int
+    percentiles: dict[float, int] = field(default_factory=dict)
+    histogram: str | None = None
+
+
+@dataclass
+class Interval:
+    """One reporting interval of a run (a tick: one second by default)."""
+
+    elapsed_s: float  # seconds since the phase started, at the end of this interval
+    duration_s: float
+    operations: int  # operations completed in this interval
+    total_operations: int  # completed since the start
+    measurements: dict[str, IntervalMeasurement] = field(default_factory=dict)
+    returns: dict[str, dict[str, int]] = field(default_factory=dict)  # op -> status -> count
+    lanes: int = 0
+    target: float | None = None
+    paused: bool = False
+
+    @property
+    def throughput(self) -> float:
+        return self.operations / self.duration_s if self.duration_s > 0 else 0.0
+
+
+@dataclass
+class Event:
+    """Something that changed while the run went on (target, lanes, pause, stop...)."""
+
+    elapsed_s: float
+    kind: str
+    value: Any = None
+
+
+@dataclass
+class RunResult:
+    """Everything known about one phase (load or run) of one benchmark."""
+
+    phase: str  # "load" or "run"
+    db: str
+    runtime_ms: int
+    operations: int
+    throughput: float  # operations * 1000 / runtime_ms, as YCSB computes it
+    measurements: list[Measurement] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    started_at: float | None = None  # Unix time
+    outcome: str = "completed"  # completed | stopped | interrupted | failed
+    source: str = "workbench"  # "workbench" or "ycsb-text" (imported)
+
+    def measurement(self, name: str) -> Measurement | None:
+        for m in self.measurements:
+            if m.name == name:
+                return m
+        return None
+
+    def error_count(self) -> int:
+        """Operations that ended in a status other than OK, BATCHED_OK or NOT_FOUND."""
+        benign = {"OK", "BATCHED_OK", "NOT_FOUND"}
+        return sum(
+            n for m in self.measurements for status, n in m.returns.items() if status not in benign
+        )
