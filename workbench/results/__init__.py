@@ -1,1 +1,4 @@
-"""Run results: the result model, exporters and importers (YCSB text, CSV, HdrHistogram log, JSON)."""
+"""Run results: the result model, its exporters and importers.
+
+Formats: YCSB text and status lines, CSV, HdrHistogram interval log, JSON.
+"""

@@ -1,7 +1,8 @@
 """Numbers printed the way YCSB's Java code prints them.
 
 `java_double` mirrors `Double.toString` (shortest repr, scientific notation at 1e7 and above
-and below 1e-3); `decimal_2` mirrors `new DecimalFormat("#.##")` used in status lines.
+and below 1e-3); `decimal_2` mirrors `new DecimalFormat("#.##")` used in status lines;
+`java_long` and `java_divide` mirror a `(long)` cast and a double division.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def decimal_2(x: float) -> str:
     """Java's DecimalFormat("#.##"): at most two decimals, half-even on the exact binary value."""
     if math.isnan(x):
         return "NaN"
+    if math.isinf(x):  # DecimalFormatSymbols' infinity sign
+        return "\u221e" if x > 0 else "-\u221e"
     q = Decimal(float(x)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
     text = format(q, "f")
     if "." in text:
@@ -60,3 +63,28 @@ def decimal_2(x: float) -> str:
     if text in ("-0", ""):
         text = "0"
     return text
+
+
+JAVA_LONG_MIN = -(2**63)
+JAVA_LONG_MAX = 2**63 - 1
+
+
+def java_long(x: float) -> int:
+    """Java's `(long) x`: NaN is 0, out-of-range values saturate, the rest truncate to zero."""
+    if math.isnan(x):
+        return 0
+    if x >= JAVA_LONG_MAX:
+        return JAVA_LONG_MAX
+    if x <= JAVA_LONG_MIN:
+        return JAVA_LONG_MIN
+    return int(x)
+
+
+def java_divide(a: float, b: float) -> float:
+    """Java's double division, which yields NaN or an infinity where Python raises."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        negative = (a < 0) != (math.copysign(1.0, b) < 0)
+        return -math.inf if negative else math.inf
+    return a / b

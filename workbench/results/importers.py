@@ -1,0 +1,40 @@
+"""Reading a result file back, whatever wrote it: our JSON or YCSB's text summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+from workbench.results.jsonfile import from_json_dict
+from workbench.results.model import RunResult
+from workbench.results.ycsb_text import read_ycsb_text
+
+
+def detect(text: str) -> str:
+    """"json", "ycsb" or "" (unknown), from the content rather than the file name."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        return "json"
+    if "[OVERALL], RunTime(ms), " in text:
+        return "ycsb"
+    return ""
+
+
+def import_file(path: str | Path) -> RunResult:
+    """A RunResult from a workbench JSON file or a YCSB text summary (stdout of `ycsb run`)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise WorkbenchError(f"cannot read {path}: {e.strerror or e}") from None
+    kind = detect(text)
+    if kind == "json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise WorkbenchError(f"{path}: not valid JSON ({e})") from None
+        return from_json_dict(doc, str(path))
+    if kind == "ycsb":
+        return read_ycsb_text(text)
+    raise WorkbenchError(f"{path}: neither a workbench JSON run nor YCSB text output",
+                         "expected '[OVERALL], RunTime(ms), ...' lines or a workbench JSON file")
