@@ -1,0 +1,74 @@
+"""The binding protocol: five async operations returning a Status, plus set-up and tear-down.
+
+A binding gets the workload spec and its own properties in `__init__`, opens connections in
+`init()` (once per worker process), creates the schema in `prepare()` when asked, and closes
+everything in `cleanup()` (timed as YCSB's CLEANUP). Fields are str -> str (printable ASCII).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any
+
+Row = dict[str, str]
+
+
+class Status(enum.Enum):
+    """YCSB's status names."""
+
+    OK = "OK"
+    ERROR = "ERROR"
+    NOT_FOUND = "NOT_FOUND"
+    NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
+    UNEXPECTED_STATE = "UNEXPECTED_STATE"
+    BAD_REQUEST = "BAD_REQUEST"
+    FORBIDDEN = "FORBIDDEN"
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+    BATCHED_OK = "BATCHED_OK"
+
+    @property
+    def is_ok(self) -> bool:
+        return self is Status.OK or self is Status.BATCHED_OK
+
+
+class Binding:
+    """Base class for database bindings. Subclasses override the five operations."""
+
+    name = "base"
+
+    def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
+        self.spec = spec
+        self.properties = properties
+        # worker index, worker count, phase and anything else the engine hands over
+        self.context = context
+
+    async def init(self) -> None:
+        """Connect. Called once per worker before any operation."""
+
+    async def prepare(self) -> None:
+        """Create the schema the workload needs (called once per phase, before the workers)."""
+
+    async def cleanup(self) -> None:
+        """Disconnect and flush. Timed and reported as CLEANUP."""
+
+    async def read(self, table: str, key: str, fields: Sequence[str] | None) -> tuple[Status, Row | None]:
+        return Status.NOT_IMPLEMENTED, None
+
+    async def scan(
+        self, table: str, start_key: str, count: int, fields: Sequence[str] | None
+    ) -> tuple[Status, list[tuple[str, Row]]]:
+        return Status.NOT_IMPLEMENTED, []
+
+    async def update(self, table: str, key: str, values: Row) -> Status:
+        return Status.NOT_IMPLEMENTED
+
+    async def insert(self, table: str, key: str, values: Row) -> Status:
+        return Status.NOT_IMPLEMENTED
+
+    async def delete(self, table: str, key: str) -> Status:
+        return Status.NOT_IMPLEMENTED
+
+    def notes(self) -> list[str]:
+        """Remarks for the report (e.g. 'write latency measures a client-side buffer')."""
+        return []

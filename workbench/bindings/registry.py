@@ -1,0 +1,59 @@
+"""Binding registry: name -> where the class lives and which properties it understands.
+
+Metadata lives here, apart from the binding modules, so that validating a workload file never
+imports a database driver.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from workbench.errors import BindingError
+
+
+@dataclass(frozen=True)
+class BindingInfo:
+    name: str
+    target: str  # "module:Class"
+    prefix: str  # every "<prefix>..." property belongs to this binding
+    bare_keys: frozenset[str] = frozenset()  # YCSB-era names without the prefix
+    description: str = ""
+
+
+BINDINGS: dict[str, BindingInfo] = {}
+
+
+def register(info: BindingInfo) -> None:
+    BINDINGS[info.name] = info
+
+
+register(
+    BindingInfo(
+        name="memory",
+        target="workbench.bindings.memory:MemoryBinding",
+        prefix="memory.",
+        description="in-process ordered store (engine tests and demos)",
+    )
+)
+
+
+def binding_for_property(key: str) -> BindingInfo | None:
+    """The binding that owns a property, if any."""
+    for info in BINDINGS.values():
+        if key.startswith(info.prefix) or key in info.bare_keys:
+            return info
+    return None
+
+
+def load_binding_class(name: str):
+    """Import and return the binding class registered under name."""
+    info = BINDINGS.get(name)
+    if info is None:
+        raise BindingError(
+            f"unknown database binding '{name}'",
+            f"choose one of: {', '.join(sorted(BINDINGS))}",
+        )
+    module_name, _, class_name = info.target.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, class_name)

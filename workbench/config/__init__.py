@@ -1,0 +1,1 @@
+"""Configuration: YCSB .properties files and -p overrides, presets, frozen workload specs."""

@@ -1,0 +1,264 @@
+"""The controller: runs one phase, merges every worker's ticks, publishes snapshots, takes live
+commands. The CLI and the TUI drive the engine only through this API.
+
+Live commands (pause, resume, stop, set_target, set_lanes) are called on the controller's
+event loop; from another thread use `controller.threadsafe(name, *args)`. Every command is
+recorded as an event of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hdrh.histogram import HdrHistogram
+
+from workbench.config.spec import WorkloadSpec
+from workbench.core.workers import InProcessExecutor, ProcessExecutor, binding_factory
+from workbench.errors import WorkbenchError
+from workbench.metrics.histograms import encode, merge_into, new_histogram
+from workbench.metrics.snapshot import IntervalSnapshot, OpStats
+
+Listener = Callable[[IntervalSnapshot], None]
+
+
+@dataclass
+class StoredInterval:
+    """What is kept of each snapshot for the run's record (histograms compressed)."""
+
+    elapsed_s: float
+    interval_s: float
+    operations: int
+    total_operations: int
+    lanes: int
+    target: float
+    paused: bool
+    stats: dict[str, OpStats]
+    returns: dict[str, dict[str, int]]
+    histograms: dict[str, str]
+
+
+@dataclass
+class PhaseOutcome:
+    """Everything a finished (or stopped) phase produced; results/ turns it into a RunResult."""
+
+    spec: WorkloadSpec
+    phase: str
+    started_at: float
+    runtime_ms: int
+    operations: int
+    histograms: dict[str, HdrHistogram]
+    returns: dict[str, dict[str, int]]
+    intervals: list[StoredInterval] = field(default_factory=list)
+    events: list[tuple[float, str, object]] = field(default_factory=list)
+    outcome: str = "completed"
+    error: str | None = None
+    paced: bool = False
+
+
+class Controller:
+    def __init__(self, spec: WorkloadSpec, phase: str, cumulative_stats: bool = False) -> None:
+        """cumulative_stats: also summarise the since-start histograms in every snapshot
+        (a few ms per measurement per tick; the TUI wants them, the CLI does not)."""
+        if phase not in ("load", "run"):
+            raise ValueError(phase)
+        self.cumulative_stats = cumulative_stats
+        self.spec = spec
+        self.phase = phase
+        self.lanes = spec.threadcount
+        self.target = spec.target
+        self.workers = spec.workers
+        self.paused = False
+        self._listeners: list[Listener] = []
+        self._events: list[tuple[float, str, object]] = []
+        self._executor = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._t0 = 0.0
+        self._stop_reason: str | None = None
+        self._ever_paced = spec.target > 0
+
+    # -- subscriptions and live commands --------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _event(self, kind: str, value: object = None) -> None:
+        self._events.append((self.elapsed(), kind, value))
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._t0 if self._t0 else 0.0
+
+    def pause(self) -> None:
+        if self._executor and not self.paused:
+            self.paused = True
+            self._executor.pause()
+            self._event("pause")
+
+    def resume(self) -> None:
+        if self._executor and self.paused:
+            self.paused = False
+            self._executor.resume()
+            self._event("resume")
+
+    def stop(self, reason: str = "stopped") -> None:
+        if self._stop_reason is None:
+            self._stop_reason = reason
+            self._event("stop", reason)
+            if self._executor:
+                self._executor.stop()
+
+    def set_target(self, rate: float) -> None:
+        if rate < 0:
+            raise WorkbenchError(f"target rate {rate} is negative", "use 0 for no limit")
+        self.target = rate
+        self._ever_paced = self._ever_paced or rate > 0
+        if self._executor:
+            self._executor.set_target(rate)
+        self._event("target", rate)
+
+    def set_lanes(self, lanes: int) -> None:
+        if lanes < 1:
+            raise WorkbenchError(f"{lanes} lanes requested", "a run needs at least one lane")
+        self.lanes = lanes
+        if self._executor:
+            self._executor.set_lanes(lanes)
+        self._event("lanes", lanes)
+
+    def threadsafe(self, command: str, *args) -> None:
+        """Run a live command from another thread (the TUI)."""
+        if self._loop is None:
+            raise RuntimeError("the controller is not running")
+        self._loop.call_soon_threadsafe(getattr(self, command), *args)
+
+    # -- running ------------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """Let the binding create its schema before any worker starts."""
+        db = binding_factory(self.spec)({"phase": self.phase, "worker": -1, "workers": self.workers})
+        await db.prepare()
+        await db.cleanup()
+
+    async def run(self) -> PhaseOutcome:
+        self._loop = asyncio.get_running_loop()
+        await self.prepare()
+        if self.workers > 1:
+            self._executor = ProcessExecutor(
+                self.spec, self.phase, self.lanes, self.target, self.workers
+            )
+        else:
+            self._executor = InProcessExecutor(self.spec, self.phase, self.lanes, self.target)
+        started_at = time.time()
+        self._t0 = time.perf_counter()
+        self._cumulative: dict[str, HdrHistogram] = {}
+        self._returns: dict[str, dict[str, int]] = {}
+        self._intervals: list[StoredInterval] = []
+        self._total_ops = 0
+        self._last_tick = self._t0
+        await self._executor.start()
+        error: str | None = None
+        waiter = asyncio.ensure_future(self._executor.wait())
+        tick = self.spec.snapshot_interval
+        deadline = self._t0 + tick
+        try:
+            while not waiter.done():
+                timeout = max(deadline - time.perf_counter(), 0)
+                await asyncio.wait([waiter], timeout=timeout)
+                if waiter.done():
+                    break
+                deadline += tick
+                await self._tick(final=False)
+                limit = self.spec.maxexecutiontime
+                if limit and self.elapsed() >= limit:
+                    self.stop("maxexecutiontime")
+            waiter.result()
+        except WorkbenchError as exc:
+            error = str(exc)
+        except asyncio.CancelledError:
+            self.stop("interrupted")
+            raise
+        finally:
+            runtime_ms = int((time.perf_counter() - self._t0) * 1000)
+            if not waiter.done():
+                waiter.cancel()
+            await self._tick(final=True)
+        if error:
+            outcome = "failed"
+        elif self._stop_reason in (None, "maxexecutiontime"):
+            outcome = "completed"
+        else:
+            outcome = self._stop_reason
+        return PhaseOutcome(
+            spec=self.spec,
+            phase=self.phase,
+            started_at=started_at,
+            runtime_ms=runtime_ms,
+            operations=self._total_ops,
+            histograms=self._cumulative,
+            returns=self._returns,
+            intervals=self._intervals,
+            events=list(self._events),
+            outcome=outcome,
+            error=error,
+            paced=self._ever_paced,
+        )
+
+    async def _tick(self, final: bool) -> None:
+        ticks = await self._executor.drain()
+        now = time.perf_counter()
+        interval_s = now - self._last_tick
+        self._last_tick = now
+        merged: dict[str, HdrHistogram] = {}
+        returns: dict[str, dict[str, int]] = {}
+        ops = 0
+        for t in ticks:
+            ops += t.operations
+            for name, h in t.histograms.items():
+                target = merged.get(name)
+                if target is None:
+                    merged[name] = h
+                else:
+                    merge_into(target, h)
+            for op, counts in t.returns.items():
+                into = returns.setdefault(op, {})
+                total = self._returns.setdefault(op, {})
+                for status, n in counts.items():
+                    into[status] = into.get(status, 0) + n
+                    total[status] = total.get(status, 0) + n
+        for name, h in merged.items():
+            cumulative = self._cumulative.get(name)
+            if cumulative is None:
+                cumulative = self._cumulative[name] = new_histogram()
+            merge_into(cumulative, h)
+        self._total_ops += ops
+        stats = {name: OpStats.of(h) for name, h in merged.items()}
+        snapshot = IntervalSnapshot(
+            phase=self.phase,
+            elapsed_s=now - self._t0,
+            interval_s=interval_s,
+            operations=ops,
+            total_operations=self._total_ops,
+            todo_operations=self._executor.remaining(),
+            lanes=self.lanes,
+            target=self.target,
+            paused=self.paused,
+            stats=stats,
+            cumulative=(
+                {name: OpStats.of(h) for name, h in self._cumulative.items()}
+                if self.cumulative_stats
+                else {}
+            ),
+            returns=returns,
+            histograms=merged,
+            final=final,
+        )
+        self._intervals.append(
+            StoredInterval(
+                snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
+                self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
+            )
+        )
+        for listener in list(self._listeners):
+            listener(snapshot)

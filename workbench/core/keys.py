@@ -1,0 +1,48 @@
+"""Key names exactly as YCSB's Java client builds them.
+
+`fnvhash64` is FNV-1a 64-bit over the 8 bytes of the number, least significant byte first,
+then the absolute value of the result read as a signed 64-bit integer (Utils.fnvhash64).
+"""
+
+from __future__ import annotations
+
+_OFFSET = 0xCBF29CE484222325
+_PRIME = 1099511628211
+_MASK = 0xFFFFFFFFFFFFFFFF
+_SIGN = 1 << 63
+
+
+def fnvhash64(value: int) -> int:
+    """YCSB's Utils.fnvhash64 for a non-negative long (unrolled: this is on the hot path)."""
+    h = _OFFSET
+    h = ((h ^ (value & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 8) & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 16) & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 24) & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 32) & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 40) & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 48) & 0xFF)) * _PRIME) & _MASK
+    h = ((h ^ ((value >> 56) & 0xFF)) * _PRIME) & _MASK
+    # Java: Math.abs((long) h). Long.MIN_VALUE stays negative there; it cannot be a key.
+    return (1 << 64) - h if h >= _SIGN else h
+
+
+def build_key_name(keynum: int, zeropadding: int = 1, ordered: bool = False) -> str:
+    """CoreWorkload.buildKeyName: "user" + zero padding + (hashed or plain) key number."""
+    if not ordered:
+        keynum = fnvhash64(keynum)
+    digits = str(keynum)
+    fill = zeropadding - len(digits)
+    if fill > 0:
+        return "user" + "0" * fill + digits
+    return "user" + digits
+
+
+def key_builder(zeropadding: int, ordered: bool):
+    """A fast one-argument key-name function for a lane's hot loop."""
+    if zeropadding <= 1:
+        if ordered:
+            return lambda keynum: "user" + str(keynum)
+        hashed = fnvhash64
+        return lambda keynum: "user" + str(hashed(keynum))
+    return lambda keynum: build_key_name(keynum, zeropadding, ordered)

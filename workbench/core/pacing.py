@@ -1,0 +1,42 @@
+"""Open-loop pacing: every operation gets an intended start time on a fixed schedule.
+
+The lanes of a worker share one schedule at the worker's share of the target rate. A lane
+takes the next slot and sleeps until its time; when the database stalls, slots fall into the
+past and lanes run them back to back (the schedule is not reset, as in YCSB), so the response
+time measured from the intended start includes the stall: no coordinated omission.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from time import perf_counter_ns
+
+
+class Pacer:
+    def __init__(self, rate: float) -> None:
+        self.rate = 0.0
+        self.set_rate(rate)
+
+    def set_rate(self, rate: float) -> None:
+        """Change the rate from now on (slots already taken keep their times)."""
+        self.rate = rate
+        self.tick_ns = 1e9 / rate if rate > 0 else 0.0
+        self.anchor = perf_counter_ns()
+        self.slot = 0
+
+    def restart(self) -> None:
+        """Start the schedule afresh (after a pause, which must not be caught up)."""
+        self.set_rate(self.rate)
+
+    @property
+    def active(self) -> bool:
+        return self.rate > 0
+
+    async def next_slot(self) -> int:
+        """Wait for the next slot; return its intended start time (perf_counter_ns)."""
+        intended = self.anchor + int(self.slot * self.tick_ns)
+        self.slot += 1
+        delay = intended - perf_counter_ns()
+        if delay > 0:
+            await asyncio.sleep(delay / 1e9)
+        return intended

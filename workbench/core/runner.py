@@ -1,0 +1,205 @@
+"""One worker: lanes on an asyncio loop driving one binding, with live controls.
+
+A lane is YCSB's "thread": a sequential stream of operations, so the number of lanes is the
+number of requests in flight. Lanes take operation numbers from a budget shared by every
+worker of the run (for load, operation n inserts key insertstart + n, so the key sequence is
+YCSB's whatever the number of workers), pace themselves on the worker's schedule when a target
+rate is set, and record into the worker's Recorder, which the controller drains every tick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from workbench.bindings.base import Binding
+from workbench.config.spec import WorkloadSpec
+from workbench.core.pacing import Pacer
+from workbench.core.workload import LaneWorkload, WorkerKeys
+from workbench.metrics.recorder import Recorder, TickData
+
+YIELD_EVERY = 32  # an unpaced lane on a binding that never suspends still lets others run
+STOP_GRACE_S = 5.0  # after stop, operations still in flight get this long before cancellation
+
+
+class Budget(Protocol):
+    def claim(self) -> int | None: ...
+
+    def remaining(self) -> int: ...
+
+
+class LocalBudget:
+    """Operation numbers 0..total-1 for lanes in one process (total 0 = no limit)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.next = 0
+
+    def claim(self) -> int | None:
+        n = self.next
+        if self.total and n >= self.total:
+            return None
+        self.next = n + 1
+        return n
+
+    def remaining(self) -> int:
+        return max(self.total - self.next, 0) if self.total else 0
+
+
+def lane_seed(seed: int | None, worker: int, lane: int) -> int | None:
+    """Each lane's random stream: reproducible from `seed`, independent between lanes."""
+    if seed is None:
+        return None
+    return (seed * 1_000_003 + worker * 10_007 + lane) & 0xFFFFFFFFFFFF
+
+
+class WorkerEngine:
+    """Runs the lanes of one worker until the budget is used up or it is stopped."""
+
+    def __init__(
+        self,
+        spec: WorkloadSpec,
+        phase: str,
+        binding_factory: Callable[[dict[str, Any]], Binding],
+        budget: Budget,
+        lanes: int,
+        target: float,
+        worker: int = 0,
+        workers: int = 1,
+    ) -> None:
+        self.spec = spec
+        self.phase = phase
+        self.worker = worker
+        self.workers = workers
+        self.budget = budget
+        self.recorder = Recorder()
+        self.keys = WorkerKeys(spec, worker, workers)
+        self.pacer = Pacer(target)
+        self.lane_limit = lanes
+        self.binding_factory = binding_factory
+        self.db: Binding | None = None
+        self._tasks: dict[int, asyncio.Task] = {}
+        self._running = asyncio.Event()
+        self._running.set()
+        self.stopping = False
+        self.done = asyncio.Event()
+        self.exhausted = False
+        self.failure: BaseException | None = None  # an exception a lane did not expect
+        self.cleanup_error: BaseException | None = None
+
+    # -- live controls (call on the worker's loop) -------------------------------------------
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        if not self._running.is_set():
+            self.pacer.restart()
+            self._running.set()
+
+    def set_target(self, rate: float) -> None:
+        self.pacer.set_rate(rate)
+
+    def set_lanes(self, n: int) -> None:
+        self.lane_limit = n
+        if self.db is not None and not self.stopping:
+            self._spawn_missing()
+
+    def stop(self) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        self._running.set()  # paused lanes must wake up to see the stop
+        asyncio.get_running_loop().call_later(STOP_GRACE_S, self._cancel_lanes)
+
+    def _cancel_lanes(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+
+    @property
+    def active_lanes(self) -> int:
+        return len(self._tasks)
+
+    def drain(self) -> TickData:
+        return self.recorder.drain()
+
+    # -- running -----------------------------------------------------------------------------
+
+    def _record_source(self):
+        """(key, values) of every record a load would write; the memory binding preloads them."""
+        rng = random.Random(lane_seed(self.spec.seed, self.worker, 10**6))
+        lane = LaneWorkload(self.spec, self.db, Recorder(), self.keys, rng)
+        for keynum in range(self.spec.insertstart, self.spec.insertstart + self.spec.insert_total):
+            key = lane.key_name(keynum)
+            yield key, lane.values.all_fields(key)
+
+    async def run(self) -> None:
+        context = {
+            "phase": self.phase,
+            "worker": self.worker,
+            "workers": self.workers,
+            "record_source": self._record_source,
+        }
+        self.db = self.binding_factory(context)
+        await self.db.init()
+        try:
+            self._spawn_missing()
+            while True:
+                if self._tasks:
+                    await asyncio.wait(list(self._tasks.values()))
+                elif self.stopping or self.exhausted:
+                    break
+                else:  # no lanes here for now (lanes < workers): wait for more or for the end
+                    await asyncio.sleep(0.05)
+        finally:
+            t0 = time.perf_counter_ns()
+            try:
+                await self.db.cleanup()
+            except Exception as exc:  # reported, and the run's results are still kept
+                self.cleanup_error = exc
+            self.recorder.meter("CLEANUP").record_value((time.perf_counter_ns() - t0) // 1000)
+            self.done.set()
+
+    def _spawn_missing(self) -> None:
+        for lane in range(self.lane_limit):
+            if lane not in self._tasks:
+                task = asyncio.get_running_loop().create_task(self._lane(lane))
+                self._tasks[lane] = task
+                task.add_done_callback(lambda t, lane=lane: self._lane_ended(lane, t))
+
+    def _lane_ended(self, lane: int, task: asyncio.Task) -> None:
+        self._tasks.pop(lane, None)
+        if not task.cancelled() and task.exception() is not None and self.failure is None:
+            self.failure = task.exception()
+            self.stop()
+
+    async def _lane(self, lane: int) -> None:
+        rng = random.Random(lane_seed(self.spec.seed, self.worker, lane))
+        work = LaneWorkload(self.spec, self.db, self.recorder, self.keys, rng)
+        load = self.phase == "load"
+        insertstart = self.spec.insertstart
+        pacer = self.pacer
+        running = self._running
+        recorder = self.recorder
+        budget = self.budget
+        done = 0
+        while not self.stopping and lane < self.lane_limit:
+            if not running.is_set():
+                await running.wait()
+                continue
+            n = budget.claim()
+            if n is None:
+                self.exhausted = True
+                break
+            intended = await pacer.next_slot() if pacer.active else 0
+            if load:
+                await work.insert_load(insertstart + n, intended)
+            else:
+                await work.transaction(intended)
+            recorder.operations += 1
+            done += 1
+            if not done % YIELD_EVERY and not pacer.active:
+                await asyncio.sleep(0)

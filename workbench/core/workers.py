@@ -1,0 +1,313 @@
+"""Executors: where the lanes run. In the controller's own loop, or in K worker processes.
+
+Both answer the same calls (start, drain, pause, resume, set_target, set_lanes, stop,
+wait). Worker processes are started with `spawn`, ignore SIGINT (the parent decides when to
+stop), take operation numbers from one shared counter in chunks, and send their interval
+histograms encoded (HdrHistogram's compressed form) so the parent merges them losslessly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import signal
+from typing import Any
+
+from workbench.bindings.registry import load_binding_class
+from workbench.config.spec import WorkloadSpec
+from workbench.core.runner import LocalBudget, WorkerEngine
+from workbench.errors import WorkbenchError
+from workbench.metrics.histograms import decode, encode
+from workbench.metrics.recorder import TickData
+
+CHUNK = 256  # operation numbers a worker process claims at a time
+REPLY_TIMEOUT_S = 2.0
+
+
+def split(total: float, parts: int, index: int) -> float:
+    """Share `index` of `parts` of a whole number (lanes) spread as evenly as possible."""
+    base, extra = divmod(int(total), parts)
+    return base + (1 if index < extra else 0)
+
+
+def binding_factory(spec: WorkloadSpec):
+    cls = load_binding_class(spec.db)
+
+    def make(context: dict[str, Any]):
+        return cls(spec, dict(spec.binding_properties), context)
+
+    return make
+
+
+class InProcessExecutor:
+    """One worker whose lanes run on the caller's event loop."""
+
+    def __init__(self, spec: WorkloadSpec, phase: str, lanes: int, target: float) -> None:
+        self.budget = LocalBudget(spec.phase_operation_count(phase))
+        self.engine = WorkerEngine(spec, phase, binding_factory(spec), self.budget, lanes, target)
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self.engine.run())
+        await asyncio.sleep(0)
+
+    async def drain(self) -> list[TickData]:
+        return [self.engine.drain()]
+
+    def remaining(self) -> int:
+        return self.budget.remaining()
+
+    def pause(self) -> None:
+        self.engine.pause()
+
+    def resume(self) -> None:
+        self.engine.resume()
+
+    def set_target(self, rate: float) -> None:
+        self.engine.set_target(rate)
+
+    def set_lanes(self, lanes: int) -> None:
+        self.engine.set_lanes(lanes)
+
+    def stop(self) -> None:
+        self.engine.stop()
+
+    def done(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    async def wait(self) -> None:
+        if self._task is not None:
+            await self._task
+        failure = self.engine.failure
+        if failure is not None:
+            if isinstance(failure, WorkbenchError):
+                raise failure
+            raise failure
+
+
+# ---- worker processes ----------------------------------------------------------------------
+
+
+class SharedBudget:
+    """Operation numbers from one counter shared by every worker process, CHUNK at a time."""
+
+    def __init__(self, counter, total: int) -> None:
+        self.counter = counter
+        self.total = total
+        self.next = 0
+        self.end = 0
+
+    def claim(self) -> int | None:
+        if self.next >= self.end:
+            with self.counter.get_lock():
+                start = self.counter.value
+                if self.total and start >= self.total:
+                    return None
+                end = start + CHUNK
+                if self.total:
+                    end = min(end, self.total)
+                self.counter.value = end
+            self.next, self.end = start, end
+        n = self.next
+        self.next = n + 1
+        return n
+
+    def remaining(self) -> int:
+        return max(self.total - self.counter.value, 0) if self.total else 0
+
+
+def _encode_tick(tick: TickData) -> tuple:
+    return tick.operations, {k: encode(h) for k, h in tick.histograms.items()}, tick.returns
+
+
+def _decode_tick(payload: tuple) -> TickData:
+    ops, hists, returns = payload
+    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns)
+
+
+def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asyncio.run(_worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total))
+
+
+async def _worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total) -> None:
+    loop = asyncio.get_running_loop()
+    try:
+        engine = WorkerEngine(
+            spec, phase, binding_factory(spec), SharedBudget(counter, total), lanes, target,
+            worker, workers,
+        )
+    except WorkbenchError as exc:
+        conn.send(("error", str(exc)))
+        return
+    commands = {
+        "pause": engine.pause,
+        "resume": engine.resume,
+        "stop": engine.stop,
+        "target": engine.set_target,
+        "lanes": engine.set_lanes,
+    }
+
+    def on_message() -> None:
+        try:
+            msg = conn.recv()
+        except EOFError:  # the parent is gone: stop, never run on unsupervised
+            engine.stop()
+            loop.remove_reader(conn.fileno())
+            return
+        if msg[0] == "drain":
+            conn.send(("tick", msg[1], _encode_tick(engine.drain()), engine.active_lanes))
+        else:
+            commands[msg[0]](*msg[1:])
+
+    loop.add_reader(conn.fileno(), on_message)
+    try:
+        await engine.run()
+    except WorkbenchError as exc:
+        conn.send(("error", str(exc)))
+        return
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
+        conn.send(("error", f"worker {worker} failed: {type(exc).__name__}: {exc}"))
+        return
+    finally:
+        loop.remove_reader(conn.fileno())
+    failure = engine.failure
+    if failure is not None:
+        conn.send(("error", f"worker {worker}: {type(failure).__name__}: {failure}"))
+    conn.send(("done", _encode_tick(engine.drain())))
+
+
+class ProcessExecutor:
+    """K worker processes; lanes and target rate are split between them."""
+
+    def __init__(
+        self, spec: WorkloadSpec, phase: str, lanes: int, target: float, workers: int
+    ) -> None:
+        self.spec, self.phase, self.workers = spec, phase, workers
+        self.lanes, self.target = lanes, target
+        self.ctx = mp.get_context("spawn")
+        self.total = spec.phase_operation_count(phase)
+        self.counter = self.ctx.Value("q", 0)
+        self.procs: list[Any] = []
+        self.conns: list[Any] = []
+        self.live: set[int] = set()
+        self.pending: dict[int, asyncio.Future] = {}
+        self.finals: list[TickData] = []
+        self.errors: list[str] = []
+        self.all_done = asyncio.Event()
+        self._seq = 0
+
+    def _target_share(self, index: int) -> float:
+        lanes_here = split(self.lanes, self.workers, index)
+        return self.target * lanes_here / self.lanes if self.lanes else 0.0
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        for w in range(self.workers):
+            parent, child = self.ctx.Pipe()
+            proc = self.ctx.Process(
+                target=_worker_main,
+                args=(child, self.spec, self.phase, w, self.workers,
+                      split(self.lanes, self.workers, w), self._target_share(w),
+                      self.counter, self.total),
+                name=f"workbench-worker-{w}",
+                daemon=True,
+            )
+            proc.start()
+            child.close()
+            self.procs.append(proc)
+            self.conns.append(parent)
+            self.live.add(w)
+            loop.add_reader(parent.fileno(), self._on_message, w)
+
+    def _on_message(self, w: int) -> None:
+        conn = self.conns[w]
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            msg = ("error", f"worker process {w} exited unexpectedly")
+        kind = msg[0]
+        if kind == "tick":
+            fut = self.pending.pop(w, None)
+            if fut is not None and not fut.done():
+                fut.set_result(_decode_tick(msg[2]))
+            return
+        if kind == "error":
+            self.errors.append(msg[1])
+            self.stop()
+            self._finish(w)
+        elif kind == "done":
+            self.finals.append(_decode_tick(msg[1]))
+            self._finish(w)
+
+    def _finish(self, w: int) -> None:
+        if w not in self.live:
+            return
+        self.live.discard(w)
+        asyncio.get_running_loop().remove_reader(self.conns[w].fileno())
+        fut = self.pending.pop(w, None)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+        if not self.live:
+            self.all_done.set()
+
+    def _send(self, *msg) -> None:
+        for w in list(self.live):
+            try:
+                self.conns[w].send(msg)
+            except (BrokenPipeError, OSError):
+                self.errors.append(f"worker process {w} is gone")
+                self._finish(w)
+
+    async def drain(self) -> list[TickData]:
+        loop = asyncio.get_running_loop()
+        self._seq += 1
+        for w in list(self.live):
+            self.pending[w] = loop.create_future()
+        self._send("drain", self._seq)
+        futures = [f for f in self.pending.values()]
+        ticks: list[TickData] = []
+        if futures:
+            done, _ = await asyncio.wait(futures, timeout=REPLY_TIMEOUT_S)
+            ticks = [f.result() for f in done if f.result() is not None]
+        # Final reports of workers that ended since the last drain belong to this tick too.
+        ticks.extend(self.finals)
+        self.finals = []
+        return ticks
+
+    def remaining(self) -> int:
+        return max(self.total - self.counter.value, 0) if self.total else 0
+
+    def pause(self) -> None:
+        self._send("pause")
+
+    def resume(self) -> None:
+        self._send("resume")
+
+    def set_target(self, rate: float) -> None:
+        self.target = rate
+        for w in list(self.live):
+            self.conns[w].send(("target", self._target_share(w)))
+
+    def set_lanes(self, lanes: int) -> None:
+        self.lanes = lanes
+        for w in list(self.live):
+            self.conns[w].send(("lanes", split(lanes, self.workers, w)))
+        if self.target:
+            self.set_target(self.target)
+
+    def stop(self) -> None:
+        self._send("stop")
+
+    def done(self) -> bool:
+        return self.all_done.is_set()
+
+    async def wait(self) -> None:
+        await self.all_done.wait()
+        for proc in self.procs:
+            await asyncio.get_running_loop().run_in_executor(None, proc.join, 10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(2)
+        if self.errors:
+            raise WorkbenchError(self.errors[0], "the results recorded so far are kept")

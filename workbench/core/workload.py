@@ -1,0 +1,231 @@
+"""YCSB's CoreWorkload operations for one lane: choose keys, fields and values; call the binding;
+record latencies.
+
+Key numbers live in a per-worker *virtual* key space so that worker processes never collide:
+numbers below recordcount are the loaded keys; a worker's n-th insert of the run phase gets
+virtual number recordcount + n, which maps to the real key number recordcount + n*K + w for
+worker w of K. With one worker the mapping is the identity, exactly YCSB's key sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from time import perf_counter_ns
+
+from workbench.bindings.base import Binding, Status
+from workbench.config.spec import WorkloadSpec
+from workbench.core.generators.counter import AcknowledgedCounter
+from workbench.core.generators.discrete import Discrete
+from workbench.core.generators.latest import SkewedLatest
+from workbench.core.generators.lengths import field_length_generator
+from workbench.core.generators.scrambled import ScrambledZipfian
+from workbench.core.generators.simple import Exponential, Hotspot, Sequential, Uniform
+from workbench.core.keys import key_builder
+from workbench.core.values import ValueMaker, verify_row
+from workbench.metrics.recorder import Recorder
+
+_OK = Status.OK
+
+
+class WorkerKeys:
+    """Key state shared by the lanes of one worker (one event loop, so no locks)."""
+
+    def __init__(self, spec: WorkloadSpec, worker: int = 0, workers: int = 1) -> None:
+        self.spec = spec
+        self.worker = worker
+        self.workers = workers
+        self.record_total = spec.record_total
+        # YCSB: transactioninsertkeysequence = AcknowledgedCounterGenerator(recordcount)
+        self.inserts = AcknowledgedCounter(self.record_total)
+        lo = spec.insertstart
+        hi = spec.insertstart + spec.insert_total - 1
+        # Sequential is shared by all lanes of the worker; workers start at different offsets.
+        span = max(hi - lo + 1, 1)
+        self.sequential = Sequential(lo, hi, offset=(span * worker) // workers)
+
+    def to_real(self, virtual: int) -> int:
+        if virtual < self.record_total or self.workers == 1:
+            return virtual
+        return self.record_total + (virtual - self.record_total) * self.workers + self.worker
+
+
+def key_chooser(spec: WorkloadSpec, rng: random.Random, keys: WorkerKeys):
+    """The request distribution over virtual key numbers, as CoreWorkload.init builds it."""
+    lo = spec.insertstart
+    hi = spec.insertstart + spec.insert_total - 1
+    dist = spec.requestdistribution
+    if dist == "uniform":
+        return Uniform(rng, lo, hi)
+    if dist == "zipfian":
+        # YCSB sizes the zipfian key space for the inserts the run may add (2 is its fudge).
+        expected_new = int(spec.operationcount * spec.insertproportion * 2.0)
+        return ScrambledZipfian(rng, lo, hi + 1 + expected_new, spec.zipfian_constant)
+    if dist == "latest":
+        return SkewedLatest(rng, keys.inserts, spec.zipfian_constant)
+    if dist == "hotspot":
+        return Hotspot(rng, lo, hi, spec.hotspotdatafraction, spec.hotspotopnfraction)
+    if dist == "sequential":
+        return keys.sequential
+    return Exponential(rng, spec.exponential_percentile, spec.record_total * spec.exponential_frac)
+
+
+class LaneWorkload:
+    """The operations of one lane. Every method records its own latency."""
+
+    def __init__(
+        self,
+        spec: WorkloadSpec,
+        db: Binding,
+        recorder: Recorder,
+        keys: WorkerKeys,
+        rng: random.Random,
+    ) -> None:
+        self.spec = spec
+        self.db = db
+        self.table = spec.table
+        self.keys = keys
+        self.rng = rng
+        self.key_name = key_builder(spec.zeropadding, spec.insertorder == "ordered")
+        self.fields = spec.field_names
+        self.values = ValueMaker(rng, spec, field_length_generator(rng, spec))
+        self.chooser = key_chooser(spec, rng, keys)
+        self.exponential = isinstance(self.chooser, Exponential)
+        self.field_index = Uniform(rng, 0, spec.fieldcount - 1)
+        if spec.scanlengthdistribution == "uniform":
+            self.scan_length = Uniform(rng, spec.minscanlength, spec.maxscanlength)
+        else:
+            from workbench.core.generators.zipfian import Zipfian
+
+            self.scan_length = Zipfian(rng, spec.minscanlength, spec.maxscanlength)
+        weights = spec.operation_weights()
+        self.ops = Discrete(rng, weights) if weights else None
+        self.integrity = spec.dataintegrity
+        self.all_names = list(self.fields) if (spec.dataintegrity or spec.readallfieldsbyname) else None
+        self.m_read = recorder.meter("READ")
+        self.m_update = recorder.meter("UPDATE")
+        self.m_insert = recorder.meter("INSERT")
+        self.m_scan = recorder.meter("SCAN")
+        self.m_delete = recorder.meter("DELETE")
+        self.m_rmw = recorder.meter("READ-MODIFY-WRITE")
+        self.m_verify = recorder.meter("VERIFY")
+        self.m_per_record = recorder.meter("SCAN-LATENCY-PER-RECORD")
+        self.dispatch = {
+            "READ": self.read,
+            "UPDATE": self.update,
+            "INSERT": self.insert_transaction,
+            "SCAN": self.scan,
+            "READ-MODIFY-WRITE": self.read_modify_write,
+            "DELETE": self.delete,
+        }
+
+    # -- choices -----------------------------------------------------------------------------
+
+    def next_keynum(self) -> int:
+        last = self.keys.inserts.limit
+        chooser = self.chooser
+        if self.exponential:
+            while True:
+                k = last - chooser.next()
+                if k >= 0:
+                    return self.keys.to_real(k)
+        while True:
+            k = chooser.next()
+            if k <= last:
+                return self.keys.to_real(k)
+
+    def _read_fields(self):
+        if not self.spec.readallfields:
+            return [self.fields[self.field_index.next()]]
+        return self.all_names
+
+    def _write_values(self, key: str) -> dict[str, str]:
+        if self.spec.writeallfields:
+            return self.values.all_fields(key)
+        return self.values.one_field(key, self.fields[self.field_index.next()])
+
+    def _verify(self, key: str, row) -> None:
+        t0 = perf_counter_ns()
+        ok = verify_row(key, row, self.spec.fieldlength)
+        self.m_verify.record(_OK if ok else Status.UNEXPECTED_STATE, t0, perf_counter_ns(), 0)
+
+    # -- operations --------------------------------------------------------------------------
+
+    async def insert_load(self, keynum: int, intended: int) -> Status:
+        """One insert of the load phase, with YCSB's insertion retries."""
+        key = self.key_name(keynum)
+        values = self.values.all_fields(key)
+        attempts = 0
+        while True:
+            t0 = perf_counter_ns()
+            status = await self.db.insert(self.table, key, values)
+            self.m_insert.record(status, t0, perf_counter_ns(), intended)
+            if status.is_ok or attempts >= self.spec.insertion_retry_limit:
+                return status
+            attempts += 1
+            delay = self.spec.insertion_retry_interval * (0.8 + 0.4 * self.rng.random())
+            await asyncio.sleep(delay)
+            intended = 0
+
+    async def transaction(self, intended: int) -> None:
+        await self.dispatch[self.ops.next()](intended)
+
+    async def read(self, intended: int) -> None:
+        key = self.key_name(self.next_keynum())
+        t0 = perf_counter_ns()
+        status, row = await self.db.read(self.table, key, self._read_fields())
+        self.m_read.record(status, t0, perf_counter_ns(), intended)
+        if self.integrity:
+            self._verify(key, row)
+
+    async def update(self, intended: int) -> None:
+        key = self.key_name(self.next_keynum())
+        values = self._write_values(key)
+        t0 = perf_counter_ns()
+        status = await self.db.update(self.table, key, values)
+        self.m_update.record(status, t0, perf_counter_ns(), intended)
+
+    async def insert_transaction(self, intended: int) -> None:
+        inserts = self.keys.inserts
+        virtual = inserts.next()
+        try:
+            key = self.key_name(self.keys.to_real(virtual))
+            values = self.values.all_fields(key)
+            t0 = perf_counter_ns()
+            status = await self.db.insert(self.table, key, values)
+            self.m_insert.record(status, t0, perf_counter_ns(), intended)
+        finally:
+            inserts.acknowledge(virtual)
+
+    async def scan(self, intended: int) -> None:
+        key = self.key_name(self.next_keynum())
+        length = self.scan_length.next()
+        fields = None if self.spec.readallfields else [self.fields[self.field_index.next()]]
+        t0 = perf_counter_ns()
+        status, rows = await self.db.scan(self.table, key, length, fields)
+        t1 = perf_counter_ns()
+        self.m_scan.record(status, t0, t1, intended)
+        if rows:
+            self.m_per_record.record_value((t1 - t0) // 1000 // len(rows))
+
+    async def delete(self, intended: int) -> None:
+        key = self.key_name(self.next_keynum())
+        t0 = perf_counter_ns()
+        status = await self.db.delete(self.table, key)
+        self.m_delete.record(status, t0, perf_counter_ns(), intended)
+
+    async def read_modify_write(self, intended: int) -> None:
+        key = self.key_name(self.next_keynum())
+        fields = None if self.spec.readallfields else [self.fields[self.field_index.next()]]
+        values = self._write_values(key)
+        t0 = perf_counter_ns()
+        status, row = await self.db.read(self.table, key, fields)
+        t1 = perf_counter_ns()
+        self.m_read.record(status, t0, t1, intended)
+        ustatus = await self.db.update(self.table, key, values)
+        t2 = perf_counter_ns()
+        self.m_update.record(ustatus, t1, t2, intended)
+        if self.integrity:
+            self._verify(key, row)
+        # As in YCSB, READ-MODIFY-WRITE has a latency but no status of its own.
+        self.m_rmw.time(t0, t2, intended)

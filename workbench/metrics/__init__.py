@@ -1,0 +1,1 @@
+"""Latency recording (HdrHistogram, microseconds, 3 significant digits) and interval snapshots."""

@@ -1,0 +1,127 @@
+"""Turn a finished phase (the engine's PhaseOutcome) into the RunResult every exporter reads.
+
+`measurement.interval` decides which latencies the YCSB-style measurements show, as in YCSB:
+`op` the service time from the actual send (READ), `intended` the response time from the
+intended start under the plain names, `both` the two (READ and Intended-READ). Without a
+target rate the intended start is the actual send, so both views hold the same figures.
+The run's record keeps every histogram whatever the view.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+
+from hdrh.histogram import HdrHistogram
+
+from workbench import __version__
+from workbench.core.controller import PhaseOutcome
+from workbench.metrics.histograms import encode
+from workbench.metrics.snapshot import summarize
+from workbench.results.model import (
+    SUMMARY_PERCENTILES,
+    Event,
+    Interval,
+    IntervalMeasurement,
+    Measurement,
+    RunResult,
+)
+
+# Measurements that have no intended start (timed outside the paced schedule).
+_UNPACED = ("CLEANUP", "VERIFY", "SCAN-LATENCY-PER-RECORD")
+
+
+def _has_intended(name: str) -> bool:
+    return not name.startswith(_UNPACED)
+
+
+def view(histograms: dict[str, HdrHistogram], mode: str) -> dict[str, HdrHistogram]:
+    """The measurements YCSB would report for measurement.interval = mode."""
+    service = {n: h for n, h in histograms.items() if not n.startswith("Intended-")}
+    if mode == "op":
+        return service
+    intended = {
+        n: histograms.get("Intended-" + n, h) for n, h in service.items() if _has_intended(n)
+    }
+    if mode == "intended":
+        return {n: intended.get(n, h) for n, h in service.items()}
+    out = dict(service)
+    out.update({"Intended-" + n: h for n, h in intended.items()})
+    return out
+
+
+def measurement(name: str, h: HdrHistogram, returns: dict[str, int]) -> Measurement:
+    n = h.get_total_count()
+    if n:
+        mean, pct = summarize(h, SUMMARY_PERCENTILES)
+        low, high = h.get_min_value(), h.get_max_value()
+    else:
+        mean, pct, low, high = float("nan"), {p: 0 for p in SUMMARY_PERCENTILES}, 0, 0
+    return Measurement(name, n, mean, low, high, pct, dict(returns), encode(h))
+
+
+def environment() -> dict[str, object]:
+    return {
+        "workbench": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def to_run_result(outcome: PhaseOutcome, properties: dict[str, str]) -> RunResult:
+    spec = outcome.spec
+    shown = view(outcome.histograms, spec.measurement_interval)
+    measurements = []
+    for name, h in shown.items():
+        base = name.removeprefix("Intended-")
+        # YCSB attaches Return= counts to the operation's own (first) measurement.
+        returns = outcome.returns.get(name, {}) if base == name else {}
+        measurements.append(measurement(name, h, returns))
+    # An operation whose every call failed still gets its Return= lines.
+    for op, counts in outcome.returns.items():
+        if op not in shown:
+            measurements.append(
+                Measurement(op, 0, float("nan"), 0, 0, {p: 0 for p in SUMMARY_PERCENTILES}, dict(counts))
+            )
+    intervals = [
+        Interval(
+            elapsed_s=i.elapsed_s,
+            duration_s=i.interval_s,
+            operations=i.operations,
+            total_operations=i.total_operations,
+            measurements={
+                n: IntervalMeasurement(
+                    s.count, s.mean, s.min, s.max, dict(s.percentiles), i.histograms.get(n)
+                )
+                for n, s in i.stats.items()
+            },
+            returns={op: dict(c) for op, c in i.returns.items()},
+            lanes=i.lanes,
+            target=i.target or None,
+            paused=i.paused,
+        )
+        for i in outcome.intervals
+    ]
+    runtime = outcome.runtime_ms
+    env = environment()
+    if outcome.error:
+        env["error"] = outcome.error
+    return RunResult(
+        phase=outcome.phase,
+        db=spec.db,
+        runtime_ms=runtime,
+        operations=outcome.operations,
+        throughput=outcome.operations * 1000.0 / runtime if runtime > 0 else 0.0,
+        measurements=measurements,
+        intervals=intervals,
+        events=[Event(t, kind, value) for t, kind, value in outcome.events],
+        properties=dict(properties),
+        environment=env,
+        label=spec.label,
+        started_at=outcome.started_at,
+        outcome=outcome.outcome,
+    )
