@@ -26,7 +26,7 @@ class OpStats:
     def of(cls, h: HdrHistogram, percentiles: tuple[float, ...] = SNAPSHOT_PERCENTILES) -> OpStats:
         n = h.get_total_count()
         if not n:
-            return cls(0, float("nan"), 0, 0, {p: 0 for p in percentiles})
+            return cls(0, 0.0, 0, 0, {p: 0 for p in percentiles})
         mean, pct = summarize(h, percentiles)
         return cls(n, mean, h.get_min_value(), h.get_max_value(), pct)
 

@@ -18,16 +18,9 @@ from hdrh.histogram import HdrHistogram
 
 from workbench import __version__
 from workbench.core.controller import PhaseOutcome
-from workbench.metrics.histograms import encode
-from workbench.metrics.snapshot import summarize
-from workbench.results.model import (
-    SUMMARY_PERCENTILES,
-    Event,
-    Interval,
-    IntervalMeasurement,
-    Measurement,
-    RunResult,
-)
+from workbench.metrics.histograms import new_histogram
+from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
+from workbench.results.summarize import measurement_from_histogram
 
 # Measurements that have no intended start (timed outside the paced schedule).
 _UNPACED = ("CLEANUP", "VERIFY", "SCAN-LATENCY-PER-RECORD")
@@ -52,16 +45,6 @@ def view(histograms: dict[str, HdrHistogram], mode: str) -> dict[str, HdrHistogr
     return out
 
 
-def measurement(name: str, h: HdrHistogram, returns: dict[str, int]) -> Measurement:
-    n = h.get_total_count()
-    if n:
-        mean, pct = summarize(h, SUMMARY_PERCENTILES)
-        low, high = h.get_min_value(), h.get_max_value()
-    else:
-        mean, pct, low, high = float("nan"), {p: 0 for p in SUMMARY_PERCENTILES}, 0, 0
-    return Measurement(name, n, mean, low, high, pct, dict(returns), encode(h))
-
-
 def environment() -> dict[str, object]:
     return {
         "workbench": __version__,
@@ -80,13 +63,11 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str]) -> RunResul
         base = name.removeprefix("Intended-")
         # YCSB attaches Return= counts to the operation's own (first) measurement.
         returns = outcome.returns.get(name, {}) if base == name else {}
-        measurements.append(measurement(name, h, returns))
+        measurements.append(measurement_from_histogram(name, h, returns))
     # An operation whose every call failed still gets its Return= lines.
     for op, counts in outcome.returns.items():
         if op not in shown:
-            measurements.append(
-                Measurement(op, 0, float("nan"), 0, 0, {p: 0 for p in SUMMARY_PERCENTILES}, dict(counts))
-            )
+            measurements.append(measurement_from_histogram(op, new_histogram(), counts))
     intervals = [
         Interval(
             elapsed_s=i.elapsed_s,

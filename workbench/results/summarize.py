@@ -10,45 +10,21 @@ from collections.abc import Iterable, Mapping
 
 from hdrh.histogram import HdrHistogram
 
+from workbench.metrics.snapshot import OpStats
 from workbench.results.model import SUMMARY_PERCENTILES, IntervalMeasurement, Measurement
 
 _Figures = tuple[int, float, int, int, dict[float, int]]
 
 
 def _figures(hist: HdrHistogram, percentiles: Iterable[float]) -> _Figures:
-    count = int(hist.get_total_count())
-    if count == 0:
-        # An empty histogram is all zeros in the model; YCSB's Java quirks live in layouts.py.
-        return 0, 0.0, 0, 0, {float(p): 0 for p in percentiles}
-    wanted = [float(p) for p in percentiles]
-    # One pass for all percentiles instead of one scan of the counts array per percentile.
-    values = hist.get_percentile_to_value_dict(wanted)
-    return (
-        count,
-        mean_of(hist),
-        int(hist.get_min_value()),
-        int(hist.get_max_value()),
-        {p: int(values[p]) for p in wanted},
-    )
+    wanted = tuple(float(p) for p in percentiles)
+    stats = OpStats.of(hist, wanted)  # the engine's one-pass summary: one way to compute figures
+    return stats.count, stats.mean, stats.min, stats.max, dict(stats.percentiles)
 
 
 def mean_of(hist: HdrHistogram) -> float:
-    """Exactly hdrh's get_mean_value (median-equivalent values, as Java's getMean), 8x faster.
-
-    hdrh walks a Python iterator object per recorded value; the engine summarizes every
-    measurement at every tick, so this reads the counts array directly.
-    """
-    count = hist.get_total_count()
-    if not count:
-        return 0.0
-    total = 0
-    value_at = hist.get_value_from_index
-    for index, n in enumerate(hist.counts[: hist.counts_len]):
-        if n:
-            lo = hist.get_lowest_equivalent_value(value_at(index))
-            hi = hist.get_highest_equivalent_value(value_at(index))
-            total += n * (lo + ((hi - lo + 1) >> 1))
-    return float(total) / count
+    """Exactly hdrh's get_mean_value (median-equivalent values, as Java's getMean), but fast."""
+    return OpStats.of(hist, ()).mean
 
 
 def encode(hist: HdrHistogram) -> str:

@@ -1,0 +1,174 @@
+"""`workbench load` and `workbench run`: YCSB's client, headless.
+
+YCSB's flags are accepted as YCSB spells them (-P, -p, -threads, -target, -s, -db, -l).
+Results go to stdout in YCSB's text format, status lines to stderr every status.interval,
+files wherever --export says. Ctrl-C stops the run cleanly: what was measured so far is still
+printed and exported (exit status 130). A run whose operations failed exits with 1, a run
+that could not go on (bad input, a database that went away) with 2, after reporting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from dataclasses import replace
+from datetime import datetime
+from typing import TextIO
+
+from workbench.config.spec import WorkloadSpec, spec_from_args
+from workbench.core.controller import Controller, PhaseOutcome
+from workbench.errors import WorkbenchError
+from workbench.metrics.histograms import merge_into, new_histogram
+from workbench.metrics.snapshot import IntervalSnapshot, OpStats
+from workbench.results.exporters import DESCRIPTIONS, export, parse_spec
+from workbench.results.from_run import to_run_result, view
+from workbench.results.model import IntervalMeasurement, RunResult
+from workbench.results.ycsb_status import format_status_line
+from workbench.results.ycsb_text import write_ycsb_text
+
+EXIT_OK, EXIT_OP_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class StatusPrinter:
+    """Prints a YCSB status line every status.interval from the controller's snapshots."""
+
+    def __init__(self, spec: WorkloadSpec, stream: TextIO, layout: str, todo: int) -> None:
+        self.spec = spec
+        self.stream = stream
+        self.layout = layout
+        self.todo = todo
+        self.window: dict = {}
+        self.window_ops = 0
+        self.window_start = 0.0
+        self.next_due = spec.status_interval
+
+    def first_line(self) -> None:
+        self._print(0.0, 0, self.todo)
+
+    def __call__(self, snap: IntervalSnapshot) -> None:
+        for name, h in snap.histograms.items():
+            target = self.window.get(name)
+            if target is None:
+                target = self.window[name] = new_histogram()
+            merge_into(target, h)
+        self.window_ops += snap.operations
+        if snap.final or snap.elapsed_s >= self.next_due:
+            self._print(snap.elapsed_s, snap.total_operations, snap.todo_operations)
+            while self.next_due <= snap.elapsed_s:
+                self.next_due += self.spec.status_interval
+
+    def _print(self, elapsed_s: float, total: int, todo: int) -> None:
+        brackets = []
+        for name, h in view(self.window, self.spec.measurement_interval).items():
+            s = OpStats.of(h)
+            brackets.append((name, IntervalMeasurement(s.count, s.mean, s.min, s.max, dict(s.percentiles))))
+        line = format_status_line(
+            datetime.now(),
+            int(elapsed_s * 1000),
+            total,
+            self.window_ops,
+            max(int((elapsed_s - self.window_start) * 1000), 1),
+            todo,
+            brackets,
+            layout=self.layout,
+            label=self.spec.label,
+        )
+        print(line, file=self.stream, flush=True)
+        self.window = {}
+        self.window_ops = 0
+        self.window_start = elapsed_s
+
+
+def add_ycsb_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-P", dest="files", action="append", default=[], metavar="FILE",
+                   help="workload file (YCSB .properties); repeatable, later files override")
+    p.add_argument("-p", dest="props", action="append", default=[], metavar="KEY=VALUE",
+                   help="set a property; overrides every -P file")
+    p.add_argument("-threads", type=int, metavar="N", help="lanes (YCSB threads): requests in flight")
+    p.add_argument("-target", type=float, metavar="OPS", help="target operations/s over all lanes")
+    p.add_argument("-db", metavar="NAME", help="database binding: memory, cassandra, hbase")
+    p.add_argument("-l", dest="label", metavar="LABEL", help="label prefixed to status lines")
+    p.add_argument("-s", action="store_true", help="accepted for YCSB compatibility (status is always on)")
+    p.add_argument("--workers", type=int, metavar="K", help="worker processes that share the lanes")
+
+
+def overrides_from(args: argparse.Namespace) -> list[str]:
+    """-p values first, then the dedicated flags, which win (they are more specific)."""
+    out = list(args.props)
+    for flag, key in (("threads", "threadcount"), ("target", "target"), ("db", "db"),
+                      ("label", "label"), ("workers", "workers")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            out.append(f"{key}={value}")
+    return out
+
+
+def register(subparsers) -> None:
+    for phase, help_text in (("load", "insert the records (YCSB -load)"),
+                             ("run", "run the transactions (YCSB -t)")):
+        p = subparsers.add_parser(phase, help=help_text, description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        add_ycsb_arguments(p)
+        kinds = "; ".join(f"{k}: {v}" for k, v in DESCRIPTIONS.items())
+        p.add_argument("--export", action="append", default=[], metavar="KIND=FILE",
+                       help=f"write the results to FILE; repeatable. Kinds: {kinds}")
+        p.add_argument("--ycsb-layout", choices=("0.17", "master"), default="0.17",
+                       help="YCSB text layout: 0.17.0 (95th, 99th) or master (adds the 50th)")
+        p.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
+        p.set_defaults(func=lambda args, phase=phase: run_phase_command(args, phase))
+
+
+async def _run(controller: Controller, printer: StatusPrinter | None) -> PhaseOutcome:
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, controller.stop, "interrupted")
+    try:
+        if printer is not None:
+            printer.first_line()
+            controller.subscribe(printer)
+        return await controller.run()
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layout: str = "0.17",
+                  status: bool = True, stream: TextIO = sys.stderr) -> RunResult:
+    """Run one phase with status lines; the result even when it was stopped or failed."""
+    controller = Controller(spec, phase)
+    printer = StatusPrinter(spec, stream, layout, spec.phase_operation_count(phase)) if status else None
+    outcome = asyncio.run(_run(controller, printer))
+    return to_run_result(outcome, props)
+
+
+def run_phase_command(args: argparse.Namespace, phase: str) -> int:
+    for item in args.export:  # reject a bad --export before spending time on the run
+        parse_spec(item)
+    spec, props = spec_from_args(args.files, overrides_from(args), phase)
+    if phase == "load" and spec.operation_weights() == {}:
+        spec = replace(spec)
+    result = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout, status=not args.quiet)
+    write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
+    sys.stdout.flush()
+    for item in args.export:
+        path = export(result, item, layout=args.ycsb_layout)
+        print(f"workbench: wrote {path}", file=sys.stderr)
+    return exit_status(result)
+
+
+def exit_status(result: RunResult) -> int:
+    if result.outcome == "failed":
+        error = result.environment.get("error", "the run failed")
+        print(f"workbench: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    if result.outcome == "interrupted":
+        print("workbench: interrupted; the results above cover the run until then", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    errors = result.error_count()
+    if errors:
+        print(f"workbench: {errors} operations failed (see the Return= lines)", file=sys.stderr)
+        return EXIT_OP_ERRORS
+    return EXIT_OK
+
+
+__all__ = ["execute_phase", "register", "WorkbenchError"]
