@@ -1,0 +1,243 @@
+"""The local provider: real Cassandra and HBase servers as JVM processes on this machine.
+
+    provider = LocalProvider()                 # state under $WORKBENCH_STATE_DIR, jars in cache
+    cluster = provider.up(presets.load("cassandra-3"))
+    cluster.contact_points                     # [("127.0.0.1", 9042), ("127.0.0.2", 9042), ...]
+    provider.kill(cluster.name, "node3"); provider.restart(cluster.name, "node3")
+    provider.down(cluster.name)                # SIGTERM, SIGKILL after a timeout, files removed
+
+`up` fetches the jars if needed, picks a JDK, checks every port, renders configs, starts the nodes
+(each in its own session) and returns only when the cluster serves. If it fails or is
+interrupted (Ctrl-C, SIGTERM), every JVM it started is stopped before the exception propagates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from workbench.clusters import cassandra_local, distributions, hbase_local, java, paths, ports
+from workbench.clusters import processes as procs
+from workbench.clusters import state as store
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.launch import NodePlan, NotReady, StartupError, tail
+from workbench.clusters.specs import ClusterSpec
+from workbench.errors import ClusterError
+
+KINDS = {"cassandra": cassandra_local, "hbase": hbase_local}
+
+
+class LocalProvider:
+    """Starts, inspects, disturbs and stops local server clusters; see the module docstring."""
+
+    name = "local"
+
+    def __init__(self, state_dir: Path | None = None, cache_dir: Path | None = None,
+                 progress: bool = True, stop_timeout: float = 30.0) -> None:
+        self.root = Path(state_dir) if state_dir else paths.state_dir()
+        self.cache = Path(cache_dir) if cache_dir else paths.cache_dir()
+        self.progress = progress
+        self.stop_timeout = stop_timeout
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def up(self, spec: ClusterSpec) -> Cluster:
+        """Start the cluster `spec` describes and return once it serves clients."""
+        run_dir = store.cluster_dir(self.root, spec.name)
+        reuse = self._clear_previous(spec, run_dir)
+        kind = KINDS[spec.kind]
+        jdk = java.choose()
+        lib = distributions.fetch(spec.kind, self.cache, progress=self.progress)
+        cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name)
+        try:
+            plans = {p.name: p for p in kind.plans(spec, run_dir, lib, jdk.java)}
+            for plan in plans.values():
+                for address, port, what in plan.ports:
+                    ports.require_free(address, port, what)
+            if spec.kind == "hbase":
+                cluster = dataclasses.replace(cluster, clients=("thrift",))
+            store.save(cluster, "starting")
+            deadline = time.monotonic() + spec.start_timeout
+            groups = kind.launch_groups(spec)
+            for number, group in enumerate(groups, 1):
+                for name in group:
+                    node = self._launch(plans[name], jdk)
+                    cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, node))
+                    store.save(cluster, "starting")  # before waiting: a crash leaves a trail
+                final = number == len(groups)
+                names = list(plans) if final else group
+                kind.wait_ready(spec, names, final, deadline, lambda c=cluster: _check_alive(c))
+        except NotReady as exc:
+            self._abort(cluster, keep_files=True)
+            raise StartupError(
+                f"{spec.kind} {exc.node} {exc.what} within {spec.start_timeout:.0f} s",
+                _best_log(cluster.node(exc.node)),
+                hint=f"`workbench cluster down {spec.name}` removes its files",
+            ) from None
+        except StartupError:
+            self._abort(cluster, keep_files=True)
+            raise
+        except BaseException:
+            # Ctrl-C, SIGTERM, a busy port, a bug: no JVM may outlive this call.
+            self._abort(cluster, keep_files=reuse)
+            raise
+        store.save(cluster, "running")
+        return self.status(spec.name)
+
+    def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
+        """Refuse if the cluster runs; reuse data kept by `down --keep-data`, else wipe it."""
+        previous = store.load(run_dir)
+        if previous is None:
+            if run_dir.exists():
+                shutil.rmtree(run_dir)
+            return False
+        old, phase = previous
+        running = [n.name for n in old.nodes if procs.is_ours(n.pid, n.start_time)]
+        if running:
+            raise ClusterError(f"cluster {spec.name!r} is already running ({', '.join(running)})",
+                               hint=f"`workbench cluster down {spec.name}` first")
+        if phase == "kept" and old.kind == spec.kind and old.spec == spec:
+            return True
+        shutil.rmtree(run_dir)
+        return False
+
+    def _launch(self, plan: NodePlan, jdk: java.Jdk) -> Node:
+        env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
+        env["JAVA_HOME"] = str(jdk.home)
+        child = procs.launch(list(plan.argv), plan.dir, plan.console_log, env)
+        started = procs.start_time(child.pid) or 0
+        return Node(plan.name, plan.address, plan.port, child.pid, started, plan.log,
+                    plan.console_log, plan.dir, plan.argv)
+
+    def _abort(self, cluster: Cluster, keep_files: bool) -> None:
+        self._stop_nodes(cluster.nodes, timeout=10.0)
+        if keep_files:
+            store.save(cluster, "failed")
+        else:
+            shutil.rmtree(cluster.run_dir, ignore_errors=True)
+
+    def _stop_nodes(self, nodes: tuple[Node, ...], timeout: float) -> dict[str, str]:
+        # SIGTERM everyone first so the nodes shut down in parallel, then wait and escalate.
+        alive = {n.name for n in nodes if procs.is_ours(n.pid, n.start_time)}
+        for node in nodes:
+            procs.send(node.pid, node.start_time, signal.SIGCONT)
+            procs.send(node.pid, node.start_time, signal.SIGTERM)
+        result = {n.name: procs.stop(n.pid, n.start_time, timeout) for n in nodes}
+        # A node that exited on our SIGTERM while we waited for another one was stopped too.
+        return {k: "stopped" if v == "not running" and k in alive else v for k, v in result.items()}
+
+    def down(self, name: str, keep_data: bool = False) -> dict[str, str]:
+        """Stop every node (SIGTERM, SIGKILL after stop_timeout); remove files unless keep_data.
+        Returns node -> 'stopped' | 'killed' | 'not running'."""
+        cluster = self._load(name)
+        result = self._stop_nodes(cluster.nodes, self.stop_timeout)
+        if keep_data:
+            store.save(cluster, "kept")
+        else:
+            shutil.rmtree(cluster.run_dir)
+        return result
+
+    # -- inspection ------------------------------------------------------------------------
+    def clusters(self) -> list[str]:
+        return store.names(self.root)
+
+    def status(self, name: str) -> Cluster:
+        """The cluster with each node's live status: running, paused or down."""
+        cluster = self._load(name)
+        nodes = tuple(dataclasses.replace(n, status=_node_status(n)) for n in cluster.nodes)
+        return dataclasses.replace(cluster, nodes=nodes)
+
+    def phase(self, name: str) -> str:
+        """What the state file says: starting, running, failed or kept."""
+        return self._loaded(name)[1]
+
+    def logs(self, name: str, node: str | None = None, lines: int = 50) -> dict[str, str]:
+        """Node name -> the last `lines` lines of its log."""
+        cluster = self._load(name)
+        chosen = [cluster.node(node)] if node else list(cluster.nodes)
+        return {n.name: tail(_best_log(n), lines) for n in chosen}
+
+    # -- fault injection -------------------------------------------------------------------
+    def pause(self, name: str, node: str) -> None:
+        """Freeze a node (SIGSTOP): it keeps its sockets but answers nothing."""
+        self._signal(name, node, signal.SIGSTOP)
+
+    def resume(self, name: str, node: str) -> None:
+        self._signal(name, node, signal.SIGCONT)
+
+    def kill(self, name: str, node: str) -> None:
+        """Crash a node (SIGKILL), as a power failure would."""
+        target = self._signal(name, node, signal.SIGKILL)
+        procs.wait_gone(target.pid, target.start_time, 10.0)
+
+    def restart(self, name: str, node: str) -> Cluster:
+        """Stop the node if it runs, start it again with the same command, wait until ready."""
+        cluster, phase = self._loaded(name)
+        old = cluster.node(node)
+        procs.stop(old.pid, old.start_time, self.stop_timeout)
+        jdk = java.choose()
+        plan = NodePlan(old.name, old.address, old.port, old.dir, old.log, old.console_log,
+                        old.argv, ())
+        fresh = self._launch(plan, jdk)
+        cluster = dataclasses.replace(
+            cluster, nodes=tuple(fresh if n.name == node else n for n in cluster.nodes))
+        store.save(cluster, phase)
+        deadline = time.monotonic() + cluster.spec.start_timeout
+        try:
+            KINDS[cluster.kind].wait_ready(cluster.spec, [node], False, deadline,
+                                           lambda: _check_alive(cluster))
+        except NotReady as exc:
+            raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
+                               _best_log(fresh)) from None
+        return self.status(name)
+
+    def _signal(self, name: str, node: str, sig: signal.Signals) -> Node:
+        target = self._load(name).node(node)
+        if not procs.send(target.pid, target.start_time, sig):
+            raise ClusterError(f"node {node} of cluster {name!r} is not running",
+                               hint=f"`workbench cluster restart {name} {node}` starts it")
+        return target
+
+    def _loaded(self, name: str) -> tuple[Cluster, str]:
+        found = store.load(store.cluster_dir(self.root, name))
+        if found is None:
+            known = ", ".join(self.clusters()) or "none"
+            raise ClusterError(f"no cluster named {name!r} under {self.root}",
+                               hint=f"known clusters: {known}")
+        return found
+
+    def _load(self, name: str) -> Cluster:
+        return self._loaded(name)[0]
+
+
+def _node_status(node: Node) -> str:
+    if not procs.is_ours(node.pid, node.start_time):
+        return "down"
+    return "paused" if procs.state(node.pid) == "T" else "running"
+
+
+def _best_log(node: Node) -> Path:
+    # The server's own log says why it stopped; the console log only has JVM-level failures.
+    try:
+        if node.log.stat().st_size > 0:
+            return node.log
+    except OSError:
+        pass
+    return node.console_log
+
+
+def _check_alive(cluster: Cluster) -> None:
+    for node in cluster.nodes:
+        if not procs.is_ours(node.pid, node.start_time):
+            try:
+                _, status = os.waitpid(node.pid, os.WNOHANG)
+                code = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:
+                code = None
+            how = f" (exit status {code})" if code is not None else ""
+            raise StartupError(f"{cluster.kind} {node.name} exited during start-up{how}",
+                               _best_log(node),
+                               hint=f"`workbench cluster down {cluster.name}` removes its files")

@@ -1,0 +1,74 @@
+"""Port checks before a server starts: is it free, and if not, who holds it.
+
+A JVM that cannot bind its port dies with a stack trace deep in its log; checking first lets the
+workbench say "127.0.0.1:9042 is in use by PID 1234 (java ...)" instead. The holder is found the
+way `ss -p` does it: the socket's inode from /proc/net/tcp{,6}, then the process whose
+/proc/PID/fd links to that inode.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from workbench.errors import ClusterError
+
+LISTEN = "0A"  # TCP state code in /proc/net/tcp
+
+
+def is_free(address: str, port: int) -> bool:
+    """True if a server could bind address:port now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # Same option the JVM servers use, so a socket in TIME_WAIT does not count as busy.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, port))
+        except OSError:
+            return False
+    return True
+
+
+def _listening_inodes(port: int) -> set[str]:
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == LISTEN and int(local.rsplit(":", 1)[1], 16) == port:
+                inodes.add(inode)
+    return inodes
+
+
+def holder(port: int) -> str | None:
+    """'PID 123 (cmd line)' of the process listening on port, if it can be seen."""
+    inodes = _listening_inodes(port)
+    if not inodes:
+        return None
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            for fd in fds:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
+                    raw = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+                    cmd = " ".join(raw.replace("\0", " ").split())
+                    return f"PID {pid} ({cmd[:120]})"
+        except OSError:
+            continue  # process gone or not ours to inspect
+    return "a process this user cannot inspect"
+
+
+def require_free(address: str, port: int, what: str) -> None:
+    """Raise ClusterError naming the port and its holder if address:port is taken."""
+    if is_free(address, port):
+        return
+    held = holder(port) or "an unknown process"
+    raise ClusterError(
+        f"port {address}:{port} ({what}) is already in use by {held}",
+        hint="stop that process, or `workbench cluster down` the cluster that uses it",
+    )

@@ -1,0 +1,100 @@
+"""Cluster presets: TOML files under presets/clusters/ turned into frozen specs.
+
+A preset is `kind = "cassandra"|"hbase"`, an optional `description`, and any fields of the
+matching spec (see specs.py); Cassandra's keyspace replication goes in a `[replication]` table
+(`class`, `replication_factor`). The cluster name defaults to the preset's file name. Errors name
+the file and the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from pathlib import Path
+
+from workbench.clusters.specs import SPEC_TYPES, ClusterSpec
+from workbench.errors import ClusterError
+
+# presets/ next to the package in a source checkout; WORKBENCH_PRESETS_DIR adds another root.
+_REPO_PRESETS = Path(__file__).resolve().parents[2] / "presets" / "clusters"
+
+
+def preset_dirs() -> list[Path]:
+    dirs = []
+    if os.environ.get("WORKBENCH_PRESETS_DIR"):
+        dirs.append(Path(os.environ["WORKBENCH_PRESETS_DIR"]) / "clusters")
+    dirs += [Path.cwd() / "presets" / "clusters", _REPO_PRESETS]
+    return dirs
+
+
+def available() -> dict[str, Path]:
+    """Preset name -> file, first directory wins."""
+    found: dict[str, Path] = {}
+    for root in preset_dirs():
+        for path in sorted(root.glob("*.toml")) if root.is_dir() else []:
+            found.setdefault(path.stem, path)
+    return found
+
+
+def _find(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.suffix == ".toml" and path.is_file():
+        return path
+    presets = available()
+    if name_or_path in presets:
+        return presets[name_or_path]
+    raise ClusterError(
+        f"unknown cluster preset {name_or_path!r}",
+        hint=f"known presets: {', '.join(presets) or 'none'}; or give a path to a .toml file",
+    )
+
+
+def _table_to_fields(path: Path, data: dict) -> dict:
+    fields = {k: v for k, v in data.items() if k not in ("kind", "description", "replication")}
+    replication = data.get("replication")
+    if replication is not None:
+        if data.get("kind") != "cassandra" or not isinstance(replication, dict):
+            raise ClusterError(f"{path}: key 'replication' is only a table for cassandra presets")
+        for key, value in replication.items():
+            if key not in ("class", "replication_factor"):
+                raise ClusterError(f"{path}: unknown key 'replication.{key}'",
+                                   hint="use class and replication_factor")
+            fields["replication_class" if key == "class" else key] = value
+    return fields
+
+
+def load(name_or_path: str, **overrides: object) -> ClusterSpec:
+    """The spec for a preset name (or .toml path), with keyword overrides (None = keep)."""
+    path = _find(name_or_path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ClusterError(f"{path}: not valid TOML: {exc}") from exc
+    kind = data.get("kind")
+    if kind not in SPEC_TYPES:
+        raise ClusterError(f"{path}: key 'kind' must be one of {', '.join(SPEC_TYPES)}")
+    spec_type = SPEC_TYPES[kind]
+    known = {f.name: f for f in dataclasses.fields(spec_type) if f.name != "kind"}
+    fields = {"name": path.stem, **_table_to_fields(path, data)}
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    for key, value in fields.items():
+        if key not in known:
+            raise ClusterError(f"{path}: unknown key {key!r} for a {kind} preset",
+                               hint=f"known keys: {', '.join(sorted(known))}")
+        wanted = known[key].type
+        expected = {"int": int, "float": (int, float), "str": str}.get(str(wanted), object)
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise ClusterError(f"{path}: key {key!r} must be {wanted}, not {value!r}")
+    try:
+        return spec_type(**fields)
+    except ClusterError as exc:
+        raise ClusterError(f"{path}: {exc.message}", hint=exc.hint) from exc
+
+
+def describe(path: Path) -> str:
+    """The preset's one-line description (for listings)."""
+    try:
+        return str(tomllib.loads(path.read_text()).get("description", ""))
+    except (OSError, tomllib.TOMLDecodeError):
+        return "(unreadable)"

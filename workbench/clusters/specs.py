@@ -1,0 +1,102 @@
+"""Cluster specs: what a provider is asked to start, as frozen dataclasses.
+
+Presets (presets/clusters/*.toml) are parsed into these by presets.py; the CLI and the Python API
+can also build them directly, e.g. `CassandraSpec(name="c3", nodes=3, replication_factor=2)`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+from workbench.errors import ClusterError
+
+_SIZE = re.compile(r"^\d+(M|G)$")
+_MIB = re.compile(r"^\d+MiB$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
+
+
+def _check(ok: bool, field: str, message: str) -> None:
+    if not ok:
+        raise ClusterError(f"invalid cluster spec: {field} {message}")
+
+
+@dataclass(frozen=True)
+class CassandraSpec:
+    """Cassandra 1..N nodes; node K (1-based) listens on first_address + K - 1."""
+
+    name: str = "cassandra"
+    nodes: int = 1
+    heap: str = "1G"
+    first_address: str = "127.0.0.1"
+    commitlog_sync: str = "periodic"  # or "batch" for durable-write experiments
+    commitlog_sync_period_ms: int = 10000
+    commitlog_total_space: str = "256MiB"
+    memtable_heap_space: str = "128MiB"
+    memtable_offheap_space: str = "128MiB"
+    concurrent_reads: int = 32
+    concurrent_writes: int = 32
+    num_tokens: int = 8
+    replication_class: str = "SimpleStrategy"
+    replication_factor: int = 1
+    start_timeout: float = 180.0
+    kind: str = "cassandra"
+
+    def __post_init__(self) -> None:
+        _check(bool(_NAME.match(self.name)), "name", f"{self.name!r} must be a short word")
+        _check(1 <= self.nodes <= 9, "nodes", "must be between 1 and 9")
+        _check(bool(_SIZE.match(self.heap)), "heap", f"{self.heap!r} must look like 512M or 1G")
+        try:
+            first = ipaddress.IPv4Address(self.first_address)
+        except ValueError:
+            first = None
+        _check(
+            first is not None and first in ipaddress.IPv4Network("127.0.0.0/8")
+            and int(first) + self.nodes - 1 < int(ipaddress.IPv4Address("127.0.0.255")),
+            "first_address", "must be a loopback address 127.0.0.K with room for every node",
+        )
+        _check(self.commitlog_sync in ("periodic", "batch"), "commitlog_sync",
+               "must be 'periodic' or 'batch'")
+        for field in ("commitlog_total_space", "memtable_heap_space", "memtable_offheap_space"):
+            _check(bool(_MIB.match(getattr(self, field))), field, "must look like 256MiB")
+        _check(1 <= self.replication_factor <= self.nodes, "replication_factor",
+               f"must be between 1 and the number of nodes ({self.nodes})")
+        _check(1 <= self.num_tokens <= 256, "num_tokens", "must be between 1 and 256")
+
+    def address(self, index: int) -> str:
+        """Address of node `index` (1-based)."""
+        return str(ipaddress.IPv4Address(self.first_address) + index - 1)
+
+    @property
+    def replication(self) -> dict[str, object]:
+        """Keyspace replication map, as used in CREATE KEYSPACE ... WITH replication = {...}."""
+        return {"class": self.replication_class, "replication_factor": self.replication_factor}
+
+
+@dataclass(frozen=True)
+class HBaseSpec:
+    """Standalone HBase (master + RegionServer + ZooKeeper in one JVM) and its Thrift gateway."""
+
+    name: str = "hbase"
+    heap: str = "1G"
+    thrift_heap: str = "512M"
+    address: str = "127.0.0.1"
+    zookeeper_port: int = 2181
+    master_port: int = 16000
+    regionserver_port: int = 16020
+    thrift_port: int = 9090
+    start_timeout: float = 180.0
+    kind: str = "hbase"
+
+    def __post_init__(self) -> None:
+        _check(bool(_NAME.match(self.name)), "name", f"{self.name!r} must be a short word")
+        for field in ("heap", "thrift_heap"):
+            _check(bool(_SIZE.match(getattr(self, field))), field, "must look like 512M or 1G")
+        _check(self.address.startswith("127."), "address", "must be a loopback address")
+        for field in ("zookeeper_port", "master_port", "regionserver_port", "thrift_port"):
+            _check(1024 <= getattr(self, field) <= 65535, field, "must be a port 1024-65535")
+
+
+ClusterSpec = CassandraSpec | HBaseSpec
+SPEC_TYPES: dict[str, type] = {"cassandra": CassandraSpec, "hbase": HBaseSpec}
