@@ -1,0 +1,64 @@
+"""Helpers for engine tests: build a spec from -p style overrides and run one phase."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from workbench.bindings.memory import drop_store
+from workbench.config.spec import spec_from_args
+from workbench.core.controller import Controller
+
+_stores = itertools.count()
+
+
+def make_spec(*overrides: str, phase: str = "run", store: str | None = None):
+    """A spec on a fresh memory store (unless one is named) with the given -p overrides."""
+    name = store or f"test-{next(_stores)}"
+    spec, props = spec_from_args([], [f"memory.store={name}", *overrides], phase)
+    return spec, props
+
+
+def run_phase(spec, phase: str = "run", setup=None):
+    controller = Controller(spec, phase)
+    snapshots = []
+    controller.subscribe(snapshots.append)
+
+    async def go():
+        task = asyncio.ensure_future(controller.run())
+        if setup is not None:
+            await setup(controller)
+        return await task
+
+    outcome = asyncio.run(go())
+    return outcome, snapshots
+
+
+def cleanup_store(spec):
+    drop_store(spec.binding_properties.get("memory.store", "default"))
+
+
+class StallBinding:
+    """A memory binding whose 100th read stalls for `stall.ms` (default 300 ms), once per process."""
+
+    def __new__(cls, spec, properties, context):
+        import asyncio as _asyncio
+
+        from workbench.bindings.memory import MemoryBinding
+
+        class _Stall(MemoryBinding):
+            reads = 0
+
+            async def read(self, table, key, fields):
+                _Stall.reads += 1
+                if _Stall.reads == 100:
+                    await _asyncio.sleep(int(properties.get("stall.ms", "300")) / 1000)
+                return await super().read(table, key, fields)
+
+        return _Stall(spec, properties, context)
+
+
+def register_stall_binding():
+    from workbench.bindings.registry import BindingInfo, register
+
+    register(BindingInfo(name="stall", target="engine_helpers:StallBinding", prefix="stall."))

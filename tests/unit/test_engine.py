@@ -1,0 +1,190 @@
+"""The engine end to end on the memory binding: phases, mixes, pacing, live controls, workers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+from engine_helpers import cleanup_store, make_spec, register_stall_binding, run_phase
+
+from workbench.bindings.memory import get_store
+from workbench.core.keys import build_key_name
+from workbench.core.workers import CHUNK, SharedBudget
+from workbench.results.from_run import to_run_result
+
+
+def returns(outcome, op):
+    return outcome.returns.get(op, {})
+
+
+def test_load_inserts_exactly_the_ycsb_key_range():
+    spec, _ = make_spec("recordcount=2000", "insertstart=500", "insertcount=1000", "threadcount=4",
+                        phase="load")
+    outcome, _ = run_phase(spec, "load")
+    store = get_store(spec.binding_properties["memory.store"])
+    assert outcome.operations == 1000
+    assert set(store.rows) == {build_key_name(k) for k in range(500, 1500)}
+    assert all(len(row) == 10 and all(len(v) == 100 for v in row.values()) for row in store.rows.values())
+    assert returns(outcome, "INSERT") == {"OK": 1000}
+    cleanup_store(spec)
+
+
+def test_run_follows_the_mix_and_counts_every_operation():
+    spec, props = make_spec("recordcount=1000", "operationcount=20000", "readproportion=0.5",
+                            "updateproportion=0.3", "scanproportion=0.1", "insertproportion=0.1",
+                            "maxscanlength=10", "threadcount=8", "requestdistribution=zipfian")
+    outcome, snaps = run_phase(spec)
+    counts = {op: sum(returns(outcome, op).values()) for op in ("READ", "UPDATE", "SCAN", "INSERT")}
+    assert sum(counts.values()) == 20000 == outcome.operations
+    assert abs(counts["READ"] / 20000 - 0.5) < 0.02
+    assert abs(counts["SCAN"] / 20000 - 0.1) < 0.01
+    # reads never target keys that were not inserted: no NOT_FOUND
+    assert returns(outcome, "READ") == {"OK": counts["READ"]}
+    assert outcome.histograms["SCAN-LATENCY-PER-RECORD"].get_total_count() == counts["SCAN"]
+    # every interval histogram adds up to the cumulative one (lossless merge)
+    assert sum(s.stats["READ"].count for s in snaps if "READ" in s.stats) == counts["READ"]
+    result = to_run_result(outcome, props.as_dict())
+    assert result.throughput == pytest.approx(20000 * 1000 / result.runtime_ms)
+    cleanup_store(spec)
+
+
+def test_read_modify_write_records_all_three_measurements():
+    spec, _ = make_spec("recordcount=100", "operationcount=2000", "readproportion=0",
+                        "updateproportion=0", "readmodifywriteproportion=1")
+    outcome, _ = run_phase(spec)
+    assert outcome.histograms["READ-MODIFY-WRITE"].get_total_count() == 2000
+    assert sum(returns(outcome, "READ").values()) == 2000
+    assert sum(returns(outcome, "UPDATE").values()) == 2000
+    assert "READ-MODIFY-WRITE" not in outcome.returns
+    cleanup_store(spec)
+
+
+def test_dataintegrity_verifies_reads_and_flags_corruption():
+    spec, _ = make_spec("recordcount=200", "operationcount=3000", "dataintegrity=true",
+                        "readproportion=0.5", "updateproportion=0.5", "writeallfields=true")
+    outcome, _ = run_phase(spec)
+    assert returns(outcome, "VERIFY") == {"OK": sum(returns(outcome, "READ").values())}
+    store = get_store(spec.binding_properties["memory.store"])
+    victim = build_key_name(0)
+    store.rows[victim]["field3"] = "x" * 100
+    spec2, _ = make_spec("recordcount=200", "operationcount=3000", "dataintegrity=true",
+                         "readproportion=1", "updateproportion=0", "requestdistribution=sequential",
+                         store=spec.binding_properties["memory.store"])
+    outcome2, _ = run_phase(spec2)
+    bad = returns(outcome2, "VERIFY").get("UNEXPECTED_STATE", 0)
+    assert bad == 3000 // 200  # the corrupted key is read once per pass over the 200 keys
+    cleanup_store(spec)
+
+
+def test_target_rate_paces_and_records_intended_latency():
+    spec, _ = make_spec("recordcount=100", "operationcount=1500", "target=3000", "threadcount=2")
+    outcome, _ = run_phase(spec)
+    assert 0.4 <= outcome.runtime_ms / 1000 <= 1.2
+    assert outcome.histograms["Intended-READ"].get_total_count() == sum(returns(outcome, "READ").values())
+    cleanup_store(spec)
+
+
+def test_intended_latency_shows_a_stall_that_service_time_hides():
+    register_stall_binding()
+    spec, props = make_spec("db=stall", "recordcount=100", "operationcount=600", "target=1000",
+                            "threadcount=1", "readproportion=1", "updateproportion=0",
+                            "measurement.interval=both")
+    outcome, _ = run_phase(spec)
+    service, intended = outcome.histograms["READ"], outcome.histograms["Intended-READ"]
+    # One call in 600 was slow: service time hides the ~300 operations that queued behind it.
+    assert service.get_value_at_percentile(75) < 1_000
+    assert service.get_max_value() >= 290_000
+    # Scheduled at 1/ms during the 300 ms stall, about a third of all reads waited > 100 ms.
+    assert intended.get_value_at_percentile(75) > 50_000
+    assert intended.get_max_value() >= 290_000
+    names = [m.name for m in to_run_result(outcome, props.as_dict()).measurements]
+    assert "READ" in names and "Intended-READ" in names
+
+
+def test_live_controls_pause_resume_target_lanes_stop():
+    spec, _ = make_spec("recordcount=100", "operationcount=0", "snapshot.interval=0.2")
+
+    async def drive(c):
+        await asyncio.sleep(0.5)
+        c.pause()
+        await asyncio.sleep(0.7)
+        c.resume()
+        c.set_target(500)
+        c.set_lanes(3)
+        await asyncio.sleep(1.0)
+        c.stop()
+
+    outcome, snaps = run_phase(spec, setup=drive)
+    kinds = [kind for _, kind, _ in outcome.events]
+    assert kinds == ["pause", "resume", "target", "lanes", "stop"]
+    paused = [s for s in snaps if s.paused]
+    assert paused and all(s.operations == 0 for s in paused[1:])
+    paced = [s for s in snaps if s.target == 500 and not s.paused][1:-1]
+    assert paced and all(s.throughput < 900 for s in paced)
+    assert outcome.outcome == "stopped"
+    assert snaps[-1].lanes == 3
+
+
+def test_maxexecutiontime_ends_an_unlimited_run():
+    spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=1")
+    outcome, _ = run_phase(spec)
+    assert outcome.outcome == "completed"
+    assert 0.9 <= outcome.runtime_ms / 1000 <= 2.5
+    assert outcome.operations > 1000
+
+
+def test_two_worker_processes_merge_losslessly():
+    spec, props = make_spec("recordcount=1000", "operationcount=40000", "workers=2",
+                            "threadcount=4", "snapshot.interval=0.25")
+    outcome, snaps = run_phase(spec)
+    assert outcome.outcome == "completed", outcome.error
+    ops = sum(sum(returns(outcome, op).values()) for op in ("READ", "UPDATE"))
+    assert ops == 40000 == outcome.operations
+    assert outcome.histograms["CLEANUP"].get_total_count() == 2  # one per worker
+    per_interval = sum(s.stats["READ"].count for s in snaps if "READ" in s.stats)
+    assert per_interval == outcome.histograms["READ"].get_total_count()
+
+
+def test_a_dead_worker_fails_the_run_but_keeps_results():
+    spec, _ = make_spec("recordcount=100", "operationcount=0", "workers=2", "threadcount=2",
+                        "maxexecutiontime=20")
+
+    async def kill_one(c):
+        await asyncio.sleep(1.5)
+        os.kill(c._executor.procs[1].pid, signal.SIGKILL)
+
+    outcome, _ = run_phase(spec, setup=kill_one)
+    assert outcome.outcome == "failed"
+    assert "worker process 1" in outcome.error
+    assert outcome.operations > 0
+    assert outcome.runtime_ms < 15_000
+
+
+def test_shared_budget_hands_out_every_number_once():
+    import multiprocessing as mp
+
+    counter = mp.get_context("spawn").Value("q", 0)
+    a, b = SharedBudget(counter, 1000), SharedBudget(counter, 1000)
+    got = []
+    while True:
+        x, y = a.claim(), b.claim()
+        got += [n for n in (x, y) if n is not None]
+        if x is None and y is None:
+            break
+    assert sorted(got) == list(range(1000))
+    assert CHUNK < 1000
+
+
+def test_same_seed_same_operations():
+    def once():
+        spec, _ = make_spec("recordcount=500", "operationcount=5000", "seed=42", "threadcount=1",
+                            "readproportion=0.5", "updateproportion=0.5")
+        outcome, _ = run_phase(spec)
+        store = get_store(spec.binding_properties["memory.store"])
+        cleanup_store(spec)
+        return returns(outcome, "READ"), sorted(store.rows.items())
+
+    first, second = once(), once()
+    assert first == second
