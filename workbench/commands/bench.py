@@ -13,10 +13,10 @@ import argparse
 import asyncio
 import signal
 import sys
-from dataclasses import replace
 from datetime import datetime
 from typing import TextIO
 
+from workbench.bindings.registry import BINDINGS
 from workbench.config.spec import WorkloadSpec, spec_from_args
 from workbench.core.controller import Controller, PhaseOutcome
 from workbench.errors import WorkbenchError
@@ -88,7 +88,7 @@ def add_ycsb_arguments(p: argparse.ArgumentParser) -> None:
                    help="set a property; overrides every -P file")
     p.add_argument("-threads", type=int, metavar="N", help="lanes (YCSB threads): requests in flight")
     p.add_argument("-target", type=float, metavar="OPS", help="target operations/s over all lanes")
-    p.add_argument("-db", metavar="NAME", help="database binding: memory, cassandra, hbase")
+    p.add_argument("-db", metavar="NAME", help=f"database binding: {', '.join(BINDINGS)} (default memory)")
     p.add_argument("-l", dest="label", metavar="LABEL", help="label prefixed to status lines")
     p.add_argument("-s", action="store_true", help="accepted for YCSB compatibility (status is always on)")
     p.add_argument("--workers", type=int, metavar="K", help="worker processes that share the lanes")
@@ -145,8 +145,6 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
     for item in args.export:  # reject a bad --export before spending time on the run
         parse_spec(item)
     spec, props = spec_from_args(args.files, overrides_from(args), phase)
-    if phase == "load" and spec.operation_weights() == {}:
-        spec = replace(spec)
     result = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout, status=not args.quiet)
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()
