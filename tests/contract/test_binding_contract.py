@@ -1,0 +1,140 @@
+"""What every binding must do, with YCSB's semantics (run against real servers for real bindings)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from conftest import SCAN_ORDER
+
+from workbench.bindings.base import Status
+from workbench.config.spec import spec_from_args
+from workbench.core.controller import Controller
+from workbench.core.keys import build_key_name
+from workbench.core.workers import binding_factory
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+FIELDS = [f"field{i}" for i in range(10)]
+
+
+def row_for(key: str) -> dict[str, str]:
+    return {f: f"{key}-{f}-" + "x" * 20 for f in FIELDS}
+
+
+async def open_binding(overrides: list[str]):
+    spec, _ = spec_from_args([], overrides, "run")
+    make = binding_factory(spec)
+    await make({"phase": "load", "worker": -1, "workers": 1}).prepare()
+    db = make({"phase": "run", "worker": 0, "workers": 1})
+    await db.init()
+    return spec, db
+
+
+async def test_insert_then_read_every_field(target):
+    name, overrides = target
+    spec, db = await open_binding(overrides)
+    try:
+        key = build_key_name(1)
+        assert await db.insert(spec.table, key, row_for(key)) is Status.OK
+        status, row = await db.read(spec.table, key, None)
+        assert status is Status.OK
+        assert row == row_for(key)
+    finally:
+        await db.cleanup()
+
+
+async def test_update_one_field_and_read_named_fields(target):
+    name, overrides = target
+    spec, db = await open_binding(overrides)
+    try:
+        key = build_key_name(2)
+        await db.insert(spec.table, key, row_for(key))
+        assert await db.update(spec.table, key, {"field3": "changed"}) is Status.OK
+        status, row = await db.read(spec.table, key, ["field3", "field7"])
+        assert status is Status.OK
+        assert row == {"field3": "changed", "field7": row_for(key)["field7"]}
+        status, full = await db.read(spec.table, key, None)
+        assert full == {**row_for(key), "field3": "changed"}
+    finally:
+        await db.cleanup()
+
+
+async def test_missing_key_is_not_found(target):
+    name, overrides = target
+    spec, db = await open_binding(overrides)
+    try:
+        status, row = await db.read(spec.table, "user-no-such-key", None)
+        assert status is Status.NOT_FOUND
+        assert not row
+    finally:
+        await db.cleanup()
+
+
+async def test_scan_starts_at_the_key_respects_limits_and_order(target):
+    name, overrides = target
+    spec, db = await open_binding(overrides)
+    try:
+        keys = [build_key_name(k) for k in range(100, 160)]
+        await asyncio.gather(*(db.insert(spec.table, k, row_for(k)) for k in keys))
+        start = keys[7]
+        status, rows = await db.scan(spec.table, start, 10, None)
+        assert status is Status.OK
+        assert len(rows) == 10
+        got = [k for k, _ in rows]
+        assert got[0] == start and len(set(got)) == 10 and set(got) <= set(keys)
+        assert all(r == row_for(k) for k, r in rows)
+        if SCAN_ORDER[name] == "key":
+            assert got == sorted(got)
+        status, few = await db.scan(spec.table, start, 3, ["field1"])
+        assert [k for k, _ in few] == got[:3]
+        assert all(r == {"field1": row_for(k)["field1"]} for k, r in few)
+    finally:
+        await db.cleanup()
+
+
+async def test_delete(target):
+    name, overrides = target
+    spec, db = await open_binding(overrides)
+    try:
+        key = build_key_name(3)
+        await db.insert(spec.table, key, row_for(key))
+        assert await db.delete(spec.table, key) is Status.OK
+        status, _ = await db.read(spec.table, key, None)
+        assert status is Status.NOT_FOUND
+    finally:
+        await db.cleanup()
+
+
+def run(phase: str, files: list[str], overrides: list[str]):
+    spec, _ = spec_from_args(files, overrides, phase)
+    return asyncio.run(Controller(spec, phase).run())
+
+
+def errors(outcome) -> dict[str, dict[str, int]]:
+    return {op: {s: n for s, n in counts.items() if s != "OK"}
+            for op, counts in outcome.returns.items() if set(counts) - {"OK"}}
+
+
+def test_dataintegrity_load_and_run(target):
+    name, overrides = target
+    common = [*overrides, "recordcount=300", "operationcount=1500", "dataintegrity=true",
+              "threadcount=4", "writeallfields=true"]
+    load = run("load", [str(WORKLOADS / "workloada")], common)
+    assert load.outcome == "completed" and errors(load) == {}
+    result = run("run", [str(WORKLOADS / "workloada")], common)
+    assert result.outcome == "completed", result.error
+    assert errors(result) == {}
+    assert result.returns["VERIFY"] == {"OK": sum(result.returns["READ"].values())}
+
+
+def test_workloads_a_to_f_run_without_errors(target):
+    name, overrides = target
+    common = [*overrides, "recordcount=500", "operationcount=1000", "threadcount=8",
+              "maxscanlength=20"]
+    load = run("load", [str(WORKLOADS / "workloada")], common)
+    assert load.operations == 500 and errors(load) == {}
+    for letter in "abcdef":
+        result = run("run", [str(WORKLOADS / f"workload{letter}")], common)
+        assert result.outcome == "completed", (letter, result.error)
+        assert result.operations == 1000, letter
+        assert errors(result) == {}, (letter, errors(result))
