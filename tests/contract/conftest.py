@@ -1,13 +1,16 @@
 """The binding contract: every binding passes the same tests (test_binding_contract.py).
 
-A binding joins by adding a target to TARGETS: a function that takes pytest's `request` and
-returns the -p overrides that point the binding at a live server (starting it through the
-project's own provider fixtures, e.g. request.getfixturevalue("cassandra_node")).
+A binding joins with a module `targets_<name>.py` beside this file that defines
+`target(request) -> list[str]`: the -p overrides that point the binding at a live server
+(started through the project's own provider fixtures, e.g. request.getfixturevalue(
+"cassandra_node")), with a fresh table, and `SCAN_ORDER` ("key" or "token").
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -18,12 +21,15 @@ def memory_target(request) -> list[str]:
     return ["db=memory", f"memory.store=contract-{next(_stores)}", "memory.preload=false"]
 
 
-TARGETS = {
-    "memory": memory_target,
-}
-
+TARGETS = {"memory": memory_target}
 # How each binding orders scan results: "key" (lexicographic) or "token" (partitioner order).
 SCAN_ORDER = {"memory": "key"}
+
+for _path in sorted(Path(__file__).parent.glob("targets_*.py")):
+    _module = importlib.import_module(_path.stem)
+    _name = _path.stem.removeprefix("targets_")
+    TARGETS[_name] = _module.target
+    SCAN_ORDER[_name] = _module.SCAN_ORDER
 
 
 @pytest.fixture(params=sorted(TARGETS))

@@ -38,6 +38,26 @@ register(
 )
 
 
+register(
+    BindingInfo(
+        name="cassandra",
+        target="workbench.bindings.cassandra:CassandraBinding",
+        prefix="cassandra.",
+        bare_keys=frozenset({"hosts", "port"}),
+        description="Apache Cassandra over CQL (acsylla by default, or the Python driver)",
+    )
+)
+register(
+    BindingInfo(
+        name="hbase",
+        target="workbench.bindings.hbase:HBaseBinding",
+        prefix="hbase.",
+        bare_keys=frozenset({"columnfamily", "clientbuffering", "writebuffersize", "durability"}),
+        description="Apache HBase over its Thrift gateway (happybase)",
+    )
+)
+
+
 def binding_for_property(key: str) -> BindingInfo | None:
     """The binding that owns a property, if any."""
     for info in BINDINGS.values():
