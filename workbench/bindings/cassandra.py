@@ -1,0 +1,169 @@
+"""The Cassandra binding: YCSB's cassandra-cql semantics on acsylla (default) or cassandra-driver.
+
+Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the two
+load drivers in cassandra_acsylla.py and cassandra_python.py (same small interface: prepare,
+first, rows, write, close). Every operation shape (read all or named fields, update one or all
+fields, insert, delete, token-range scan with a limit) is a prepared statement, made on first
+use and cached per worker. Driver errors never escape an operation: they become Status.ERROR
+and are counted by kind (ReadTimeout, WriteTimeout, Unavailable, OperationTimedOut,
+NoHostAvailable, ...) for the report; a missing row is NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.bindings.base import Binding, Row, Status
+from workbench.bindings.cassandra_options import parse_options
+from workbench.bindings.cassandra_schema import Cql, ensure_schema
+
+_ERROR = Status.ERROR
+_OK = Status.OK
+# Driver exception class name -> the name cassandra-driver (and the report) uses.
+_KINDS = {
+    "CassErrorLibRequestTimedOut": "OperationTimedOut",
+    "CassErrorLibNoHostsAvailable": "NoHostAvailable",
+    "CassErrorServerInvalidQuery": "InvalidRequest",
+    "CassErrorServerSyntaxError": "SyntaxException",
+    "CassErrorServerServerError": "ServerError",
+    "CassErrorServerBadCredentials": "AuthenticationFailed",
+}
+
+
+class QueryFailed(Exception):
+    """A request the driver reported as failed; `kind` names why."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def kind_of(exc: BaseException) -> str:
+    """A short, driver-independent name for a driver error (ReadTimeout, Unavailable, ...)."""
+    name = type(exc).__name__
+    if name in _KINDS:
+        return _KINDS[name]
+    for prefix in ("CassErrorServer", "CassErrorLib", "CassError", "CassException"):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix):]
+    return name.removesuffix("ErrorMessage")
+
+
+class CassandraBinding(Binding):
+    name = "cassandra"
+
+    def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
+        super().__init__(spec, properties, context)
+        self.options = parse_options(properties)
+        self.fields = tuple(spec.field_names)
+        self.cql = Cql(self.options.keyspace, spec.table)
+        self.db: Any = None
+        self.errors: dict[str, int] = {}
+        self._notes: list[str] = []
+        self._cache: dict[tuple, Any] = {}
+
+    # -- set-up ----------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """Create keyspace and table (drop the table first on a load with cassandra.drop=true)."""
+        from workbench.bindings.cassandra_python import make_cluster
+
+        opts = self.options
+        drop = opts.drop and self.context.get("phase") == "load"
+        if opts.drop and not drop:
+            self._notes.append("cassandra.drop=true applies to the load phase: the run kept the table")
+        self._notes += await asyncio.to_thread(
+            ensure_schema, make_cluster(opts), opts.keyspace, self.spec.table, self.fields,
+            opts.replication, drop)
+
+    async def init(self) -> None:
+        """Open this worker's session and prepare the all-fields shapes up front."""
+        if self.options.driver == "python":
+            from workbench.bindings.cassandra_python import PythonSession as Session
+        else:
+            from workbench.bindings.cassandra_acsylla import AcsyllaSession as Session
+        self.db = await Session.connect(self.options)
+        every = self.fields
+        await asyncio.gather(self._prepare("read", every), self._prepare("insert", every),
+                             self._prepare("update", every), return_exceptions=True)
+
+    async def cleanup(self) -> None:
+        if self.db is not None:
+            db, self.db = self.db, None
+            await db.close()
+
+    def notes(self) -> list[str]:
+        return list(self._notes)
+
+    def error_kinds(self) -> dict[str, int]:
+        return dict(self.errors)
+
+    # -- statements --------------------------------------------------------------------------
+
+    async def _prepare(self, op: str, shape: tuple[str, ...]) -> Any:
+        key = (op, shape)
+        stmt = self._cache.get(key)
+        if stmt is None:
+            opts = self.options
+            if op in ("read", "scan"):
+                cql, cl = getattr(self.cql, op)(shape), opts.read_consistency
+            else:
+                cql, cl = (self.cql.delete() if op == "delete" else getattr(self.cql, op)(shape),
+                           opts.write_consistency)
+            stmt = self._cache[key] = await self.db.prepare(cql, cl)
+        return stmt
+
+    def _failed(self, exc: QueryFailed) -> Status:
+        self.errors[exc.kind] = self.errors.get(exc.kind, 0) + 1
+        return _ERROR
+
+    # -- operations --------------------------------------------------------------------------
+
+    async def read(self, table: str, key: str, fields: Sequence[str] | None):
+        shape = self.fields if fields is None else tuple(fields)
+        try:
+            stmt = self._cache.get(("read", shape)) or await self._prepare("read", shape)
+            values = await self.db.first(stmt, (key,))
+        except QueryFailed as exc:
+            return self._failed(exc), None
+        if values is None:
+            return Status.NOT_FOUND, None
+        return _OK, {f: v for f, v in zip(shape, values, strict=True) if v is not None}
+
+    async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
+        shape = self.fields if fields is None else tuple(fields)
+        try:
+            stmt = self._cache.get(("scan", shape)) or await self._prepare("scan", shape)
+            rows = await self.db.rows(stmt, (start_key, count))
+        except QueryFailed as exc:
+            return self._failed(exc), []
+        return _OK, [(r[0], {f: v for f, v in zip(shape, r[1:], strict=True) if v is not None})
+                     for r in rows]
+
+    async def update(self, table: str, key: str, values: Row) -> Status:
+        shape = tuple(values)
+        try:
+            stmt = self._cache.get(("update", shape)) or await self._prepare("update", shape)
+            await self.db.write(stmt, (*values.values(), key))
+        except QueryFailed as exc:
+            return self._failed(exc)
+        return _OK
+
+    async def insert(self, table: str, key: str, values: Row) -> Status:
+        shape = tuple(values)
+        try:
+            stmt = self._cache.get(("insert", shape)) or await self._prepare("insert", shape)
+            await self.db.write(stmt, (key, *values.values()))
+        except QueryFailed as exc:
+            return self._failed(exc)
+        return _OK
+
+    async def delete(self, table: str, key: str) -> Status:
+        try:
+            stmt = self._cache.get(("delete", ())) or await self._prepare("delete", ())
+            await self.db.write(stmt, (key,))
+        except QueryFailed as exc:
+            return self._failed(exc)
+        return _OK

@@ -1,0 +1,118 @@
+"""acsylla as the load driver: asyncio-native, over ScyllaDB's fork of the C++ driver.
+
+One session per worker process carries every lane; the C++ driver runs the sockets on its own IO
+thread and resolves awaitables on our loop, so there is no thread per request. Consistency and
+protocol version are always set explicitly (acsylla's default consistency is LOCAL_ONE).
+Driver errors become `QueryFailed(kind)` with the kind named as cassandra-driver names it, so the
+report reads the same whichever driver ran.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import acsylla
+from acsylla.errors import CassException
+
+from workbench.bindings.cassandra import QueryFailed, kind_of
+from workbench.errors import BindingError
+
+_SHARD_WARNING = "SHARD-AWARENESS"
+
+
+class _QuietShardWarning(logging.Filter):
+    """Cassandra has no shards: the fork's "Continuing WITHOUT SHARD-AWARENESS" is noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _SHARD_WARNING not in record.getMessage()
+
+
+_logger = logging.getLogger("acsylla")
+if not any(isinstance(f, _QuietShardWarning) for f in _logger.filters):
+    _logger.addFilter(_QuietShardWarning())
+
+
+def _read_pem(path: str | None) -> str | None:
+    if not path:
+        return None
+    with open(path, encoding="ascii") as f:  # the C++ driver takes PEM text, not a path
+        return f.read()
+
+
+class AcsyllaSession:
+    """Prepared statements and execution on one acsylla session."""
+
+    driver = "acsylla"
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._execute = session.execute
+
+    @classmethod
+    async def connect(cls, opts: Any) -> AcsyllaSession:
+        ssl: dict[str, Any] = {}
+        if opts.use_ssl:
+            ssl = {
+                "ssl_enabled": True,
+                "ssl_trusted_cert": _read_pem(opts.ssl_cafile),
+                "ssl_cert": _read_pem(opts.ssl_certfile),
+                "ssl_private_key": _read_pem(opts.ssl_keyfile),
+                "ssl_private_key_password": opts.ssl_keypassword or "",
+                "ssl_verify_flags": {"none": acsylla.SSLVerifyFlags.NONE,
+                                     "peer": acsylla.SSLVerifyFlags.PEER_CERT,
+                                     "identity": acsylla.SSLVerifyFlags.PEER_IDENTITY}[opts.ssl_verify],
+            }
+        cluster = acsylla.create_cluster(
+            list(opts.hosts),
+            port=opts.port,
+            username=opts.username,
+            password=opts.password,
+            connect_timeout=opts.connect_timeout_ms / 1000,
+            request_timeout=opts.read_timeout_ms / 1000,
+            protocol_version=opts.protocol_version,
+            use_beta_protocol_version=opts.protocol_version >= 5,
+            consistency=acsylla.Consistency[opts.read_consistency],
+            application_name="workbench",
+            **ssl,
+        )
+        try:
+            session = await cluster.create_session()
+        except CassException as exc:
+            raise BindingError(
+                f"cannot connect to Cassandra at {opts.where} with acsylla: {kind_of(exc)}: {exc}",
+                "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
+        return cls(session)
+
+    async def prepare(self, cql: str, consistency: str) -> Any:
+        """A callable params -> statement bound at `consistency`."""
+        try:
+            prepared = await self.session.create_prepared(cql)
+        except CassException as exc:
+            raise QueryFailed(kind_of(exc)) from exc
+        return functools.partial(prepared, consistency=acsylla.Consistency[consistency])
+
+    async def first(self, stmt: Any, params: Sequence[Any]) -> tuple | None:
+        try:
+            row = (await self._execute(stmt(params))).first()
+        except CassException as exc:
+            raise QueryFailed(kind_of(exc)) from None
+        return None if row is None else row.as_tuple()
+
+    async def rows(self, stmt: Any, params: Sequence[Any]) -> list[tuple]:
+        try:
+            result = await self._execute(stmt(params))
+        except CassException as exc:
+            raise QueryFailed(kind_of(exc)) from None
+        return [row.as_tuple() for row in result]
+
+    async def write(self, stmt: Any, params: Sequence[Any]) -> None:
+        try:
+            await self._execute(stmt(params))
+        except CassException as exc:
+            raise QueryFailed(kind_of(exc)) from None
+
+    async def close(self) -> None:
+        await self.session.close()

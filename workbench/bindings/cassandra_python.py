@@ -1,0 +1,119 @@
+"""cassandra-driver (DataStax's Python driver): the schema tool, and a selectable load driver.
+
+It runs on its default libev reactor (its asyncio reactor breaks with protocol v5). Requests
+go out with `execute_async`; the ResponseFuture's callbacks, which fire on the driver's event
+thread, hand the rows to our loop with `call_soon_threadsafe`: no thread per request. Rows come
+as plain tuples (`tuple_factory`), the cheapest shape the driver builds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Sequence
+from typing import Any
+
+from cassandra import ConsistencyLevel
+from cassandra.auth import PlainTextAuthProvider
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+from cassandra.query import tuple_factory
+
+from workbench.bindings.cassandra import QueryFailed, kind_of
+from workbench.errors import BindingError
+
+
+def ssl_context(opts: Any) -> ssl.SSLContext | None:
+    if not opts.use_ssl:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = opts.ssl_verify == "identity"
+    if opts.ssl_verify == "none":
+        context.verify_mode = ssl.CERT_NONE
+    else:
+        context.load_verify_locations(opts.ssl_cafile)
+    if opts.ssl_certfile:
+        context.load_cert_chain(opts.ssl_certfile, opts.ssl_keyfile, opts.ssl_keypassword)
+    return context
+
+
+def make_cluster(opts: Any) -> Cluster:
+    """A cassandra-driver Cluster for these options (not connected yet)."""
+    auth = PlainTextAuthProvider(opts.username, opts.password or "") if opts.username else None
+    profile = ExecutionProfile(request_timeout=opts.read_timeout_ms / 1000, row_factory=tuple_factory,
+                               consistency_level=ConsistencyLevel.name_to_value[opts.read_consistency])
+    return Cluster(
+        list(opts.hosts),
+        port=opts.port,
+        protocol_version=opts.protocol_version,
+        auth_provider=auth,
+        ssl_context=ssl_context(opts),
+        connect_timeout=opts.connect_timeout_ms / 1000,
+        control_connection_timeout=opts.connect_timeout_ms / 1000,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+    )
+
+
+def _set_result(fut: asyncio.Future, rows: list) -> None:
+    if not fut.done():  # the lane may have been cancelled meanwhile
+        fut.set_result(rows)
+
+
+def _set_failure(fut: asyncio.Future, exc: BaseException) -> None:
+    if not fut.done():
+        fut.set_exception(QueryFailed(kind_of(exc)))
+
+
+class PythonSession:
+    """Prepared statements and execution on one cassandra-driver session."""
+
+    driver = "python"
+
+    def __init__(self, cluster: Cluster, session: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.cluster = cluster
+        self.session = session
+        self.loop = loop
+        self._submit = session.execute_async
+
+    @classmethod
+    async def connect(cls, opts: Any) -> PythonSession:
+        cluster = make_cluster(opts)
+        try:
+            session = await asyncio.to_thread(cluster.connect)
+        except (NoHostAvailable, OSError) as exc:
+            await asyncio.to_thread(cluster.shutdown)
+            raise BindingError(
+                f"cannot connect to Cassandra at {opts.where} with cassandra-driver: {exc}",
+                "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
+        return cls(cluster, session, asyncio.get_running_loop())
+
+    async def prepare(self, cql: str, consistency: str) -> Any:
+        """A prepared statement whose bound statements run at `consistency`."""
+        try:
+            prepared = await asyncio.to_thread(self.session.prepare, cql)
+        except Exception as exc:  # anything the driver raises while preparing
+            raise QueryFailed(kind_of(exc)) from exc
+        prepared.consistency_level = ConsistencyLevel.name_to_value[consistency]
+        return prepared
+
+    def _run(self, stmt: Any, params: Sequence[Any]) -> asyncio.Future:
+        loop = self.loop
+        fut = loop.create_future()
+        response = self._submit(stmt, params)
+        response.add_callbacks(
+            lambda rows: loop.call_soon_threadsafe(_set_result, fut, rows),
+            lambda exc: loop.call_soon_threadsafe(_set_failure, fut, exc),
+        )
+        return fut
+
+    async def first(self, stmt: Any, params: Sequence[Any]) -> tuple | None:
+        rows = await self._run(stmt, params)
+        return rows[0] if rows else None
+
+    async def rows(self, stmt: Any, params: Sequence[Any]) -> list[tuple]:
+        return await self._run(stmt, params)
+
+    async def write(self, stmt: Any, params: Sequence[Any]) -> None:
+        await self._run(stmt, params)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.cluster.shutdown)
