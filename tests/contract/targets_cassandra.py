@@ -1,0 +1,25 @@
+"""The Cassandra binding in the contract suite: one real node from the provider fixtures.
+
+Every test gets a clean table: `cassandra.drop=true` makes the load-phase prepare() that each
+test starts with drop and recreate `contract.usertable`. Scans come back in token order.
+"""
+
+from __future__ import annotations
+
+SCAN_ORDER = "token"
+
+
+def target(request) -> list[str]:
+    """-p overrides pointing the binding at the session's single Cassandra node."""
+    node = request.getfixturevalue("cassandra_node")
+    host, port = node.contact_points[0]
+    return [
+        "db=cassandra",
+        f"hosts={host}",
+        f"port={port}",
+        "cassandra.keyspace=contract",
+        "cassandra.drop=true",
+        # one replica: QUORUM is ONE here; say so rather than rely on the arithmetic
+        "cassandra.readconsistencylevel=ONE",
+        "cassandra.writeconsistencylevel=ONE",
+    ]
