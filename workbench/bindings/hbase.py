@@ -1,0 +1,203 @@
+"""Apache HBase through its Thrift1 gateway (happybase's connection, thriftpy2's C codec).
+
+YCSB's hbase2 semantics: one row per key in column family `columnfamily`, one column per field;
+insert and update are puts, delete is blind (OK even if the row was absent), a read of a missing
+row is NOT_FOUND, a scan returns up to `count` rows from the start key in key order. Lanes share
+a pool of threads with one connection each (hbase_pool.py); the table is created, pre-split if
+asked, in prepare() (hbase_schema.py). Properties: hbase_options.py and README's Bindings.
+
+With clientbuffering=true, puts collect in this worker's buffer (BATCHED_OK) until it holds
+`writebuffersize` bytes; the put that fills it waits for the flush (OK), as YCSB's
+BufferedMutator does. cleanup() flushes the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import happybase  # noqa: F401  (loads the Thrift1 IDL as the Hbase_thrift module)
+from Hbase_thrift import BatchMutation, Mutation, TScan
+from thriftpy2.transport import TTransportException
+
+from workbench.bindings.base import Binding, Row, Status
+from workbench.bindings.hbase_options import BUFFER_NOTE, parse_options
+from workbench.bindings.hbase_pool import ThriftPool, connect
+from workbench.bindings.hbase_schema import ensure_table
+from workbench.errors import BindingError
+
+_TRANSPORT_KINDS = {0: "UNKNOWN", 1: "NOT_OPEN", 2: "ALREADY_OPEN", 3: "TIMED_OUT", 4: "END_OF_FILE"}
+MISMATCH_HINT = (
+    "is HBase's Thrift server running there, and do hbase.transport / hbase.protocol match it? "
+    "The default -threadpool server speaks buffered/binary; -hsha and -nonblocking need framed. "
+    "A mismatch shows as 'TSocket read 0 bytes' or as a wait until hbase.timeout"
+)
+
+
+def _cells(columns: dict, cut: int) -> Row:
+    return {name[cut:].decode(): cell.value.decode() for name, cell in columns.items()}
+
+
+def _get_row(client: Any, table: bytes, row: bytes, columns: list[bytes], cut: int) -> Row | None:
+    rows = client.getRowWithColumns(table, row, columns, {})
+    return _cells(rows[0].columns, cut) if rows else None
+
+
+def _mutate_row(client: Any, table: bytes, row: bytes, mutations: list) -> None:
+    client.mutateRow(table, row, mutations, {})
+
+
+def _mutate_rows(client: Any, table: bytes, batch: list) -> None:
+    client.mutateRows(table, batch, {})
+
+
+def _scan(client: Any, table: bytes, start: bytes, count: int, columns: list[bytes], cut: int):
+    scanner = client.scannerOpenWithScan(table, TScan(startRow=start, columns=columns,
+                                                      caching=count), {})
+    try:
+        rows = client.scannerGetList(scanner, count)
+    finally:
+        client.scannerClose(scanner)
+    return [(r.row.decode(), _cells(r.columns, cut)) for r in rows]
+
+
+def error_kind(exc: BaseException) -> str:
+    """A short name for a failure: the class, and the reason for transport errors."""
+    if isinstance(exc, TTransportException):
+        return f"TTransportException.{_TRANSPORT_KINDS.get(exc.type, exc.type)}"
+    return type(exc).__name__
+
+
+class HBaseBinding(Binding):
+    """YCSB's hbase2 binding over Thrift; see the module docstring."""
+
+    name = "hbase"
+
+    def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
+        super().__init__(spec, properties, context)
+        self.options = parse_options(spec, properties, context)
+        self.pool: ThriftPool | None = None
+        self._errors: dict[str, int] = {}
+        self._prefix = f"{self.options.family}:".encode()
+        self._cut = len(self._prefix)
+        self._family = [self.options.family.encode()]
+        self._wal = self.options.wal
+        self._buffering = self.options.clientbuffering
+        self._buffer: dict[str, list] = {}
+        self._buffered_bytes = 0
+
+    # -- set-up and tear-down ------------------------------------------------------------------
+
+    def _checked_connection(self) -> Any:
+        """A connection that has answered one request, or a BindingError saying why not."""
+        options = self.options
+        try:
+            conn = connect(options, min(options.timeout_ms, 5000))
+            conn.client.getTableNames()
+        except Exception as exc:
+            raise BindingError(f"cannot talk to the {options.describe()}: {error_kind(exc)}: {exc}",
+                               MISMATCH_HINT) from None
+        return conn
+
+    async def prepare(self) -> None:
+        def work() -> None:
+            conn = self._checked_connection()
+            try:
+                ensure_table(conn, self.options, self.spec, self.context.get("phase", "load"),
+                             self.spec.table)
+            finally:
+                conn.close()
+
+        await asyncio.to_thread(work)
+
+    async def init(self) -> None:
+        await asyncio.to_thread(lambda: self._checked_connection().close())
+        self.pool = ThriftPool(self.options, self.options.pool)
+
+    async def cleanup(self) -> None:
+        if self.pool is None:
+            return
+        status = await self._flush() if self._buffer else Status.OK
+        await self.pool.close(self.options.timeout_ms / 1000 + 1)
+        self.pool = None
+        if not status.is_ok:
+            raise BindingError("the last flush of the client write buffer failed",
+                               f"failed operations by kind: {self._errors}")
+
+    def notes(self) -> list[str]:
+        out = []
+        if self._buffering:
+            out.append(BUFFER_NOTE.format(size=self.options.writebuffersize))
+        if not self._wal:
+            out.append("durability=SKIP_WAL: writes skip HBase's write-ahead log; acknowledged "
+                       "writes are lost if the RegionServer crashes before a flush")
+        return out
+
+    def error_kinds(self) -> dict[str, int]:
+        return dict(self._errors)
+
+    def _failed(self, exc: Exception) -> Status:
+        kind = error_kind(exc)
+        self._errors[kind] = self._errors.get(kind, 0) + 1
+        return Status.ERROR
+
+    # -- operations ----------------------------------------------------------------------------
+
+    async def read(self, table: str, key: str, fields: Sequence[str] | None):
+        columns = self._family if fields is None else [self._prefix + f.encode() for f in fields]
+        try:
+            row = await self.pool.call(_get_row, table.encode(), key.encode(), columns, self._cut)
+        except Exception as exc:
+            return self._failed(exc), None
+        return (Status.NOT_FOUND, None) if row is None else (Status.OK, row)
+
+    async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
+        columns = self._family if fields is None else [self._prefix + f.encode() for f in fields]
+        try:
+            rows = await self.pool.call(_scan, table.encode(), start_key.encode(), count, columns,
+                                        self._cut)
+        except Exception as exc:
+            return self._failed(exc), []
+        return Status.OK, rows
+
+    async def update(self, table: str, key: str, values: Row) -> Status:
+        return await self._put(table, key, values)
+
+    async def insert(self, table: str, key: str, values: Row) -> Status:
+        return await self._put(table, key, values)
+
+    async def delete(self, table: str, key: str) -> Status:
+        mutation = [Mutation(isDelete=True, column=self._family[0], writeToWAL=self._wal)]
+        try:
+            await self.pool.call(_mutate_row, table.encode(), key.encode(), mutation)
+        except Exception as exc:
+            return self._failed(exc)
+        return Status.OK
+
+    async def _put(self, table: str, key: str, values: Row) -> Status:
+        prefix, wal = self._prefix, self._wal
+        mutations = [Mutation(column=prefix + f.encode(), value=v.encode(), writeToWAL=wal)
+                     for f, v in values.items()]
+        row = key.encode()
+        if self._buffering:
+            self._buffer.setdefault(table, []).append(BatchMutation(row=row, mutations=mutations))
+            self._buffered_bytes += len(row) + sum(len(m.column) + len(m.value) for m in mutations)
+            if self._buffered_bytes < self.options.writebuffersize:
+                return Status.BATCHED_OK
+            return await self._flush()
+        try:
+            await self.pool.call(_mutate_row, table.encode(), row, mutations)
+        except Exception as exc:
+            return self._failed(exc)
+        return Status.OK
+
+    async def _flush(self) -> Status:
+        buffers, self._buffer, self._buffered_bytes = self._buffer, {}, 0
+        for table, batch in buffers.items():
+            try:
+                await self.pool.call(_mutate_rows, table.encode(), batch)
+            except Exception as exc:
+                self._errors["buffered rows lost"] = self._errors.get("buffered rows lost", 0) + len(batch)
+                return self._failed(exc)
+        return Status.OK
