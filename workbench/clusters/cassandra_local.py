@@ -2,9 +2,12 @@
 
 Node K gets address first_address + K - 1 and its own directory with conf/ (cassandra.yaml,
 logback.xml), data directories and logs/; the ports (7000 storage, 9042 CQL) are the same on
-every address, JMX is 7199 + 100 * (last octet - 1) on 127.0.0.1. Node 1 is the seed; it starts
-first and the others start together once it serves CQL. Ready means every node answers CQL,
-sees all other nodes as ring members, and the driver reports all N hosts up.
+every address, JMX is 7199 + 100 * (last octet - 1) on 127.0.0.1. Node 1 is the seed and starts
+first: every other node runs a gossip "shadow round" with it at start-up and exits ("Unable to
+gossip with any peers") if the seed does not answer within the (shortened) ring delay. Once the
+seed serves CQL the others start together; auto_bootstrap is off, as a new cluster has nothing
+to stream. Ready means every node answers CQL, sees all other nodes as ring members, and the
+driver reports all N hosts up.
 """
 
 from __future__ import annotations
@@ -96,10 +99,10 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
     return result
 
 
-def launch_groups(spec: CassandraSpec) -> list[list[str]]:
-    """The seed alone first (the others need it for gossip), then all other nodes at once."""
-    rest = [f"node{i}" for i in range(2, spec.nodes + 1)]
-    return [["node1"], rest] if rest else [["node1"]]
+def launch_groups(spec: CassandraSpec, run_dir: Path) -> list[list[str]]:
+    """Which nodes to start together, in order (see the module docstring)."""
+    names = [f"node{i}" for i in range(1, spec.nodes + 1)]
+    return [names[:1], names[1:]] if len(names) > 1 else [names]
 
 
 def _query(address: str, cql: str, timeout: float = 5.0) -> list:

@@ -62,7 +62,7 @@ def plans(spec: HBaseSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePla
     return [master, thrift]
 
 
-def launch_groups(spec: HBaseSpec) -> list[list[str]]:
+def launch_groups(spec: HBaseSpec, run_dir: Path) -> list[list[str]]:
     # The gateway only talks to ZooKeeper on its first request: both can start at once.
     return [["master", "thrift"]]
 

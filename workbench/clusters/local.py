@@ -13,11 +13,14 @@ interrupted (Ctrl-C, SIGTERM), every JVM it started is stopped before the except
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from workbench.clusters import cassandra_local, distributions, hbase_local, java, paths, ports
@@ -61,7 +64,7 @@ class LocalProvider:
                 cluster = dataclasses.replace(cluster, clients=("thrift",))
             store.save(cluster, "starting")
             deadline = time.monotonic() + spec.start_timeout
-            groups = kind.launch_groups(spec)
+            groups = kind.launch_groups(spec, run_dir)
             for number, group in enumerate(groups, 1):
                 for name in group:
                     node = self._launch(plans[name], jdk)
@@ -113,7 +116,8 @@ class LocalProvider:
                     plan.console_log, plan.dir, plan.argv)
 
     def _abort(self, cluster: Cluster, keep_files: bool) -> None:
-        self._stop_nodes(cluster.nodes, timeout=10.0)
+        with _uninterruptible():  # a second Ctrl-C must not leave JVMs behind
+            self._stop_nodes(cluster.nodes, timeout=10.0)
         if keep_files:
             store.save(cluster, "failed")
         else:
@@ -211,6 +215,18 @@ class LocalProvider:
 
     def _load(self, name: str) -> Cluster:
         return self._loaded(name)[0]
+
+
+@contextlib.contextmanager
+def _uninterruptible() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _node_status(node: Node) -> str:

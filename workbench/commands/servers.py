@@ -1,0 +1,57 @@
+"""`workbench servers ...`: the server distributions and the Java runtimes that run them.
+
+    workbench servers fetch            # download + verify Cassandra and HBase jars into the cache
+    workbench servers fetch hbase
+    workbench servers jdks             # which JDKs were found and which one would be used
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from workbench.clusters import distributions, java
+from workbench.errors import ClusterError
+
+
+def register(subparsers) -> None:
+    top = subparsers.add_parser(
+        "servers",
+        help="fetch the pinned Cassandra / HBase jars; list Java runtimes",
+        description="Server distributions are pinned jar lists (with sha256) fetched from Maven "
+        "Central into the cache; once cached no network is needed.",
+    )
+    sub = top.add_subparsers(dest="servers_command", metavar="ACTION", required=True)
+    fetch = sub.add_parser("fetch", help="download and verify the jars (resumes, skips cached)")
+    fetch.add_argument("names", nargs="*", metavar="NAME",
+                       help=f"{' | '.join(distributions.VERSIONS)} (default: all)")
+    fetch.add_argument("--cache-dir", type=Path, metavar="DIR",
+                       help="jar cache (default: $WORKBENCH_CACHE_DIR or $XDG_CACHE_HOME/workbench)")
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar")
+    fetch.set_defaults(func=cmd_fetch)
+    jdks = sub.add_parser("jdks", help="list the Java runtimes found and the one servers use")
+    jdks.set_defaults(func=cmd_jdks)
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    names = args.names or list(distributions.VERSIONS)
+    for name in names:
+        if name not in distributions.VERSIONS:
+            raise ClusterError(f"unknown server {name!r}",
+                               hint=f"use {' or '.join(distributions.VERSIONS)}")
+    for name in names:
+        target = distributions.fetch(name, args.cache_dir, progress=not args.quiet)
+        count = len(distributions.read_lock(name))
+        print(f"{name} {distributions.VERSIONS[name]}: {count} jars verified in {target}")
+    return 0
+
+
+def cmd_jdks(args: argparse.Namespace) -> int:
+    found = java.discover()
+    for jdk in found:
+        ok = "supported" if jdk.major in java.SUPPORTED else "not supported"
+        print(f"{jdk.version:<12} {ok:<14} {jdk.home}")
+    chosen = java.choose(found)  # raises ClusterError (exit 2) if none fits
+    print(f"servers run with: {chosen.describe()}", file=sys.stderr)
+    return 0
