@@ -1,0 +1,173 @@
+"""The HBase binding against a real HBase + Thrift gateway (the session's `hbase_server`).
+
+Options, a transport/protocol mismatch, pre-split regions, client-side buffering, the WAL
+setting, and a fault: the gateway is frozen (SIGSTOP) mid-run and thawed again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import happybase
+import pytest
+
+from workbench.bindings.hbase import HBaseBinding
+from workbench.bindings.hbase_schema import split_points
+from workbench.clusters.local import LocalProvider
+from workbench.config.spec import spec_from_args
+from workbench.core.controller import Controller
+from workbench.core.keys import build_key_name
+from workbench.errors import BindingError, ConfigError
+
+pytestmark = pytest.mark.servers
+ROOT = Path(__file__).resolve().parents[2]
+WORKLOADA = str(ROOT / "workloads" / "workloada")
+_names = itertools.count()
+
+
+@pytest.fixture
+def hbase(hbase_server):
+    """(cluster, -p overrides for a fresh table on it)."""
+    host, port = hbase_server.contact_points[0]
+    table = f"hbase_it_{os.getpid()}_{next(_names)}"
+    return hbase_server, ["db=hbase", f"hbase.host={host}", f"hbase.port={port}", f"table={table}"]
+
+
+def run_phase(phase: str, overrides: list[str]):
+    spec, _ = spec_from_args([WORKLOADA], overrides, phase)
+    return asyncio.run(Controller(spec, phase).run())
+
+
+def region_row_counts(cluster, table: str) -> list[int]:
+    host, port = cluster.contact_points[0]
+    conn = happybase.Connection(host, port, timeout=30000)
+    try:
+        t = conn.table(table)
+        return [sum(1 for _ in t.scan(row_start=r["start_key"] or None, row_stop=r["end_key"] or None,
+                                      filter=b"KeyOnlyFilter()"))
+                for r in t.regions()]
+    finally:
+        conn.close()
+
+
+def make(props: list[str], threads: int = 8, workers: int = 1) -> HBaseBinding:
+    spec, _ = spec_from_args([], ["db=hbase", f"threadcount={threads}", *props], "run")
+    return HBaseBinding(spec, dict(spec.binding_properties), {"workers": workers})
+
+
+def test_options_are_validated():
+    with pytest.raises(ConfigError, match=r"'hbase\.hots'.*hbase\.host"):
+        make(["hbase.hots=x"])
+    for value in ("ASYNC_WAL", "FSYNC_WAL"):
+        with pytest.raises(ConfigError, match=f"durability={value} cannot be expressed"):
+            make([f"durability={value}"])
+    with pytest.raises(ConfigError, match="hbase.transport"):
+        make(["hbase.transport=zlib"])
+    assert make([], threads=10, workers=3).options.pool == 4  # lanes of the busiest worker
+    db = make(["hbase.pool=2", "durability=SKIP_WAL", "clientbuffering=true", "writebuffersize=1000"])
+    assert (db.options.pool, db.options.wal, db.options.writebuffersize) == (2, False, 1000)
+    assert any("write buffer" in n for n in db.notes()) and any("SKIP_WAL" in n for n in db.notes())
+    assert make([]).notes() == []
+
+
+@pytest.mark.parametrize("setting", ["hbase.transport=framed", "hbase.protocol=compact"])
+def test_transport_mismatch_is_a_clear_error_not_a_hang(hbase, setting):
+    _, props = hbase
+    spec, _ = spec_from_args([], [*props, setting, "hbase.timeout=2000"], "load")
+    db = HBaseBinding(spec, dict(spec.binding_properties), {"phase": "load"})
+    t0 = time.monotonic()
+    with pytest.raises(BindingError, match="hbase.transport / hbase.protocol match"):
+        asyncio.run(db.prepare())
+    assert time.monotonic() - t0 < 8.0  # framed waits for hbase.timeout, compact fails at once
+
+
+def test_presplit_creates_regions_with_balanced_keys(hbase):
+    cluster, props = hbase
+    zk = f"hbase.zookeeper={cluster.contact_points[0][0]}:{cluster.spec.zookeeper_port}"
+    common = [*props, zk, "hbase.presplit=4", "recordcount=2000", "threadcount=8",
+              "fieldcount=1", "fieldlength=10"]
+    load = run_phase("load", common)
+    assert load.returns["INSERT"] == {"OK": 2000}
+    counts = region_row_counts(cluster, props[-1].removeprefix("table="))
+    assert len(counts) == 4 and sum(counts) == 2000
+    assert min(counts) >= 400, counts  # quantile split points: about 500 each
+
+
+def test_split_points_balance_ordered_and_hashed_keys():
+    for order, padding in (("ordered", 1), ("ordered", 8), ("hashed", 1)):
+        spec, _ = spec_from_args([], [f"insertorder={order}", f"zeropadding={padding}",
+                                      "recordcount=10000"], "load")
+        points = split_points(spec, 8)
+        keys = sorted(build_key_name(k, padding, order == "ordered") for k in range(10000))
+        edges = [0, *(keys.index(p) for p in points), len(keys)]
+        shares = [b - a for a, b in itertools.pairwise(edges)]
+        assert len(shares) == 8 and max(shares) - min(shares) <= 2, (order, shares)
+
+
+def test_clientbuffering_flushes_at_cleanup_and_the_cli_prints_the_note(hbase, tmp_path):
+    cluster, props = hbase
+    args = [a for p in [*props, "recordcount=300", "clientbuffering=true", "writebuffersize=60000"]
+            for a in ("-p", p)]
+    done = subprocess.run([sys.executable, "-m", "workbench", "load", "-P", WORKLOADA, *args,
+                           "-threads", "4", "-q"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "workbench: note: clientbuffering=true: INSERT and UPDATE latencies measure" in done.stderr
+    returns = dict(line.split(", ")[1:] for line in done.stdout.splitlines()
+                   if line.startswith("[INSERT], Return="))
+    # ~1.1 kB rows, 60 kB buffer: most puts are buffered, a few flush it and wait for the server.
+    assert int(returns["Return=BATCHED_OK"]) > 250 and 0 < int(returns.get("Return=OK", 0)) < 10
+    assert sum(region_row_counts(cluster, props[-1].removeprefix("table="))) == 300
+
+
+def test_durability_skip_wal_bypasses_the_write_ahead_log(hbase):
+    cluster, props = hbase
+    wals = cluster.node("master").dir / "data" / "WALs"
+
+    def wal_bytes() -> int:
+        return sum(f.stat().st_size for f in wals.glob("*/*") if not f.name.endswith(".meta"))
+
+    growth = {}
+    for durability in ("SKIP_WAL", "SYNC_WAL"):
+        before = wal_bytes()
+        table = f"{props[-1]}_{durability.lower()}"
+        load = run_phase("load", [*props[:-1], table, "recordcount=400", "threadcount=4",
+                                  f"durability={durability}"])
+        assert load.returns["INSERT"] == {"OK": 400}
+        growth[durability] = wal_bytes() - before
+    assert growth["SKIP_WAL"] < 20_000 < 300_000 < growth["SYNC_WAL"], growth
+
+
+def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, tmp_path):
+    cluster, props = hbase
+    assert run_phase("load", [*props, "recordcount=500", "threadcount=4"]).operations == 500
+    provider = LocalProvider(state_dir=cluster.run_dir.parent.parent, progress=False)
+    report = tmp_path / "run.json"
+    args = [a for p in [*props, "recordcount=500", "operationcount=0", "maxexecutiontime=10",
+                        "hbase.timeout=1500", "status.interval=1"] for a in ("-p", p)]
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *args,
+                             "-threads", "4", "--export", f"json={report}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        time.sleep(3.5)
+        provider.pause(cluster.name, "thrift")
+        time.sleep(3.0)
+    finally:
+        provider.resume(cluster.name, "thrift")
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 30  # 10 s of run, then a bounded stop: no hang
+    assert proc.returncode == 1, err  # operations failed (bench.py: 1), the run itself completed
+    assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out
+    assert "failed operations by kind: TimeoutError=" in err  # a socket timeout
+    run = json.loads(report.read_text())["run"]
+    ops = [i["operations"] for i in run["intervals"]]
+    low = min(range(len(ops) - 1), key=ops.__getitem__)
+    assert ops[low] < max(ops) / 10, ops  # the freeze is visible
+    assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the gateway thawed
