@@ -20,7 +20,6 @@ import pytest
 
 from workbench.bindings.hbase import HBaseBinding
 from workbench.bindings.hbase_schema import split_points
-from workbench.clusters.local import LocalProvider
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 from workbench.core.keys import build_key_name
@@ -144,10 +143,10 @@ def test_durability_skip_wal_bypasses_the_write_ahead_log(hbase):
     assert growth["SKIP_WAL"] < 20_000 < 300_000 < growth["SYNC_WAL"], growth
 
 
-def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, tmp_path):
+def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_servers, tmp_path):
     cluster, props = hbase
     assert run_phase("load", [*props, "recordcount=500", "threadcount=4"]).operations == 500
-    provider = LocalProvider(state_dir=cluster.run_dir.parent.parent, progress=False)
+    provider = suite_servers.provider
     report = tmp_path / "run.json"
     args = [a for p in [*props, "recordcount=500", "operationcount=0", "maxexecutiontime=10",
                         "hbase.timeout=1500", "status.interval=1"] for a in ("-p", p)]
