@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 from pathlib import Path
 
 from workbench.errors import ClusterError
@@ -29,7 +30,14 @@ def is_free(address: str, port: int) -> bool:
     return True
 
 
-def _listening_inodes(port: int) -> set[str]:
+def _address(hex_ip: str) -> str:
+    if len(hex_ip) == 8:  # IPv4, stored as a little-endian 32-bit number
+        return socket.inet_ntoa(struct.pack("<I", int(hex_ip, 16)))
+    return "::"  # IPv6: only "any address" listeners matter for a loopback IPv4 bind
+
+
+def _listening_inodes(address: str, port: int) -> set[str]:
+    """Inodes of sockets listening on port at `address` or at a wildcard address."""
     inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -39,14 +47,16 @@ def _listening_inodes(port: int) -> set[str]:
         for line in lines:
             fields = line.split()
             local, state, inode = fields[1], fields[3], fields[9]
-            if state == LISTEN and int(local.rsplit(":", 1)[1], 16) == port:
-                inodes.add(inode)
+            hex_ip, hex_port = local.rsplit(":", 1)
+            if state == LISTEN and int(hex_port, 16) == port:
+                if _address(hex_ip) in (address, "0.0.0.0", "::"):
+                    inodes.add(inode)
     return inodes
 
 
-def holder(port: int) -> str | None:
-    """'PID 123 (cmd line)' of the process listening on port, if it can be seen."""
-    inodes = _listening_inodes(port)
+def holder(address: str, port: int) -> str | None:
+    """'PID 123 (cmd line)' of the process listening on address:port, if it can be seen."""
+    inodes = _listening_inodes(address, port)
     if not inodes:
         return None
     wanted = {f"socket:[{inode}]" for inode in inodes}
@@ -57,7 +67,9 @@ def holder(port: int) -> str | None:
                 if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
                     raw = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
                     cmd = " ".join(raw.replace("\0", " ").split())
-                    return f"PID {pid} ({cmd[:120]})"
+                    # Head and tail: a JVM's flags are long, its main class comes last.
+                    short = cmd if len(cmd) <= 140 else f"{cmd[:70]} ... {cmd[-60:]}"
+                    return f"PID {pid} ({short})"
         except OSError:
             continue  # process gone or not ours to inspect
     return "a process this user cannot inspect"
@@ -67,7 +79,7 @@ def require_free(address: str, port: int, what: str) -> None:
     """Raise ClusterError naming the port and its holder if address:port is taken."""
     if is_free(address, port):
         return
-    held = holder(port) or "an unknown process"
+    held = holder(address, port) or "an unknown process"
     raise ClusterError(
         f"port {address}:{port} ({what}) is already in use by {held}",
         hint="stop that process, or `workbench cluster down` the cluster that uses it",

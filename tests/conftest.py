@@ -1,0 +1,65 @@
+"""Session-wide fixtures that start real servers through the local provider (tests/servers.py).
+
+`cassandra_node`, `cassandra_cluster3` and `hbase_server` each start once per test run, when a
+test first asks for them, and stop at the end of the session. The session then fails if any JVM
+started by the suite is still alive.
+"""
+
+from __future__ import annotations
+
+import pytest
+from servers import SuiteServers  # tests/ is on sys.path (rootdir conftest)
+
+_suite: SuiteServers | None = None
+
+
+def _servers() -> SuiteServers:
+    global _suite
+    if _suite is None:
+        _suite = SuiteServers()
+    return _suite
+
+
+@pytest.fixture(scope="session")
+def suite_servers() -> SuiteServers:
+    """The provider and temporary state directory shared by the whole test run."""
+    return _servers()
+
+
+@pytest.fixture(scope="session")
+def cassandra_node(suite_servers):
+    """One Cassandra node (127.0.0.K:9042 on a free address, replication factor 1)."""
+    cluster = suite_servers.up("cassandra_node")
+    yield cluster
+    suite_servers.provider.down(cluster.name)
+
+
+@pytest.fixture(scope="session")
+def cassandra_cluster3(suite_servers):
+    """Three Cassandra nodes (three consecutive free 127.0.0.K), replication factor 2."""
+    cluster = suite_servers.up("cassandra_cluster3")
+    yield cluster
+    suite_servers.provider.down(cluster.name)
+
+
+@pytest.fixture(scope="session")
+def hbase_server(suite_servers):
+    """Standalone HBase with its Thrift gateway on 127.0.0.1 (free ports)."""
+    cluster = suite_servers.up("hbase_server")
+    yield cluster
+    suite_servers.provider.down(cluster.name)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """No JVM started by the suite may outlive it (checked after every fixture is torn down)."""
+    if _suite is None:
+        return
+    _suite.down_all()  # clusters a test started itself and did not stop
+    survivors = _suite.survivors()
+    if survivors:
+        _suite.kill_survivors()
+        lines = "\n".join(f"  pid {pid}: {cmd}" for pid, cmd in survivors)
+        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"JVMs started by the test suite were still alive at the end (now killed):\n{lines}",
+            red=True)
+        session.exitstatus = 1

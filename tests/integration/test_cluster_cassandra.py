@@ -1,0 +1,134 @@
+"""The local provider with real Cassandra JVMs: one node, three nodes, faults, port conflicts."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from cassandra import ConsistencyLevel, Unavailable
+from cassandra.cluster import Cluster as Driver
+from cassandra.policies import WhiteListRoundRobinPolicy
+from cassandra.query import SimpleStatement
+
+from workbench.clusters import processes
+from workbench.clusters.specs import CassandraSpec
+from workbench.errors import ClusterError
+
+pytestmark = pytest.mark.servers
+
+
+def session_for(cluster, only: str | None = None, timeout: float = 10.0):
+    hosts = [only] if only else [h for h, _ in cluster.contact_points]
+    policy = WhiteListRoundRobinPolicy(hosts) if only else None
+    driver = Driver(hosts, protocol_version=4, connect_timeout=timeout,
+                    load_balancing_policy=policy)
+    session = driver.connect()
+    session.default_timeout = timeout
+    return driver, session
+
+
+def test_single_node_serves_cql_and_records_its_process(cassandra_node, suite_servers):
+    assert cassandra_node.kind == "cassandra"
+    address = cassandra_node.spec.first_address
+    assert cassandra_node.contact_points == [(address, 9042)]
+    assert cassandra_node.replication == {"class": "SimpleStrategy", "replication_factor": 1}
+    driver, session = session_for(cassandra_node)
+    try:
+        row = session.execute("SELECT release_version, cluster_name FROM system.local").one()
+    finally:
+        driver.shutdown()
+    assert row.release_version == "5.0.9"
+    assert row.cluster_name == "t-cassandra"
+    doc = json.loads((cassandra_node.run_dir / "state.json").read_text())
+    node = doc["nodes"][0]
+    status = suite_servers.provider.status("t-cassandra").node("node1")
+    assert node["pid"] == status.pid and status.status == "running"
+    assert processes.start_time(node["pid"]) == node["start_time"]
+    assert status.log.is_file() and "Startup complete" in status.log.read_text()
+
+
+def test_pause_freezes_the_node_and_resume_brings_it_back(cassandra_node, suite_servers):
+    provider, name = suite_servers.provider, cassandra_node.name
+    driver, session = session_for(cassandra_node, timeout=2.0)
+    try:
+        provider.pause(name, "node1")
+        assert provider.status(name).node("node1").status == "paused"
+        with pytest.raises(Exception):  # noqa: B017 - driver timeout or connection error
+            session.execute("SELECT release_version FROM system.local", timeout=2.0)
+        provider.resume(name, "node1")
+        assert provider.status(name).node("node1").status == "running"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                session.execute("SELECT release_version FROM system.local", timeout=2.0)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+    finally:
+        provider.resume(name, "node1")
+        driver.shutdown()
+
+
+def test_a_busy_port_names_the_port_and_the_process(cassandra_node, suite_servers):
+    pid = suite_servers.provider.status(cassandra_node.name).node("node1").pid
+    address = cassandra_node.spec.first_address
+    clash = CassandraSpec(name="t-clash", first_address=address, heap="512M")
+    with pytest.raises(ClusterError) as caught:
+        suite_servers.provider.up(clash)
+    message = str(caught.value)
+    assert f"{address}:7000" in message and f"PID {pid}" in message
+    assert "t-clash" not in suite_servers.provider.clusters()  # nothing left behind
+
+
+def test_three_nodes_rf2_survive_one_killed_node_then_restart(cassandra_cluster3, suite_servers):
+    provider, name = suite_servers.provider, cassandra_cluster3.name
+    first = int(cassandra_cluster3.spec.first_address.rsplit(".", 1)[1])
+    addresses = [f"127.0.0.{first + i}" for i in range(3)]
+    assert [n.address for n in cassandra_cluster3.nodes] == addresses
+    driver, session = session_for(cassandra_cluster3)
+    try:
+        hosts = driver.metadata.all_hosts()
+        assert len(hosts) == 3 and all(h.is_up for h in hosts)
+        replication = ", ".join(f"'{k}': '{v}'" for k, v in cassandra_cluster3.replication.items())
+        session.execute(f"CREATE KEYSPACE IF NOT EXISTS rf2 WITH replication = {{{replication}}}")
+        session.execute("CREATE TABLE IF NOT EXISTS rf2.t (k int PRIMARY KEY, v text)")
+        insert = SimpleStatement("INSERT INTO rf2.t (k, v) VALUES (%s, %s)",
+                                 consistency_level=ConsistencyLevel.ALL)
+        for k in range(200):
+            session.execute(insert, (k, f"v{k}"))
+    finally:
+        driver.shutdown()
+
+    provider.kill(name, "node3")
+    assert provider.status(name).node("node3").status == "down"
+    driver, session = session_for(cassandra_cluster3)
+    try:
+        read = SimpleStatement("SELECT v FROM rf2.t WHERE k = %s",
+                               consistency_level=ConsistencyLevel.ONE)
+        values = [session.execute(read, (k,)).one().v for k in range(200)]
+    finally:
+        driver.shutdown()
+    assert values == [f"v{k}" for k in range(200)]
+
+    restarted = provider.restart(name, "node3")
+    assert restarted.node("node3").status == "running"
+    # At ALL every replica must answer, node3 included: it serves as a replica again once the
+    # others have seen it come back. (Its own copy may lack the last writes: a SIGKILL loses
+    # the commit log written after the last periodic sync; the read at ALL repairs that.)
+    driver, session = session_for(cassandra_cluster3, only=addresses[2])
+    count = SimpleStatement("SELECT count(*) FROM rf2.t", consistency_level=ConsistencyLevel.ALL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                assert session.execute(count).one()[0] == 200
+                break
+            except Unavailable:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+    finally:
+        driver.shutdown()

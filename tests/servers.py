@@ -1,0 +1,109 @@
+"""Real servers for the test suite, started through the project's own local provider.
+
+Each topology starts at most once per test run, on first use, and is brought down at the end
+of the session. Every cluster lives under one temporary state directory (the jar cache is shared
+and taken from WORKBENCH_CACHE_DIR as usual), on addresses and ports that stay clear of the
+presets' defaults and from other test runs on the same machine (free addresses and ports are
+claimed with lock files), so a developer's own clusters keep running during the tests.
+Every JVM the suite starts carries that state directory in its command line; that is how the
+end-of-session check finds survivors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import os
+import signal
+import tempfile
+from pathlib import Path
+
+from workbench.clusters import cassandra_local, ports, processes
+from workbench.clusters.base import Cluster
+from workbench.clusters.local import LocalProvider
+from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec
+
+SPECS: dict[str, ClusterSpec] = {
+    "cassandra_node": CassandraSpec(name="t-cassandra", nodes=1, heap="512M"),
+    "cassandra_cluster3": CassandraSpec(name="t-cassandra3", nodes=3, heap="512M",
+                                        replication_factor=2),
+    "hbase_server": HBaseSpec(name="t-hbase", heap="768M", thrift_heap="256M"),
+}
+LOCK_DIR = Path(tempfile.gettempdir()) / "workbench-test-locks"
+
+
+class SuiteServers:
+    """The session's provider, its state directory and the clusters it started."""
+
+    def __init__(self) -> None:
+        self.state_dir = Path(tempfile.mkdtemp(prefix="workbench-test-state-"))
+        self.provider = LocalProvider(state_dir=self.state_dir, progress=False, stop_timeout=30)
+        self.started: list[str] = []
+
+        self._locks: list[int] = []
+
+    def _claim(self, what: str) -> bool:
+        """Hold an exclusive lock on `what` for the rest of the session (False if taken):
+        test runs started at the same time on one machine must not pick the same ports."""
+        LOCK_DIR.mkdir(exist_ok=True)
+        fd = os.open(LOCK_DIR / what, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._locks.append(fd)
+        return True
+
+    def addresses(self, count: int) -> str:
+        """First of `count` consecutive free loopback addresses (127.0.0.41 and up)."""
+        for first in range(41, 250 - count):
+            block = [f"127.0.0.{first + i}" for i in range(count)]
+            free = all(ports.is_free(a, p) for a in block for p in (7000, 9042)) and all(
+                ports.is_free("127.0.0.1", cassandra_local.jmx_port(a)) for a in block)
+            if free and all(self._claim(a) for a in block):
+                return block[0]
+        raise RuntimeError("no free block of loopback addresses for Cassandra")
+
+    def hbase_ports(self) -> dict[str, int]:
+        for i in range(1, 40):
+            chosen = {"zookeeper_port": 12181 + 10 * i, "master_port": 16100 + 10 * i,
+                      "regionserver_port": 16105 + 10 * i, "thrift_port": 19090 + 10 * i}
+            if all(ports.is_free("127.0.0.1", p) for p in chosen.values()) and self._claim(
+                    f"hbase-{i}"):
+                return chosen
+        raise RuntimeError("no free set of HBase ports")
+
+    def spec(self, key: str) -> ClusterSpec:
+        spec = SPECS[key]
+        if isinstance(spec, CassandraSpec):
+            return dataclasses.replace(spec, first_address=self.addresses(spec.nodes))
+        return dataclasses.replace(spec, **self.hbase_ports())
+
+    def up(self, key: str) -> Cluster:
+        spec = self.spec(key)
+        self.started.append(spec.name)
+        return self.provider.up(spec)
+
+    def down_all(self) -> None:
+        for name in self.provider.clusters():
+            self.provider.down(name)
+
+    def survivors(self) -> list[tuple[int, str]]:
+        """(pid, command) of every live process whose command line names our state dir."""
+        marker = str(self.state_dir).encode()
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker in cmd and processes.state(int(pid)) not in (None, "Z"):
+                found.append((int(pid), cmd.replace(b"\0", b" ").decode(errors="replace")[:200]))
+        return found
+
+    def kill_survivors(self) -> None:
+        for pid, _ in self.survivors():
+            started = processes.start_time(pid)
+            if started is not None:
+                processes.send(pid, started, signal.SIGKILL)
