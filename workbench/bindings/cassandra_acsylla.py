@@ -72,9 +72,9 @@ class AcsyllaSession:
             password=opts.password,
             connect_timeout=opts.connect_timeout_ms / 1000,
             request_timeout=opts.read_timeout_ms / 1000,
-            protocol_version=opts.protocol_version,
-            use_beta_protocol_version=opts.protocol_version >= 5,
+            protocol_version=opts.protocol_version,  # 3 or 4 (options.py refuses 5 here)
             consistency=acsylla.Consistency[opts.read_consistency],
+            retry_policy="fallthrough",  # no hidden retries: every failure is counted by kind
             application_name="workbench",
             **ssl,
         )

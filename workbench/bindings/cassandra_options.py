@@ -118,6 +118,12 @@ def parse_options(properties: dict[str, str]) -> CassandraOptions:
     if not re.match(r"^[A-Za-z][A-Za-z0-9_.]*$", strategy):
         raise ConfigError(f"cassandra.replication.class={strategy!r} is not a strategy class name",
                           "e.g. SimpleStrategy or NetworkTopologyStrategy")
+    protocol = _int("cassandra.protocolversion", p["cassandra.protocolversion"], 3, 5)
+    driver = _choice("cassandra.driver", p["cassandra.driver"], ("acsylla", "python"))
+    if driver == "acsylla" and protocol == 5:
+        # The C++ driver's v5 is the pre-release "beta" framing; Cassandra 5 closes the connection.
+        raise ConfigError("cassandra.protocolversion=5 is not available with cassandra.driver=acsylla",
+                          "use cassandra.protocolversion=4, or cassandra.driver=python for v5")
     return CassandraOptions(
         hosts=hosts,
         port=_int("port", p["port"], 1, 65535),
@@ -138,8 +144,8 @@ def parse_options(properties: dict[str, str]) -> CassandraOptions:
         ssl_keyfile=_file("cassandra.ssl.keyfile", p["cassandra.ssl.keyfile"]),
         ssl_keypassword=p["cassandra.ssl.keypassword"] or None,
         ssl_verify=verify,
-        protocol_version=_int("cassandra.protocolversion", p["cassandra.protocolversion"], 3, 5),
-        driver=_choice("cassandra.driver", p["cassandra.driver"], ("acsylla", "python")),
+        protocol_version=protocol,
+        driver=driver,
         drop=_choice("cassandra.drop", p["cassandra.drop"], ("true", "false")) == "true",
         replication={
             "class": strategy,

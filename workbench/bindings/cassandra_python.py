@@ -16,6 +16,7 @@ from typing import Any
 from cassandra import ConsistencyLevel
 from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy, TokenAwarePolicy
 from cassandra.query import tuple_factory
 
 from workbench.bindings.cassandra import QueryFailed, kind_of
@@ -39,8 +40,13 @@ def ssl_context(opts: Any) -> ssl.SSLContext | None:
 def make_cluster(opts: Any) -> Cluster:
     """A cassandra-driver Cluster for these options (not connected yet)."""
     auth = PlainTextAuthProvider(opts.username, opts.password or "") if opts.username else None
-    profile = ExecutionProfile(request_timeout=opts.read_timeout_ms / 1000, row_factory=tuple_factory,
-                               consistency_level=ConsistencyLevel.name_to_value[opts.read_consistency])
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+        retry_policy=FallthroughRetryPolicy(),  # no hidden retries: every failure is counted by kind
+        request_timeout=opts.read_timeout_ms / 1000,
+        row_factory=tuple_factory,
+        consistency_level=ConsistencyLevel.name_to_value[opts.read_consistency],
+    )
     return Cluster(
         list(opts.hosts),
         port=opts.port,

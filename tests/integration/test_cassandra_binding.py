@@ -1,0 +1,273 @@
+"""The Cassandra binding against a real node (the session's `cassandra_node`), with both drivers.
+
+Options, schema creation (custom field names, missing columns, drop), consistency levels and
+error mapping (a keyspace with more replicas than nodes makes QUORUM and ALL unavailable), both
+load drivers end to end, and faults: the node frozen (SIGSTOP) and killed mid-run under
+`workbench run`; the run ends, counts the errors by kind, writes its report and exits with 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cassandra.cluster import Cluster as Driver
+
+from workbench.bindings.base import Status
+from workbench.bindings.cassandra import CassandraBinding, kind_of
+from workbench.clusters.local import LocalProvider
+from workbench.config.spec import spec_from_args
+from workbench.core.controller import Controller
+from workbench.errors import BindingError, ConfigError
+
+pytestmark = pytest.mark.servers
+ROOT = Path(__file__).resolve().parents[2]
+WORKLOADS = ROOT / "workloads"
+DRIVERS = ("acsylla", "python")
+_names = itertools.count()
+
+
+@pytest.fixture
+def node(cassandra_node) -> tuple[str, int]:
+    return cassandra_node.contact_points[0]
+
+
+def fresh_keyspace() -> str:
+    return f"it_{os.getpid()}_{next(_names)}"
+
+
+def props_for(node: tuple[str, int], *extra: str) -> list[str]:
+    host, port = node
+    return ["db=cassandra", f"hosts={host}", f"port={port}", *extra]
+
+
+def binding(overrides: list[str], phase: str = "run") -> CassandraBinding:
+    spec, _ = spec_from_args([], overrides, "run")
+    return CassandraBinding(spec, dict(spec.binding_properties), {"phase": phase, "worker": 0, "workers": 1})
+
+
+def columns(node: tuple[str, int], keyspace: str, table: str = "usertable") -> list[str]:
+    driver = Driver([node[0]], port=node[1], protocol_version=4)
+    try:
+        driver.connect()
+        return list(driver.metadata.keyspaces[keyspace].tables[table].columns)
+    finally:
+        driver.shutdown()
+
+
+def test_options_are_validated_and_default_like_ycsb():
+    opts = binding(["db=cassandra"]).options
+    assert (opts.hosts, opts.port, opts.keyspace, opts.driver, opts.protocol_version) == (
+        ("127.0.0.1",), 9042, "ycsb", "acsylla", 4)
+    assert (opts.read_consistency, opts.write_consistency) == ("QUORUM", "QUORUM")
+    assert opts.replication == {"class": "SimpleStrategy", "replication_factor": "1"}
+    with pytest.raises(ConfigError, match=r"'cassandra\.readconsistency'.*cassandra\.readconsistencylevel"):
+        binding(["db=cassandra", "cassandra.readconsistency=ONE"])
+    with pytest.raises(ConfigError, match="cassandra.writeconsistencylevel='QUOROM'"):
+        binding(["db=cassandra", "cassandra.writeconsistencylevel=QUOROM"])
+    with pytest.raises(ConfigError, match="cassandra.protocolversion"):
+        binding(["db=cassandra", "cassandra.protocolversion=6"])
+    with pytest.raises(ConfigError, match="cassandra.ssl.cafile is not set"):
+        binding(["db=cassandra", "cassandra.useSSL=true"])
+    with pytest.raises(ConfigError, match="no such file"):
+        binding(["db=cassandra", "cassandra.useSSL=true", "cassandra.ssl.cafile=/nonexistent.pem"])
+    with pytest.raises(ConfigError, match="protocolversion=5 is not available with cassandra.driver=acsylla"):
+        binding(["db=cassandra", "cassandra.protocolversion=5"])
+    with pytest.raises(ConfigError, match="cassandra.driver"):
+        binding(["db=cassandra", "cassandra.driver=java"])
+    opts = binding(["db=cassandra", "hosts=127.0.0.2, 127.0.0.3", "cassandra.readconsistencylevel=local_one",
+                    "cassandra.replication.factor=3", "cassandra.driver=python"]).options
+    assert opts.hosts == ("127.0.0.2", "127.0.0.3")
+    assert (opts.read_consistency, opts.driver) == ("LOCAL_ONE", "python")
+    assert opts.replication["replication_factor"] == "3"
+
+
+def test_driver_error_kinds_use_the_python_driver_names():
+    import acsylla.errors as ae
+    import cassandra
+
+    assert kind_of(ae.CassErrorLibRequestTimedOut()) == "OperationTimedOut"
+    assert kind_of(ae.CassErrorServerReadTimeout()) == "ReadTimeout"
+    assert kind_of(ae.CassErrorServerUnavailable()) == "Unavailable"
+    assert kind_of(cassandra.OperationTimedOut()) == "OperationTimedOut"
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+async def test_unreachable_server_is_a_clear_binding_error(driver):
+    with socket.socket() as s:  # a port on which nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = binding(["db=cassandra", "hosts=127.0.0.1", f"port={port}", f"cassandra.driver={driver}",
+                  "cassandra.connecttimeoutmillis=1000"])
+    t0 = time.monotonic()
+    with pytest.raises(BindingError, match=f"cannot connect to Cassandra at 127.0.0.1:{port}"):
+        await db.init()
+    assert time.monotonic() - t0 < 10
+
+
+async def test_schema_follows_the_workload_and_drop_only_applies_to_load(node):
+    ks = fresh_keyspace()
+    base = props_for(node, f"cassandra.keyspace={ks}", "fieldcount=3", "fieldnameprefix=Col")
+    await binding(base, "load").prepare()
+    assert columns(node, ks) == ["y_id", "Col0", "Col1", "Col2"]
+    db = binding(base)
+    await db.init()
+    try:
+        assert await db.insert("usertable", "k1", {"Col0": "a", "Col1": "b", "Col2": "c"}) is Status.OK
+        assert await db.read("usertable", "k1", None) == (Status.OK, {"Col0": "a", "Col1": "b", "Col2": "c"})
+        # a workload with more fields adds columns to the existing table and says so
+        wider = binding([*base[:-2], "fieldcount=4", "fieldnameprefix=Col"], "load")
+        await wider.prepare()
+        assert columns(node, ks)[-1] == "Col3" and any("added column Col3" in n for n in wider.notes())
+        # drop=true on a run keeps the data (and says why); on a load it starts clean
+        keep = binding([*base, "cassandra.drop=true"], "run")
+        await keep.prepare()
+        assert any("applies to the load phase" in n for n in keep.notes())
+        assert (await db.read("usertable", "k1", None))[0] is Status.OK
+        await binding([*base, "cassandra.drop=true"], "load").prepare()
+        db2 = binding(base)
+        await db2.init()
+        try:
+            assert await db2.read("usertable", "k1", None) == (Status.NOT_FOUND, None)
+        finally:
+            await db2.cleanup()
+    finally:
+        await db.cleanup()
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+async def test_consistency_levels_apply_and_unavailable_is_an_error_by_kind(node, driver):
+    # Three replicas wanted, one node: ONE works, QUORUM and ALL are Unavailable.
+    ks = "it_rf3"
+    base = props_for(node, f"cassandra.keyspace={ks}", "cassandra.replication.factor=3",
+                     f"cassandra.driver={driver}")
+    await binding(base, "load").prepare()
+    one = binding([*base, "cassandra.writeconsistencylevel=ONE", "cassandra.readconsistencylevel=ALL"])
+    await one.init()
+    try:
+        row = {f"field{i}": str(i) for i in range(10)}
+        assert await one.insert("usertable", "rf3", row) is Status.OK
+        assert await one.read("usertable", "rf3", None) == (Status.ERROR, None)
+        assert await one.scan("usertable", "rf3", 5, None) == (Status.ERROR, [])
+        assert one.error_kinds() == {"Unavailable": 2}
+    finally:
+        await one.cleanup()
+    quorum = binding([*base, "cassandra.readconsistencylevel=ONE"])  # writes at the default QUORUM
+    await quorum.init()
+    try:
+        assert await quorum.read("usertable", "rf3", ["field3"]) == (Status.OK, {"field3": "3"})
+        assert await quorum.update("usertable", "rf3", {"field3": "x"}) is Status.ERROR
+        assert await quorum.delete("usertable", "rf3") is Status.ERROR
+        assert quorum.error_kinds() == {"Unavailable": 2}
+    finally:
+        await quorum.cleanup()
+
+
+def run_phase(phase: str, files: list[str], overrides: list[str]):
+    spec, _ = spec_from_args(files, overrides, phase)
+    return asyncio.run(Controller(spec, phase).run())
+
+
+def failures(outcome) -> dict:
+    return {op: c for op, c in outcome.returns.items() if set(c) - {"OK"}}
+
+
+@pytest.mark.parametrize("driver, protocol", [("python", "4"), ("python", "5"), ("acsylla", "3")])
+def test_drivers_and_protocols_run_workloads_with_integrity(node, driver, protocol):
+    common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", f"cassandra.driver={driver}",
+                       f"cassandra.protocolversion={protocol}", "recordcount=300", "operationcount=600",
+                       "threadcount=8", "dataintegrity=true", "writeallfields=true", "maxscanlength=10")
+    load = run_phase("load", [str(WORKLOADS / "workloada")], common)
+    assert load.returns["INSERT"] == {"OK": 300}
+    for letter in "aef":  # updates, token-range scans with inserts, read-modify-write
+        result = run_phase("run", [str(WORKLOADS / f"workload{letter}")], common)
+        assert result.outcome == "completed" and result.operations == 600, (letter, result.error)
+        assert failures(result) == {}, (letter, failures(result))
+        if "READ" in result.returns:
+            assert result.returns["VERIFY"] == {"OK": result.returns["READ"]["OK"]}
+
+
+def workbench_run(tmp_path: Path, overrides: list[str], *flags: str) -> subprocess.Popen:
+    args = [a for p in overrides for a in ("-p", p)]
+    return subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", str(WORKLOADS / "workloada"),
+                             *args, *flags, "--export", f"json={tmp_path / 'run.json'}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+
+
+def wait_until_running(proc: subprocess.Popen, rate: float, timeout: float = 60.0) -> None:
+    """Read status lines until one shows `rate` ops/s: every worker has connected and runs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        match = re.search(r"; ([\d.]+) current ops/sec", line)
+        if match and float(match.group(1)) >= rate:
+            return
+        assert line, "the run ended before it got going"
+    raise AssertionError(f"no status line with {rate} ops/s within {timeout} s")
+
+
+def check_fault_report(proc: subprocess.Popen, t_fault: float, tmp_path: Path, kind: str) -> list[int]:
+    """Assert what every fault run must show; returns operations per interval."""
+    out, err = proc.communicate(timeout=60)
+    # the fault came after the run started: maxexecutiontime (<= 10 s) plus a bounded stop
+    assert time.monotonic() - t_fault < 25, "the run must end soon after maxexecutiontime"
+    assert proc.returncode == 1, (proc.returncode, err[-3000:])  # 1: operations failed (bench.py)
+    assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out
+    assert "failed operations by kind: " in err and f"{kind}=" in err, err[-2000:]
+    run = json.loads((tmp_path / "run.json").read_text())["run"]
+    assert run["outcome"] == "completed" and run["environment"]["error_kinds"][kind] > 0
+    ops = [i["operations"] for i in run["intervals"]]
+    return ops
+
+
+def test_node_frozen_mid_run_times_out_counts_errors_and_recovers(cassandra_node, tmp_path):
+    node = cassandra_node.contact_points[0]
+    common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "recordcount=500")
+    assert run_phase("load", [], [*common, "threadcount=8"]).operations == 500
+    provider = LocalProvider(state_dir=cassandra_node.run_dir.parent.parent, progress=False)
+    name = cassandra_node.nodes[0].name
+    proc = workbench_run(tmp_path, [*common, "operationcount=0", "maxexecutiontime=10",
+                                    "cassandra.readtimeoutmillis=1000", "status.interval=1"],
+                         "-threads", "8", "-target", "1000")
+    try:
+        wait_until_running(proc, 700)
+        time.sleep(1.0)
+        provider.pause(cassandra_node.name, name)
+        t_fault = time.monotonic()
+        time.sleep(3.0)
+    finally:
+        provider.resume(cassandra_node.name, name)
+    ops = check_fault_report(proc, t_fault, tmp_path, "OperationTimedOut")
+    low = min(range(len(ops) - 1), key=ops.__getitem__)
+    assert ops[low] < max(ops) / 10, ops  # the freeze is visible
+    assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the node thawed
+
+
+def test_node_killed_mid_run_with_two_workers_ends_and_counts_errors(cassandra_node, tmp_path):
+    node = cassandra_node.contact_points[0]
+    common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "recordcount=500",
+                       "cassandra.driver=python")
+    assert run_phase("load", [], [*common, "threadcount=8"]).operations == 500
+    provider = LocalProvider(state_dir=cassandra_node.run_dir.parent.parent, progress=False)
+    name = cassandra_node.nodes[0].name
+    proc = workbench_run(tmp_path, [*common, "operationcount=0", "maxexecutiontime=8",
+                                    "cassandra.readtimeoutmillis=1000", "status.interval=1"],
+                         "-threads", "8", "-target", "1000", "--workers", "2")
+    try:
+        wait_until_running(proc, 700)  # both workers (500 ops/s each) are connected
+        time.sleep(1.0)
+        provider.kill(cassandra_node.name, name)
+        check_fault_report(proc, time.monotonic(), tmp_path, "NoHostAvailable")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        provider.restart(cassandra_node.name, name)  # the node serves the other tests again
