@@ -62,3 +62,38 @@ def register_stall_binding():
     from workbench.bindings.registry import BindingInfo, register
 
     register(BindingInfo(name="stall", target="engine_helpers:StallBinding", prefix="stall."))
+
+
+class FlakyBinding:
+    """A memory binding where every 10th update fails with a made-up driver error kind."""
+
+    def __new__(cls, spec, properties, context):
+        from workbench.bindings.base import Status
+        from workbench.bindings.memory import MemoryBinding
+
+        class _Flaky(MemoryBinding):
+            def __init__(self, *a):
+                super().__init__(*a)
+                self.updates = 0
+                self.kinds: dict[str, int] = {}
+
+            async def update(self, table, key, values):
+                self.updates += 1
+                if self.updates % 10 == 0:
+                    self.kinds["FakeTimeout"] = self.kinds.get("FakeTimeout", 0) + 1
+                    return Status.ERROR
+                return await super().update(table, key, values)
+
+            def error_kinds(self):
+                return self.kinds
+
+            def notes(self):
+                return ["every 10th update fails on purpose"]
+
+        return _Flaky(spec, properties, context)
+
+
+def register_flaky_binding():
+    from workbench.bindings.registry import BindingInfo, register
+
+    register(BindingInfo(name="flaky", target="engine_helpers:FlakyBinding", prefix="flaky."))

@@ -188,3 +188,21 @@ def test_same_seed_same_operations():
 
     first, second = once(), once()
     assert first == second
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_failed_operations_are_counted_by_status_and_kind(workers):
+    from engine_helpers import register_flaky_binding
+
+    register_flaky_binding()
+    spec, props = make_spec("db=flaky", "recordcount=100", "operationcount=4000",
+                            "readproportion=0", "updateproportion=1", f"workers={workers}")
+    outcome, _ = run_phase(spec)
+    failed = outcome.returns["UPDATE"]["ERROR"]
+    assert outcome.returns["UPDATE"]["OK"] + failed == 4000
+    assert 4000 // 10 - workers <= failed <= 4000 // 10 + workers
+    assert outcome.error_kinds == {"FakeTimeout": failed}
+    assert outcome.histograms["UPDATE-FAILED"].get_total_count() == failed
+    result = to_run_result(outcome, props.as_dict())
+    assert result.error_count() == failed
+    assert result.environment["notes"] == ["every 10th update fails on purpose"]

@@ -70,5 +70,14 @@ class Binding:
         return Status.NOT_IMPLEMENTED
 
     def notes(self) -> list[str]:
-        """Remarks for the report (e.g. 'write latency measures a client-side buffer')."""
+        """Remarks for the report (e.g. 'write latency measures a client-side buffer').
+
+        Asked of the instance that ran prepare(), so they may depend on configuration only."""
         return []
+
+    def error_kinds(self) -> dict[str, int]:
+        """Failed operations by driver error kind (e.g. {"ReadTimeout": 3}) since init().
+
+        YCSB's statuses are coarse (a timeout and an unavailable replica are both ERROR); the
+        report shows these counts beside them. Summed over workers at the end of the phase."""
+        return {}

@@ -75,5 +75,19 @@ def load_binding_class(name: str):
             f"choose one of: {', '.join(sorted(BINDINGS))}",
         )
     module_name, _, class_name = info.target.partition(":")
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        raise BindingError(
+            f"the {name} binding is not available in this version ({module_name} is missing)",
+            f"available here: {', '.join(sorted(n for n in BINDINGS if _importable(n)))}",
+        ) from None
     return getattr(module, class_name)
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(BINDINGS[name].target.partition(":")[0]) is not None

@@ -155,6 +155,13 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
 
 
 def exit_status(result: RunResult) -> int:
+    """Say on stderr how the run ended (binding notes, errors by kind) and pick the exit status."""
+    for note in result.environment.get("notes", []):
+        print(f"workbench: note: {note}", file=sys.stderr)
+    kinds = result.environment.get("error_kinds")
+    if kinds:
+        listed = ", ".join(f"{k}={n}" for k, n in sorted(kinds.items()))
+        print(f"workbench: failed operations by kind: {listed}", file=sys.stderr)
     if result.outcome == "failed":
         error = result.environment.get("error", "the run failed")
         print(f"workbench: error: {error}", file=sys.stderr)

@@ -56,6 +56,8 @@ class PhaseOutcome:
     outcome: str = "completed"
     error: str | None = None
     paced: bool = False
+    error_kinds: dict[str, int] = field(default_factory=dict)  # summed over workers
+    notes: list[str] = field(default_factory=list)  # the binding's remarks for the report
 
 
 class Controller:
@@ -77,6 +79,7 @@ class Controller:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._t0 = 0.0
         self._stop_reason: str | None = None
+        self._notes: list[str] = []
         self._ever_paced = spec.target > 0
 
     # -- subscriptions and live commands --------------------------------------------------------
@@ -139,6 +142,7 @@ class Controller:
         """Let the binding create its schema before any worker starts."""
         db = binding_factory(self.spec)({"phase": self.phase, "worker": -1, "workers": self.workers})
         await db.prepare()
+        self._notes = list(db.notes())
         await db.cleanup()
 
     async def run(self) -> PhaseOutcome:
@@ -156,6 +160,7 @@ class Controller:
         self._returns: dict[str, dict[str, int]] = {}
         self._intervals: list[StoredInterval] = []
         self._total_ops = 0
+        self._error_kinds: dict[str, int] = {}
         self._last_tick = self._t0
         await self._executor.start()
         error: str | None = None
@@ -203,6 +208,8 @@ class Controller:
             outcome=outcome,
             error=error,
             paced=self._ever_paced,
+            error_kinds=self._error_kinds,
+            notes=self._notes,
         )
 
     async def _tick(self, final: bool) -> None:
@@ -215,6 +222,8 @@ class Controller:
         ops = 0
         for t in ticks:
             ops += t.operations
+            for kind, n in (t.error_kinds or {}).items():
+                self._error_kinds[kind] = self._error_kinds.get(kind, 0) + n
             for name, h in t.histograms.items():
                 target = merged.get(name)
                 if target is None:

@@ -30,6 +30,8 @@ class Budget(Protocol):
 
     def remaining(self) -> int: ...
 
+    def exhausted(self) -> bool: ...
+
 
 class LocalBudget:
     """Operation numbers 0..total-1 for lanes in one process (total 0 = no limit)."""
@@ -47,6 +49,9 @@ class LocalBudget:
 
     def remaining(self) -> int:
         return max(self.total - self.next, 0) if self.total else 0
+
+    def exhausted(self) -> bool:
+        return bool(self.total) and self.next >= self.total
 
 
 def lane_seed(seed: int | None, worker: int, lane: int) -> int | None:
@@ -124,7 +129,10 @@ class WorkerEngine:
         return len(self._tasks)
 
     def drain(self) -> TickData:
-        return self.recorder.drain()
+        tick = self.recorder.drain()
+        if self.done.is_set() and self.db is not None:
+            tick.error_kinds = dict(self.db.error_kinds())
+        return tick
 
     # -- running -----------------------------------------------------------------------------
 
@@ -150,7 +158,7 @@ class WorkerEngine:
             while True:
                 if self._tasks:
                     await asyncio.wait(list(self._tasks.values()))
-                elif self.stopping or self.exhausted:
+                elif self.stopping or self.exhausted or self.budget.exhausted():
                     break
                 else:  # no lanes here for now (lanes < workers): wait for more or for the end
                     await asyncio.sleep(0.05)

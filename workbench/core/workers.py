@@ -13,7 +13,7 @@ import multiprocessing as mp
 import signal
 from typing import Any
 
-from workbench.bindings.registry import load_binding_class
+from workbench.bindings.registry import BINDINGS, load_binding_class
 from workbench.config.spec import WorkloadSpec
 from workbench.core.runner import LocalBudget, WorkerEngine
 from workbench.errors import WorkbenchError
@@ -115,18 +115,24 @@ class SharedBudget:
     def remaining(self) -> int:
         return max(self.total - self.counter.value, 0) if self.total else 0
 
+    def exhausted(self) -> bool:
+        return bool(self.total) and self.next >= self.end and self.counter.value >= self.total
+
 
 def _encode_tick(tick: TickData) -> tuple:
-    return tick.operations, {k: encode(h) for k, h in tick.histograms.items()}, tick.returns
+    hists = {k: encode(h) for k, h in tick.histograms.items()}
+    return tick.operations, hists, tick.returns, tick.error_kinds
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns = payload
-    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns)
+    ops, hists, returns, kinds = payload
+    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds)
 
 
-def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total) -> None:
+def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if info is not None:  # a binding registered at run time in the parent (plug-ins, tests)
+        BINDINGS.setdefault(info.name, info)
     asyncio.run(_worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total))
 
 
@@ -209,7 +215,7 @@ class ProcessExecutor:
                 target=_worker_main,
                 args=(child, self.spec, self.phase, w, self.workers,
                       split(self.lanes, self.workers, w), self._target_share(w),
-                      self.counter, self.total),
+                      self.counter, self.total, BINDINGS.get(self.spec.db)),
                 name=f"workbench-worker-{w}",
                 daemon=True,
             )

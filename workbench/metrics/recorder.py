@@ -78,6 +78,7 @@ class TickData:
     operations: int
     histograms: dict[str, HdrHistogram]
     returns: dict[str, dict[str, int]]
+    error_kinds: dict[str, int] | None = None  # the binding's totals, on a worker's last tick
 
 
 class Recorder:

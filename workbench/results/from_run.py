@@ -91,6 +91,10 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str]) -> RunResul
     env = environment()
     if outcome.error:
         env["error"] = outcome.error
+    if outcome.error_kinds:
+        env["error_kinds"] = dict(outcome.error_kinds)
+    if outcome.notes:
+        env["notes"] = list(outcome.notes)
     return RunResult(
         phase=outcome.phase,
         db=spec.db,
