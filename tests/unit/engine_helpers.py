@@ -97,3 +97,24 @@ def register_flaky_binding():
     from workbench.bindings.registry import BindingInfo, register
 
     register(BindingInfo(name="flaky", target="engine_helpers:FlakyBinding", prefix="flaky."))
+
+
+class FailingCleanupBinding:
+    """A memory binding whose cleanup raises, as a client-side write buffer that cannot flush."""
+
+    def __new__(cls, spec, properties, context):
+        from workbench.bindings.memory import MemoryBinding
+
+        class _BadCleanup(MemoryBinding):
+            async def cleanup(self):
+                if self.context.get("worker", 0) >= 0:
+                    raise OSError("buffer flush failed")
+
+        return _BadCleanup(spec, properties, context)
+
+
+def register_failing_cleanup_binding():
+    from workbench.bindings.registry import BindingInfo, register
+
+    register(BindingInfo(name="badcleanup", target="engine_helpers:FailingCleanupBinding",
+                         prefix="badcleanup."))

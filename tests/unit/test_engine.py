@@ -206,3 +206,14 @@ def test_failed_operations_are_counted_by_status_and_kind(workers):
     result = to_run_result(outcome, props.as_dict())
     assert result.error_count() == failed
     assert result.environment["notes"] == ["every 10th update fails on purpose"]
+
+
+def test_a_failed_cleanup_is_reported_not_lost():
+    from engine_helpers import register_failing_cleanup_binding
+
+    register_failing_cleanup_binding()
+    spec, props = make_spec("db=badcleanup", "recordcount=50", "operationcount=500")
+    outcome, _ = run_phase(spec)
+    assert outcome.returns["CLEANUP"] == {"ERROR": 1}
+    assert outcome.error_kinds == {"cleanup OSError: buffer flush failed": 1}
+    assert to_run_result(outcome, props.as_dict()).error_count() == 1

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from workbench.bindings.base import Binding
+from workbench.bindings.base import Binding, Status
 from workbench.config.spec import WorkloadSpec
 from workbench.core.pacing import Pacer
 from workbench.core.workload import LaneWorkload, WorkerKeys
@@ -132,6 +132,9 @@ class WorkerEngine:
         tick = self.recorder.drain()
         if self.done.is_set() and self.db is not None:
             tick.error_kinds = dict(self.db.error_kinds())
+            if self.cleanup_error is not None:
+                kind = f"cleanup {type(self.cleanup_error).__name__}: {self.cleanup_error}"
+                tick.error_kinds[kind] = 1
         return tick
 
     # -- running -----------------------------------------------------------------------------
@@ -168,7 +171,10 @@ class WorkerEngine:
                 await self.db.cleanup()
             except Exception as exc:  # reported, and the run's results are still kept
                 self.cleanup_error = exc
-            self.recorder.meter("CLEANUP").record_value((time.perf_counter_ns() - t0) // 1000)
+            cleanup = self.recorder.meter("CLEANUP")
+            cleanup.record_value((time.perf_counter_ns() - t0) // 1000)
+            if self.cleanup_error is not None:  # e.g. a client-side write buffer that failed to flush
+                cleanup.count_status(Status.ERROR)
             self.done.set()
 
     def _spawn_missing(self) -> None:

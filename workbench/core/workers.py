@@ -234,9 +234,12 @@ class ProcessExecutor:
             msg = ("error", f"worker process {w} exited unexpectedly")
         kind = msg[0]
         if kind == "tick":
+            tick = _decode_tick(msg[2])
             fut = self.pending.pop(w, None)
             if fut is not None and not fut.done():
-                fut.set_result(_decode_tick(msg[2]))
+                fut.set_result(tick)
+            else:  # a reply that missed its drain's deadline: it belongs to the next tick
+                self.finals.append(tick)
             return
         if kind == "error":
             self.errors.append(msg[1])
@@ -259,11 +262,15 @@ class ProcessExecutor:
 
     def _send(self, *msg) -> None:
         for w in list(self.live):
+            self._send_to(w, msg)
+
+    def _send_to(self, w: int, msg: tuple) -> None:
+        if w in self.live:
             try:
                 self.conns[w].send(msg)
             except (BrokenPipeError, OSError):
-                self.errors.append(f"worker process {w} is gone")
-                self._finish(w)
+                # It has just ended: its "done" (or the EOF of a crash) is still to be read.
+                pass
 
     async def drain(self) -> list[TickData]:
         loop = asyncio.get_running_loop()
@@ -271,11 +278,13 @@ class ProcessExecutor:
         for w in list(self.live):
             self.pending[w] = loop.create_future()
         self._send("drain", self._seq)
-        futures = [f for f in self.pending.values()]
+        futures = list(self.pending.values())
         ticks: list[TickData] = []
         if futures:
             done, _ = await asyncio.wait(futures, timeout=REPLY_TIMEOUT_S)
             ticks = [f.result() for f in done if f.result() is not None]
+            # A worker too busy to answer in time: its reply is kept for the next drain.
+            self.pending.clear()
         # Final reports of workers that ended since the last drain belong to this tick too.
         ticks.extend(self.finals)
         self.finals = []
@@ -293,12 +302,12 @@ class ProcessExecutor:
     def set_target(self, rate: float) -> None:
         self.target = rate
         for w in list(self.live):
-            self.conns[w].send(("target", self._target_share(w)))
+            self._send_to(w, ("target", self._target_share(w)))
 
     def set_lanes(self, lanes: int) -> None:
         self.lanes = lanes
         for w in list(self.live):
-            self.conns[w].send(("lanes", split(lanes, self.workers, w)))
+            self._send_to(w, ("lanes", split(lanes, self.workers, w)))
         if self.target:
             self.set_target(self.target)
 
