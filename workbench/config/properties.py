@@ -7,6 +7,7 @@ ones), then applies every -p key=value on top. We keep where each value came fro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +58,16 @@ class Properties:
         return other
 
 
+# Java ends lines at \r, \n and \r\n only; str.splitlines would also split at \f (a separator in
+# .properties), \x0b and \x85 ("..." in cp1252 files, which we read as latin-1).
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _logical_lines(text: str):
     """Yield (line_number, logical_line) joining backslash continuations, as Java does."""
     pending: list[str] = []
     start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(_LINE_END.split(text), start=1):
         line = raw.lstrip(" \t\f") if pending else raw
         if not pending:
             stripped = line.lstrip(" \t\f")

@@ -325,6 +325,14 @@ def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
             "set at least one of readproportion, updateproportion, insertproportion, "
             "scanproportion, readmodifywriteproportion, deleteproportion above 0",
         )
+    if spec.insertstart > spec.record_total:
+        # Without insertcount the count would default to a negative number (and run would hang).
+        raise _fail(
+            props,
+            "insertstart",
+            f"insertstart ({spec.insertstart}) is beyond recordcount ({spec.record_total})",
+            "recordcount must be at least insertstart + insertcount",
+        )
     if spec.insertstart + spec.insert_total > spec.record_total:
         raise _fail(
             props,
@@ -332,6 +340,14 @@ def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
             f"insertstart ({spec.insertstart}) + insertcount ({spec.insert_total}) is more than "
             f"recordcount ({spec.record_total})",
             "recordcount must be at least insertstart + insertcount",
+        )
+    if phase == "run" and spec.insert_total == 0 and set(spec.operation_weights()) - {"INSERT"}:
+        # Requests choose among insertstart .. insertstart+insertcount-1: none would ever exist.
+        raise _fail(
+            props,
+            "insertcount" if "insertcount" in props else "insertstart",
+            "no keys to choose from: insertcount is 0 for this run",
+            "run requests keys insertstart .. insertstart+insertcount-1; make insertcount at least 1",
         )
     if spec.minscanlength > spec.maxscanlength:
         raise _fail(props, "maxscanlength", "maxscanlength is below minscanlength",

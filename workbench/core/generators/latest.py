@@ -13,7 +13,9 @@ class SkewedLatest:
 
     def __init__(self, rng: random.Random, basis: Counter, theta: float) -> None:
         self.basis = basis
-        self._zipf = Zipfian(rng, 0, max(basis.last(), 2) - 1, theta)
+        # At least 3 items: YCSB's eta uses this first count forever, and with 2 items it is 0, so
+        # once inserts grow the table most draws would come out as key 0.
+        self._zipf = Zipfian(rng, 0, max(basis.last(), 3) - 1, theta)
 
     def next(self) -> int:
         top = self.basis.last()

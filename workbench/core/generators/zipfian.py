@@ -33,7 +33,11 @@ class Zipfian:
 
     def _eta(self) -> float:
         # YCSB computes eta from the constructor's item count even when drawing over more items.
-        return (1 - (2.0 / self.items) ** (1 - self.theta)) / (1 - self._zeta2 / self.zetan)
+        denominator = 1 - self._zeta2 / self.zetan
+        if denominator == 0:
+            # Two items: every draw is item 0 or 1 and eta is never used (Java computes NaN).
+            return 0.0
+        return (1 - (2.0 / self.items) ** (1 - self.theta)) / denominator
 
     def next_long(self, itemcount: int) -> int:
         """A draw over [base, base + itemcount); zeta grows incrementally as YCSB's does."""
