@@ -74,12 +74,27 @@ def _reap(pid: int) -> None:
         pass
 
 
+def has_exited(pid: int, started: int) -> bool:
+    """True once every thread of the process is gone (its sockets are closed by then).
+
+    A JVM's main thread can turn zombie while its other threads are still shutting down and
+    holding the ports; only when the zombie has no other tasks left has the process exited."""
+    if start_time(pid) != started:
+        return True
+    if state(pid) not in ("Z", "X"):
+        return False
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) <= 1
+    except OSError:
+        return True
+
+
 def wait_gone(pid: int, started: int, timeout: float) -> bool:
     """Wait until the process has exited; True if it did within timeout."""
     deadline = time.monotonic() + timeout
     while True:
         _reap(pid)
-        if not is_ours(pid, started):
+        if has_exited(pid, started):
             return True
         if time.monotonic() >= deadline:
             return False
