@@ -1,43 +1,134 @@
-"""`workbench demo`: the quick start. Loads and runs YCSB workloads A and C on the in-process
-memory binding and prints YCSB's results, so a fresh install shows the whole engine at work.
-(Real Cassandra and HBase servers take over here once their bindings land.)"""
+"""`workbench demo`: the quick start, end to end on real servers.
+
+Fetches Cassandra and HBase (pinned jars from Maven Central, once), starts one local Cassandra
+node and a local HBase, loads both, runs YCSB workloads A and C on each, prints a side-by-side
+table, writes YCSB-text and CSV exports of every run into a folder it names, and takes the
+servers down again. Ctrl-C at any point stops the run and still takes every server down.
+`--db memory` runs the same on the in-process memory binding (no servers, no Java).
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import time
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from workbench.commands.bench import execute_phase, exit_status
+from workbench.commands.targets import binding_overrides
 from workbench.config.spec import spec_from_args
+from workbench.errors import ConfigError
 from workbench.results.exporters import export
-from workbench.results.ycsb_text import write_ycsb_text
+from workbench.results.model import RunResult
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
+RUNS = (("load", "workloada"), ("run", "workloada"), ("run", "workloadc"))
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("demo", help="load and run workloads A and C on the memory binding")
-    p.add_argument("--records", type=int, default=100_000, help="records to load (default 100000)")
-    p.add_argument("--operations", type=int, default=200_000, help="operations per run")
-    p.add_argument("--out", default="results/demo", help="folder for the exports")
+    p = subparsers.add_parser("demo", help="Cassandra vs HBase on workloads A and C, end to end",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--db", action="append", choices=("cassandra", "hbase", "memory"),
+                   help="databases to compare (default: cassandra and hbase)")
+    p.add_argument("--records", type=int, default=20_000, help="records to load (default 20000)")
+    p.add_argument("--operations", type=int, default=30_000, help="operations per run (default 30000)")
+    p.add_argument("--threads", type=int, default=16, help="lanes (default 16)")
+    p.add_argument("--out", help="folder for the exports (default results/demo-<time>)")
     p.set_defaults(func=demo_command)
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    if not (WORKLOADS / "workloada").is_file():
+        raise ConfigError(f"workload files not found in {WORKLOADS}", "run from a source checkout")
+    console = Console(stderr=True)
+    databases = args.db or ["cassandra", "hbase"]
+    out = Path(args.out or f"results/demo-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
-    common = [f"recordcount={args.records}", f"operationcount={args.operations}", "threadcount=8"]
+    results: dict[str, dict[str, RunResult]] = {}
     status = 0
-    for phase, workload in (("load", "workloada"), ("run", "workloada"), ("run", "workloadc")):
-        files = [str(WORKLOADS / workload)]
-        spec, props = spec_from_args(files, common, phase)
-        print(f"== {phase} {workload} on memory ==", flush=True)
-        result = execute_phase(spec, props.as_dict(), phase)
-        write_ycsb_text(result, sys.stdout)
-        stem = out / f"memory-{workload}-{phase}"
-        for kind, suffix in (("ycsb", ".txt"), ("csv", ".csv"), ("json", ".json")):
-            export(result, f"{kind}={stem}{suffix}")
-        status = max(status, exit_status(result))
-    print(f"exports written to {out}/")
+    for db in databases:
+        console.rule(f"[bold]{db}")
+        with _server(db, console) as overrides:
+            results[db] = {}
+            for phase, workload in RUNS:
+                console.print(f"[cyan]{phase} {workload} on {db}[/] ({args.threads} lanes)")
+                result = _one(db, phase, workload, overrides, args)
+                results[db][f"{phase} {workload}"] = result
+                stem = out / f"{db}-{workload}-{phase}"
+                export(result, f"ycsb={stem}.txt")
+                export(result, f"csv={stem}.csv")
+                status = max(status, exit_status(result))
+                if result.outcome != "completed":
+                    break
+    Console().print(comparison(results))
+    console.print(f"exports written to [bold]{out}/[/]")
     return status
+
+
+def _one(db: str, phase: str, workload: str, overrides: list[str], args) -> RunResult:
+    common = [*overrides, f"recordcount={args.records}", f"operationcount={args.operations}",
+              f"threadcount={args.threads}", "status.interval=5"]
+    if db == "cassandra":
+        common.append("cassandra.drop=true" if phase == "load" else "cassandra.drop=false")
+    if db == "hbase":
+        common.append("hbase.drop=true" if phase == "load" else "hbase.drop=false")
+    if db == "memory":
+        common += ["memory.store=demo"]
+    spec, props = spec_from_args([str(WORKLOADS / workload)], common, phase)
+    return execute_phase(spec, props.as_dict(), phase)
+
+
+class _server:
+    """Start the database's default local preset and always take it down again."""
+
+    def __init__(self, db: str, console: Console) -> None:
+        self.db, self.console, self.provider, self.cluster = db, console, None, None
+
+    def __enter__(self) -> list[str]:
+        if self.db == "memory":
+            return ["db=memory"]
+        from workbench.clusters import presets
+        from workbench.clusters.local import LocalProvider
+
+        self.provider = LocalProvider()
+        self.console.print(f"starting {PRESETS[self.db]} (jars are fetched the first time)")
+        self.cluster = self.provider.up(presets.load(PRESETS[self.db]))
+        return binding_overrides(self.cluster)
+
+    def __exit__(self, *exc) -> None:
+        if self.cluster is not None:
+            self.console.print(f"stopping {self.cluster.name}")
+            self.provider.down(self.cluster.name)
+
+
+def comparison(results: dict[str, dict[str, RunResult]]) -> Table:
+    """Throughput and read/update p50/p95/p99 per database, side by side."""
+    table = Table(title="workbench demo: YCSB workloads on each database")
+    table.add_column("run")
+    table.add_column("figure")
+    for db in results:
+        table.add_column(db, justify="right")
+    runs = [f"{phase} {workload}" for phase, workload in RUNS]
+    for run in runs:
+        rows = [("throughput (ops/s)", lambda r: f"{r.throughput:,.0f}")]
+        for op in ("INSERT", "READ", "UPDATE"):
+            for p in (50.0, 95.0, 99.0):
+                rows.append((f"{op} p{p:g} (us)", _pct(op, p)))
+        for label, fn in rows:
+            cells = [fn(results[db][run]) if run in results[db] else "-" for db in results]
+            if any(c not in ("-", "") for c in cells):
+                table.add_row(run, label, *cells)
+        table.add_section()
+    return table
+
+
+def _pct(op: str, p: float):
+    def cell(result: RunResult) -> str:
+        m = result.measurement(op)
+        return f"{m.percentiles.get(p, 0):,}" if m and m.operations else ""
+
+    return cell

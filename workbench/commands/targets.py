@@ -1,0 +1,34 @@
+"""From a running cluster to a binding's properties: what `--cluster NAME` and the demo use.
+
+This glue lives in the CLI layer because it is the one place that knows both the cluster
+handles (clusters/) and the bindings' property names (bindings/).
+"""
+
+from __future__ import annotations
+
+from workbench.clusters.base import Cluster
+from workbench.errors import ConfigError
+
+
+def binding_overrides(cluster: Cluster) -> list[str]:
+    """-p overrides that point the cluster's binding at it."""
+    if cluster.kind == "cassandra":
+        hosts = ",".join(host for host, _ in cluster.contact_points)
+        port = cluster.contact_points[0][1]
+        replication = cluster.replication or {}
+        out = ["db=cassandra", f"hosts={hosts}", f"port={port}"]
+        if replication:
+            out += [f"cassandra.replication.class={replication['class']}",
+                    f"cassandra.replication.factor={replication['replication_factor']}"]
+        return out
+    if cluster.kind == "hbase":
+        host, port = cluster.contact_points[0]
+        return ["db=hbase", f"hbase.host={host}", f"hbase.port={port}"]
+    raise ConfigError(f"no binding for a {cluster.kind} cluster", "use -db and -p hosts=...")
+
+
+def cluster_overrides(name: str) -> list[str]:
+    """Overrides for a cluster the local provider started (`workbench cluster up`)."""
+    from workbench.clusters.local import LocalProvider
+
+    return binding_overrides(LocalProvider(progress=False).status(name))
