@@ -45,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkbenchError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return exc.exit_status
+    except KeyboardInterrupt:
+        # Commands clean up after themselves on the way out (servers down, results written).
+        print("workbench: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
