@@ -92,11 +92,18 @@ def add_ycsb_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-l", dest="label", metavar="LABEL", help="label prefixed to status lines")
     p.add_argument("-s", action="store_true", help="accepted for YCSB compatibility (status is always on)")
     p.add_argument("--workers", type=int, metavar="K", help="worker processes that share the lanes")
+    p.add_argument("--cluster", metavar="NAME",
+                   help="a cluster started by `workbench cluster up`: sets -db and its hosts and ports")
 
 
 def overrides_from(args: argparse.Namespace) -> list[str]:
-    """-p values first, then the dedicated flags, which win (they are more specific)."""
-    out = list(args.props)
+    """--cluster first, then -p values, then the dedicated flags, which win (more specific)."""
+    out: list[str] = []
+    if getattr(args, "cluster", None):
+        from workbench.commands.targets import cluster_overrides
+
+        out += cluster_overrides(args.cluster)
+    out += args.props
     for flag, key in (("threads", "threadcount"), ("target", "target"), ("db", "db"),
                       ("label", "label"), ("workers", "workers")):
         value = getattr(args, flag, None)

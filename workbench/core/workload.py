@@ -21,6 +21,7 @@ from workbench.core.generators.latest import SkewedLatest
 from workbench.core.generators.lengths import field_length_generator
 from workbench.core.generators.scrambled import ScrambledZipfian
 from workbench.core.generators.simple import Exponential, Hotspot, Sequential, Uniform
+from workbench.core.generators.zipfian import Zipfian
 from workbench.core.keys import key_builder
 from workbench.core.values import ValueMaker, verify_row
 from workbench.metrics.recorder import Recorder
@@ -95,8 +96,6 @@ class LaneWorkload:
         if spec.scanlengthdistribution == "uniform":
             self.scan_length = Uniform(rng, spec.minscanlength, spec.maxscanlength)
         else:
-            from workbench.core.generators.zipfian import Zipfian
-
             self.scan_length = Zipfian(rng, spec.minscanlength, spec.maxscanlength)
         weights = spec.operation_weights()
         self.ops = Discrete(rng, weights) if weights else None

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from hdrh.histogram import HdrHistogram
 
+from workbench.metrics.histograms import encode
 from workbench.metrics.snapshot import OpStats
 from workbench.results.model import SUMMARY_PERCENTILES, IntervalMeasurement, Measurement
 
@@ -25,12 +26,6 @@ def _figures(hist: HdrHistogram, percentiles: Iterable[float]) -> _Figures:
 def mean_of(hist: HdrHistogram) -> float:
     """Exactly hdrh's get_mean_value (median-equivalent values, as Java's getMean), but fast."""
     return OpStats.of(hist, ()).mean
-
-
-def encode(hist: HdrHistogram) -> str:
-    """The compressed base64 form the model stores."""
-    blob = hist.encode()
-    return blob.decode("ascii") if isinstance(blob, bytes) else str(blob)
 
 
 def measurement_from_histogram(
