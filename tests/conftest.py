@@ -7,6 +7,8 @@ started by the suite is still alive.
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from servers import SuiteServers  # tests/ is on sys.path (rootdir conftest)
 
@@ -63,3 +65,5 @@ def pytest_sessionfinish(session, exitstatus):
             f"JVMs started by the test suite were still alive at the end (now killed):\n{lines}",
             red=True)
         session.exitstatus = 1
+    else:
+        shutil.rmtree(_suite.state_dir, ignore_errors=True)

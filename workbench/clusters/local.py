@@ -167,10 +167,12 @@ class LocalProvider:
     # -- fault injection -------------------------------------------------------------------
     def pause(self, name: str, node: str) -> None:
         """Freeze a node (SIGSTOP): it keeps its sockets but answers nothing."""
-        self._signal(name, node, signal.SIGSTOP)
+        target = self._signal(name, node, signal.SIGSTOP)
+        _wait_state(target, stopped=True)
 
     def resume(self, name: str, node: str) -> None:
-        self._signal(name, node, signal.SIGCONT)
+        target = self._signal(name, node, signal.SIGCONT)
+        _wait_state(target, stopped=False)
 
     def kill(self, name: str, node: str) -> None:
         """Crash a node (SIGKILL), as a power failure would."""
@@ -227,6 +229,15 @@ def _uninterruptible() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _wait_state(node: Node, stopped: bool, timeout: float = 10.0) -> None:
+    # A signal reaches a many-threaded JVM asynchronously: return once it has taken effect.
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and procs.is_ours(node.pid, node.start_time):
+        if (procs.state(node.pid) == "T") == stopped:
+            return
+        time.sleep(0.02)
 
 
 def _node_status(node: Node) -> str:
