@@ -1,12 +1,16 @@
 """The Cassandra binding: YCSB's cassandra-cql semantics on acsylla (default) or cassandra-driver.
 
 Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the two
-load drivers in cassandra_acsylla.py and cassandra_python.py (same small interface: prepare,
-first, rows, write, close). Every operation shape (read all or named fields, update one or all
-fields, insert, delete, token-range scan with a limit) is a prepared statement, made on first
-use and cached per worker. Driver errors never escape an operation: they become Status.ERROR
-and are counted by kind (ReadTimeout, WriteTimeout, Unavailable, OperationTimedOut,
-NoHostAvailable, ...) for the report; a missing row is NOT_FOUND.
+load drivers in cassandra_acsylla.py and cassandra_python.py. Both offer the same small interface:
+`prepare(cql, consistency) -> bind` (params -> request), `execute(request) -> awaitable result`,
+`row(result)` / `rows(result)` (dicts by column name), `errors` (what execute may raise), `close()`;
+the operations below call them directly, without a coroutine layer of their own.
+
+Every operation shape (read all or named fields, update one or all fields, insert, delete,
+token-range scan with a limit) is a prepared statement, made on first use and cached per worker.
+Driver errors never escape an operation: they become Status.ERROR and are counted by kind
+(ReadTimeout, WriteTimeout, Unavailable, OperationTimedOut, NoHostAvailable, ...) for the report;
+a missing row is NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from workbench.bindings.base import Binding, Row, Status
 from workbench.bindings.cassandra_options import parse_options
-from workbench.bindings.cassandra_schema import Cql, ensure_schema
+from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
 
 _ERROR = Status.ERROR
 _OK = Status.OK
@@ -60,6 +64,10 @@ class CassandraBinding(Binding):
         self.fields = tuple(spec.field_names)
         self.cql = Cql(self.options.keyspace, spec.table)
         self.db: Any = None
+        self._execute: Any = None
+        self._row: Any = None
+        self._rows: Any = None
+        self._errors: tuple[type[BaseException], ...] = (QueryFailed,)
         self.errors: dict[str, int] = {}
         self._notes: list[str] = []
         self._cache: dict[tuple, Any] = {}
@@ -84,7 +92,8 @@ class CassandraBinding(Binding):
             from workbench.bindings.cassandra_python import PythonSession as Session
         else:
             from workbench.bindings.cassandra_acsylla import AcsyllaSession as Session
-        self.db = await Session.connect(self.options)
+        self.db = db = await Session.connect(self.options)
+        self._execute, self._row, self._rows, self._errors = db.execute, db.row, db.rows, db.errors
         every = self.fields
         await asyncio.gather(self._prepare("read", every), self._prepare("insert", every),
                              self._prepare("update", every), return_exceptions=True)
@@ -115,55 +124,55 @@ class CassandraBinding(Binding):
             stmt = self._cache[key] = await self.db.prepare(cql, cl)
         return stmt
 
-    def _failed(self, exc: QueryFailed) -> Status:
-        self.errors[exc.kind] = self.errors.get(exc.kind, 0) + 1
+    def _failed(self, exc: BaseException) -> Status:
+        kind = exc.kind if isinstance(exc, QueryFailed) else kind_of(exc)
+        self.errors[kind] = self.errors.get(kind, 0) + 1
         return _ERROR
 
-    # -- operations --------------------------------------------------------------------------
+    # -- operations (hot path: the driver's calls are bound in init) ------------------------
 
     async def read(self, table: str, key: str, fields: Sequence[str] | None):
         shape = self.fields if fields is None else tuple(fields)
         try:
-            stmt = self._cache.get(("read", shape)) or await self._prepare("read", shape)
-            values = await self.db.first(stmt, (key,))
-        except QueryFailed as exc:
+            bind = self._cache.get(("read", shape)) or await self._prepare("read", shape)
+            row = self._row(await self._execute(bind((key,))))
+        except self._errors as exc:
             return self._failed(exc), None
-        if values is None:
+        if row is None:
             return Status.NOT_FOUND, None
-        return _OK, {f: v for f, v in zip(shape, values, strict=True) if v is not None}
+        if None in row.values():  # columns never written
+            row = {f: v for f, v in row.items() if v is not None}
+        return _OK, row
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
         shape = self.fields if fields is None else tuple(fields)
         try:
-            stmt = self._cache.get(("scan", shape)) or await self._prepare("scan", shape)
-            rows = await self.db.rows(stmt, (start_key, count))
-        except QueryFailed as exc:
+            bind = self._cache.get(("scan", shape)) or await self._prepare("scan", shape)
+            rows = self._rows(await self._execute(bind((start_key, count))))
+        except self._errors as exc:
             return self._failed(exc), []
-        return _OK, [(r[0], {f: v for f, v in zip(shape, r[1:], strict=True) if v is not None})
-                     for r in rows]
+        return _OK, [(r.pop(KEY), {f: v for f, v in r.items() if v is not None}) for r in rows]
 
     async def update(self, table: str, key: str, values: Row) -> Status:
-        shape = tuple(values)
         try:
-            stmt = self._cache.get(("update", shape)) or await self._prepare("update", shape)
-            await self.db.write(stmt, (*values.values(), key))
-        except QueryFailed as exc:
+            bind = self._cache.get(("update", tuple(values))) or await self._prepare("update", tuple(values))
+            await self._execute(bind((*values.values(), key)))
+        except self._errors as exc:
             return self._failed(exc)
         return _OK
 
     async def insert(self, table: str, key: str, values: Row) -> Status:
-        shape = tuple(values)
         try:
-            stmt = self._cache.get(("insert", shape)) or await self._prepare("insert", shape)
-            await self.db.write(stmt, (key, *values.values()))
-        except QueryFailed as exc:
+            bind = self._cache.get(("insert", tuple(values))) or await self._prepare("insert", tuple(values))
+            await self._execute(bind((key, *values.values())))
+        except self._errors as exc:
             return self._failed(exc)
         return _OK
 
     async def delete(self, table: str, key: str) -> Status:
         try:
-            stmt = self._cache.get(("delete", ())) or await self._prepare("delete", ())
-            await self.db.write(stmt, (key,))
-        except QueryFailed as exc:
+            bind = self._cache.get(("delete", ())) or await self._prepare("delete", ())
+            await self._execute(bind((key,)))
+        except self._errors as exc:
             return self._failed(exc)
         return _OK

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import acsylla
@@ -43,13 +43,14 @@ def _read_pem(path: str | None) -> str | None:
 
 
 class AcsyllaSession:
-    """Prepared statements and execution on one acsylla session."""
+    """Prepared statements and execution on one acsylla session (see cassandra.py's contract)."""
 
     driver = "acsylla"
+    errors = (CassException, QueryFailed)
 
     def __init__(self, session: Any) -> None:
         self.session = session
-        self._execute = session.execute
+        self.execute = session.execute  # request -> awaitable Result
 
     @classmethod
     async def connect(cls, opts: Any) -> AcsyllaSession:
@@ -86,33 +87,22 @@ class AcsyllaSession:
                 "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
         return cls(session)
 
-    async def prepare(self, cql: str, consistency: str) -> Any:
-        """A callable params -> statement bound at `consistency`."""
+    async def prepare(self, cql: str, consistency: str) -> Callable[[Sequence[Any]], Any]:
+        """A function params -> request, bound at `consistency`."""
         try:
             prepared = await self.session.create_prepared(cql)
         except CassException as exc:
             raise QueryFailed(kind_of(exc)) from exc
         return functools.partial(prepared, consistency=acsylla.Consistency[consistency])
 
-    async def first(self, stmt: Any, params: Sequence[Any]) -> tuple | None:
-        try:
-            row = (await self._execute(stmt(params))).first()
-        except CassException as exc:
-            raise QueryFailed(kind_of(exc)) from None
-        return None if row is None else row.as_tuple()
+    @staticmethod
+    def row(result: Any) -> dict[str, Any] | None:
+        first = result.first()
+        return None if first is None else first.as_dict()
 
-    async def rows(self, stmt: Any, params: Sequence[Any]) -> list[tuple]:
-        try:
-            result = await self._execute(stmt(params))
-        except CassException as exc:
-            raise QueryFailed(kind_of(exc)) from None
-        return [row.as_tuple() for row in result]
-
-    async def write(self, stmt: Any, params: Sequence[Any]) -> None:
-        try:
-            await self._execute(stmt(params))
-        except CassException as exc:
-            raise QueryFailed(kind_of(exc)) from None
+    @staticmethod
+    def rows(result: Any) -> list[dict[str, Any]]:
+        return [row.as_dict() for row in result]
 
     async def close(self) -> None:
         await self.session.close()

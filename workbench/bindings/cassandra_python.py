@@ -2,22 +2,22 @@
 
 It runs on its default libev reactor (its asyncio reactor breaks with protocol v5). Requests
 go out with `execute_async`; the ResponseFuture's callbacks, which fire on the driver's event
-thread, hand the rows to our loop with `call_soon_threadsafe`: no thread per request. Rows come
-as plain tuples (`tuple_factory`), the cheapest shape the driver builds.
+thread, hand the rows (dicts) to our loop with `call_soon_threadsafe`: no thread per request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cassandra import ConsistencyLevel
 from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
 from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy, TokenAwarePolicy
-from cassandra.query import tuple_factory
+from cassandra.query import dict_factory, tuple_factory
 
 from workbench.bindings.cassandra import QueryFailed, kind_of
 from workbench.errors import BindingError
@@ -37,14 +37,14 @@ def ssl_context(opts: Any) -> ssl.SSLContext | None:
     return context
 
 
-def make_cluster(opts: Any) -> Cluster:
+def make_cluster(opts: Any, row_factory: Callable = tuple_factory) -> Cluster:
     """A cassandra-driver Cluster for these options (not connected yet)."""
     auth = PlainTextAuthProvider(opts.username, opts.password or "") if opts.username else None
     profile = ExecutionProfile(
         load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
         retry_policy=FallthroughRetryPolicy(),  # no hidden retries: every failure is counted by kind
         request_timeout=opts.read_timeout_ms / 1000,
-        row_factory=tuple_factory,
+        row_factory=row_factory,
         consistency_level=ConsistencyLevel.name_to_value[opts.read_consistency],
     )
     return Cluster(
@@ -70,19 +70,20 @@ def _set_failure(fut: asyncio.Future, exc: BaseException) -> None:
 
 
 class PythonSession:
-    """Prepared statements and execution on one cassandra-driver session."""
+    """Prepared statements and execution on one cassandra-driver session (see cassandra.py)."""
 
     driver = "python"
+    errors = (QueryFailed,)  # the errback below turns every driver error into one
 
     def __init__(self, cluster: Cluster, session: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.cluster = cluster
-        self.session = session
         self.loop = loop
         self._submit = session.execute_async
+        self._prepare = session.prepare
 
     @classmethod
     async def connect(cls, opts: Any) -> PythonSession:
-        cluster = make_cluster(opts)
+        cluster = make_cluster(opts, dict_factory)
         try:
             session = await asyncio.to_thread(cluster.connect)
         except (NoHostAvailable, OSError) as exc:
@@ -92,34 +93,40 @@ class PythonSession:
                 "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
         return cls(cluster, session, asyncio.get_running_loop())
 
-    async def prepare(self, cql: str, consistency: str) -> Any:
-        """A prepared statement whose bound statements run at `consistency`."""
+    async def prepare(self, cql: str, consistency: str) -> Callable[[Sequence[Any]], Any]:
+        """A function params -> request whose statement runs at `consistency`."""
         try:
-            prepared = await asyncio.to_thread(self.session.prepare, cql)
+            prepared = await asyncio.to_thread(self._prepare, cql)
         except Exception as exc:  # anything the driver raises while preparing
             raise QueryFailed(kind_of(exc)) from exc
         prepared.consistency_level = ConsistencyLevel.name_to_value[consistency]
-        return prepared
+        return functools.partial(_Request, prepared)
 
-    def _run(self, stmt: Any, params: Sequence[Any]) -> asyncio.Future:
+    def execute(self, request: _Request) -> asyncio.Future:
+        """Send; the driver's callbacks complete the returned future on our loop."""
         loop = self.loop
         fut = loop.create_future()
-        response = self._submit(stmt, params)
-        response.add_callbacks(
+        self._submit(request.statement, request.params).add_callbacks(
             lambda rows: loop.call_soon_threadsafe(_set_result, fut, rows),
             lambda exc: loop.call_soon_threadsafe(_set_failure, fut, exc),
         )
         return fut
 
-    async def first(self, stmt: Any, params: Sequence[Any]) -> tuple | None:
-        rows = await self._run(stmt, params)
+    @staticmethod
+    def row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         return rows[0] if rows else None
 
-    async def rows(self, stmt: Any, params: Sequence[Any]) -> list[tuple]:
-        return await self._run(stmt, params)
-
-    async def write(self, stmt: Any, params: Sequence[Any]) -> None:
-        await self._run(stmt, params)
+    @staticmethod
+    def rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return rows
 
     async def close(self) -> None:
         await asyncio.to_thread(self.cluster.shutdown)
+
+
+class _Request:
+    __slots__ = ("statement", "params")
+
+    def __init__(self, statement: Any, params: Sequence[Any]) -> None:
+        self.statement = statement
+        self.params = params
