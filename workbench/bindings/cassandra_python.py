@@ -2,12 +2,14 @@
 
 It runs on its default libev reactor (its asyncio reactor breaks with protocol v5). Requests
 go out with `execute_async`; the ResponseFuture's callbacks, which fire on the driver's event
-thread, hand the rows (dicts) to our loop with `call_soon_threadsafe`: no thread per request.
+thread, hand the rows (dicts) to our loop with `call_soon_threadsafe`, one wake-up per batch of
+responses: no thread per request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import ssl
 from collections.abc import Callable, Sequence
@@ -59,14 +61,38 @@ def make_cluster(opts: Any, row_factory: Callable = tuple_factory) -> Cluster:
     )
 
 
-def _set_result(fut: asyncio.Future, rows: list) -> None:
-    if not fut.done():  # the lane may have been cancelled meanwhile
-        fut.set_result(rows)
+class _Bridge:
+    """Completions from the driver's thread, handed to our loop in batches: one wake-up of the
+    loop (a write to its self-pipe) per batch rather than one per response."""
 
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.done: collections.deque = collections.deque()
+        self.scheduled = False
 
-def _set_failure(fut: asyncio.Future, exc: BaseException) -> None:
-    if not fut.done():
-        fut.set_exception(QueryFailed(kind_of(exc)))
+    def ok(self, rows: list, fut: asyncio.Future) -> None:  # driver thread
+        self.done.append((fut, rows, None))
+        if not self.scheduled:  # appended first, so a drain that is already running sees it
+            self.scheduled = True
+            self.loop.call_soon_threadsafe(self.drain)
+
+    def failed(self, exc: BaseException, fut: asyncio.Future) -> None:  # driver thread
+        self.done.append((fut, None, exc))
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:  # our loop
+        self.scheduled = False
+        done = self.done
+        while done:
+            fut, rows, exc = done.popleft()
+            if fut.done():  # the lane was cancelled meanwhile
+                continue
+            if exc is None:
+                fut.set_result(rows)
+            else:
+                fut.set_exception(QueryFailed(kind_of(exc)))
 
 
 class PythonSession:
@@ -78,6 +104,7 @@ class PythonSession:
     def __init__(self, cluster: Cluster, session: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.cluster = cluster
         self.loop = loop
+        self._bridge = _Bridge(loop)
         self._submit = session.execute_async
         self._prepare = session.prepare
 
@@ -104,12 +131,10 @@ class PythonSession:
 
     def execute(self, request: _Request) -> asyncio.Future:
         """Send; the driver's callbacks complete the returned future on our loop."""
-        loop = self.loop
-        fut = loop.create_future()
+        fut = self.loop.create_future()
+        bridge = self._bridge
         self._submit(request.statement, request.params).add_callbacks(
-            lambda rows: loop.call_soon_threadsafe(_set_result, fut, rows),
-            lambda exc: loop.call_soon_threadsafe(_set_failure, fut, exc),
-        )
+            bridge.ok, bridge.failed, callback_args=(fut,), errback_args=(fut,))
         return fut
 
     @staticmethod
