@@ -114,6 +114,25 @@ async def test_unreachable_server_is_a_clear_binding_error(driver):
     assert time.monotonic() - t0 < 10
 
 
+def test_unreachable_server_fails_the_cli_with_one_line_and_status_2(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.run([sys.executable, "-m", "workbench", "load", "-db", "cassandra",
+                           "-p", "hosts=127.0.0.1", "-p", f"port={port}", "-p", "recordcount=10", "-q"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot connect to Cassandra at 127.0.0.1:{port}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_replication_class_is_a_binding_error(node):
+    db = binding(props_for(node, f"cassandra.keyspace={fresh_keyspace()}",
+                           "cassandra.replication.class=NoSuchStrategy"), "load")
+    with pytest.raises(BindingError, match="creating keyspace .* failed"):
+        asyncio.run(db.prepare())
+
+
 async def test_schema_follows_the_workload_and_drop_only_applies_to_load(node):
     ks = fresh_keyspace()
     base = props_for(node, f"cassandra.keyspace={ks}", "fieldcount=3", "fieldnameprefix=Col")

@@ -59,8 +59,18 @@ def ensure_schema(cluster: Any, keyspace: str, table: str, fields: Sequence[str]
                   replication: dict[str, Any], drop: bool) -> list[str]:
     """Create the keyspace and table if missing (drop the table first when asked), add missing
     field columns. `cluster` is a cassandra.cluster.Cluster (not connected). Returns notes."""
+    from cassandra import DriverException
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.protocol import ErrorMessage
+
     notes: list[str] = []
-    session = cluster.connect()
+    try:
+        session = cluster.connect()
+    except (NoHostAvailable, DriverException, OSError) as exc:
+        cluster.shutdown()
+        raise BindingError(f"cannot connect to Cassandra at {', '.join(cluster.contact_points)}:"
+                           f"{cluster.port} to create the schema: {exc}",
+                           "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
     try:
         run = lambda cql: session.execute(cql, timeout=DDL_TIMEOUT_S)  # noqa: E731
         ks, target = quote(keyspace), f"{quote(keyspace)}.{quote(table)}"
@@ -86,6 +96,9 @@ def ensure_schema(cluster: Any, keyspace: str, table: str, fields: Sequence[str]
             if name not in meta.columns:
                 run(f"ALTER TABLE {target} ADD {quote(name)} varchar")
                 notes.append(f"added column {name} to the existing table {keyspace}.{table}")
+    except (DriverException, ErrorMessage) as exc:
+        raise BindingError(f"creating keyspace {keyspace} and table {table} failed: {exc}",
+                           "check cassandra.replication.* and the user's permissions") from None
     finally:
         cluster.shutdown()
     return notes
