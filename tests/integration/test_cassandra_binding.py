@@ -126,6 +126,21 @@ def test_unreachable_server_fails_the_cli_with_one_line_and_status_2(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("driver", DRIVERS)
+async def test_tls_against_a_plain_text_port_is_a_binding_error_not_a_hang(node, driver, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True)
+    db = binding(props_for(node, "cassandra.useSSL=true", f"cassandra.ssl.cafile={cert}",
+                           f"cassandra.ssl.certfile={cert}", f"cassandra.ssl.keyfile={key}",
+                           "cassandra.connecttimeoutmillis=2000", f"cassandra.driver={driver}"))
+    t0 = time.monotonic()
+    with pytest.raises(BindingError, match="cannot connect to Cassandra"):
+        await db.init()
+    assert time.monotonic() - t0 < 15
+
+
 def test_bad_replication_class_is_a_binding_error(node):
     db = binding(props_for(node, f"cassandra.keyspace={fresh_keyspace()}",
                            "cassandra.replication.class=NoSuchStrategy"), "load")
