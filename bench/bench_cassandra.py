@@ -25,6 +25,7 @@ import asyncio
 import itertools
 import random
 import resource
+import shutil
 import statistics
 import tempfile
 import threading
@@ -196,7 +197,7 @@ def main() -> None:
     ap.add_argument("--sweep", default="1,2,4,8,16,32,64")
     ap.add_argument("--sweep-operations", type=int, default=6000)
     args = ap.parse_args()
-    provider = name = None
+    provider = name = state = None
     if args.hosts is None:
         state = tempfile.mkdtemp(prefix="bench-cassandra-")
         provider = LocalProvider(state_dir=Path(state), cache_dir=args.cache_dir, progress=True)
@@ -218,6 +219,7 @@ def main() -> None:
     finally:
         if provider is not None:
             provider.down(name)
+            shutil.rmtree(state, ignore_errors=True)
 
 
 if __name__ == "__main__":
