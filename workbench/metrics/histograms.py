@@ -14,11 +14,29 @@ def new_histogram() -> HdrHistogram:
 
 
 def from_counts(counts: dict[int, int]) -> HdrHistogram:
-    """Build a histogram from exact value -> count tallies (values clamped to the range)."""
+    """Build a histogram from exact value -> count tallies (values clamped to the range).
+
+    Equivalent to record_value(value, n) for each tally, but with the bucket index computed
+    inline: this runs every tick for every distinct latency, which with real servers is
+    thousands of values per second."""
     h = new_histogram()
-    record = h.record_value
+    if not counts:
+        return h
+    buckets = h.counts
+    mask = h.sub_bucket_mask
+    unit = h.unit_magnitude
+    shift = h.sub_bucket_half_count_magnitude
+    base = h.sub_bucket_half_count
+    total = 0
     for value, n in counts.items():
-        record(value if value < HIGHEST_US else HIGHEST_US, n)
+        if value > HIGHEST_US:
+            value = HIGHEST_US
+        bucket = (value | mask).bit_length() - unit - shift - 1
+        buckets[((bucket + 1) << shift) + (value >> (bucket + unit)) - base] += n
+        total += n
+    h.total_count = total
+    h.min_value = min(min(counts), HIGHEST_US)
+    h.max_value = min(max(counts), HIGHEST_US)
     return h
 
 
