@@ -217,3 +217,11 @@ def test_a_failed_cleanup_is_reported_not_lost():
     assert outcome.returns["CLEANUP"] == {"ERROR": 1}
     assert outcome.error_kinds == {"cleanup OSError: buffer flush failed": 1}
     assert to_run_result(outcome, props.as_dict()).error_count() == 1
+
+
+def test_passwords_never_reach_the_exports():
+    spec, props = make_spec("recordcount=10", "operationcount=10")
+    outcome, _ = run_phase(spec)
+    result = to_run_result(outcome, {**props.as_dict(), "cassandra.password": "s3cret"})
+    assert result.properties["cassandra.password"] == "***"
+    assert "s3cret" not in repr(result)

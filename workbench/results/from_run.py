@@ -104,7 +104,7 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str]) -> RunResul
         measurements=measurements,
         intervals=intervals,
         events=[Event(t, kind, value) for t, kind, value in outcome.events],
-        properties=dict(properties),
+        properties={k: ("***" if "password" in k.lower() else v) for k, v in properties.items()},
         environment=env,
         label=spec.label,
         started_at=outcome.started_at,
