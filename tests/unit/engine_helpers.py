@@ -58,10 +58,15 @@ class StallBinding:
         return _Stall(spec, properties, context)
 
 
-def register_stall_binding():
+def _register(name: str, cls_name: str) -> None:
+    """Register one of this module's test bindings (worker processes import it by name)."""
     from workbench.bindings.registry import BindingInfo, register
 
-    register(BindingInfo(name="stall", target="engine_helpers:StallBinding", prefix="stall."))
+    register(BindingInfo(name=name, target=f"engine_helpers:{cls_name}", prefix=f"{name}."))
+
+
+def register_stall_binding():
+    _register("stall", "StallBinding")
 
 
 class FlakyBinding:
@@ -94,9 +99,7 @@ class FlakyBinding:
 
 
 def register_flaky_binding():
-    from workbench.bindings.registry import BindingInfo, register
-
-    register(BindingInfo(name="flaky", target="engine_helpers:FlakyBinding", prefix="flaky."))
+    _register("flaky", "FlakyBinding")
 
 
 class FailingCleanupBinding:
@@ -114,7 +117,4 @@ class FailingCleanupBinding:
 
 
 def register_failing_cleanup_binding():
-    from workbench.bindings.registry import BindingInfo, register
-
-    register(BindingInfo(name="badcleanup", target="engine_helpers:FailingCleanupBinding",
-                         prefix="badcleanup."))
+    _register("badcleanup", "FailingCleanupBinding")

@@ -80,6 +80,13 @@ class Controller:
         self._t0 = 0.0
         self._stop_reason: str | None = None
         self._notes: list[str] = []
+        # what the phase accumulates, tick by tick (a Controller runs one phase)
+        self._cumulative: dict[str, HdrHistogram] = {}
+        self._returns: dict[str, dict[str, int]] = {}
+        self._intervals: list[StoredInterval] = []
+        self._total_ops = 0
+        self._error_kinds: dict[str, int] = {}
+        self._last_tick = 0.0
         self._ever_paced = spec.target > 0
 
     # -- subscriptions and live commands --------------------------------------------------------
@@ -155,13 +162,7 @@ class Controller:
         else:
             self._executor = InProcessExecutor(self.spec, self.phase, self.lanes, self.target)
         started_at = time.time()
-        self._t0 = time.perf_counter()
-        self._cumulative: dict[str, HdrHistogram] = {}
-        self._returns: dict[str, dict[str, int]] = {}
-        self._intervals: list[StoredInterval] = []
-        self._total_ops = 0
-        self._error_kinds: dict[str, int] = {}
-        self._last_tick = self._t0
+        self._t0 = self._last_tick = time.perf_counter()
         await self._executor.start()
         error: str | None = None
         waiter = asyncio.ensure_future(self._executor.wait())
