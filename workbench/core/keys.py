@@ -38,11 +38,31 @@ def build_key_name(keynum: int, zeropadding: int = 1, ordered: bool = False) -> 
     return "user" + digits
 
 
-def key_builder(zeropadding: int, ordered: bool):
-    """A fast one-argument key-name function for a lane's hot loop."""
+def key_builder(zeropadding: int, ordered: bool, cache: dict[int, str] | None = None,
+                cache_limit: int = 0):
+    """A fast one-argument key-name function for a lane's hot loop.
+
+    With a cache (shared by the lanes of a worker), names of keys drawn again, which skewed
+    distributions do all the time, are looked up instead of rebuilt; it stops growing at
+    cache_limit entries, so memory stays bounded whatever the key space."""
     if zeropadding <= 1:
         if ordered:
-            return lambda keynum: "user" + str(keynum)
-        hashed = fnvhash64
-        return lambda keynum: "user" + str(hashed(keynum))
-    return lambda keynum: build_key_name(keynum, zeropadding, ordered)
+            build = lambda keynum: "user" + str(keynum)  # noqa: E731
+        else:
+            hashed = fnvhash64
+            build = lambda keynum: "user" + str(hashed(keynum))  # noqa: E731
+    else:
+        build = lambda keynum: build_key_name(keynum, zeropadding, ordered)  # noqa: E731
+    if cache is None or cache_limit <= 0:
+        return build
+    get = cache.get
+
+    def cached(keynum: int) -> str:
+        name = get(keynum)
+        if name is None:
+            name = build(keynum)
+            if len(cache) < cache_limit:
+                cache[keynum] = name
+        return name
+
+    return cached

@@ -14,6 +14,7 @@ from workbench.core.keys import fnvhash64
 
 ITEM_COUNT = 10_000_000_000
 ZETAN = 26.46902820178302  # YCSB's precomputed zeta(10^10, 0.99)
+SEEN_LIMIT = 16_384  # per lane
 
 
 class ScrambledZipfian:
@@ -23,6 +24,14 @@ class ScrambledZipfian:
         zetan = ZETAN if theta == YCSB_CONSTANT else None
         # ZipfianGenerator(0, ITEM_COUNT) in YCSB: ITEM_COUNT + 1 items.
         self._gen = Zipfian(rng, 0, ITEM_COUNT, theta, zetan)
+        self._seen: dict[int, int] = {}
 
     def next(self) -> int:
-        return self.lo + fnvhash64(self._gen.next()) % self.itemcount
+        # Popular draws repeat constantly: remember their hashed positions (bounded).
+        raw = self._gen.next()
+        pos = self._seen.get(raw)
+        if pos is None:
+            pos = self.lo + fnvhash64(raw) % self.itemcount
+            if len(self._seen) < SEEN_LIMIT:
+                self._seen[raw] = pos
+        return pos
