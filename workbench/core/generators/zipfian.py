@@ -54,6 +54,7 @@ class Zipfian:
         return self.base + int(itemcount * (self.eta * u - self.eta + 1) ** self.alpha)
 
     def next(self) -> int:
+        # next_long(self.items) without the growth check: the hot path of every zipfian draw.
         u = self._random()
         uz = u * self.zetan
         if uz < 1.0:
