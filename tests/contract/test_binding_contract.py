@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from conftest import SCAN_ORDER
 
 from workbench.bindings.base import Status
@@ -30,79 +31,68 @@ async def open_binding(overrides: list[str]):
     return spec, db
 
 
-async def test_insert_then_read_every_field(target):
+@pytest.fixture
+async def opened(target):
+    """(binding name, spec, an initialised binding), cleaned up after the test."""
     name, overrides = target
     spec, db = await open_binding(overrides)
-    try:
-        key = build_key_name(1)
-        assert await db.insert(spec.table, key, row_for(key)) is Status.OK
-        status, row = await db.read(spec.table, key, None)
-        assert status is Status.OK
-        assert row == row_for(key)
-    finally:
-        await db.cleanup()
+    yield name, spec, db
+    await db.cleanup()
 
 
-async def test_update_one_field_and_read_named_fields(target):
-    name, overrides = target
-    spec, db = await open_binding(overrides)
-    try:
-        key = build_key_name(2)
-        await db.insert(spec.table, key, row_for(key))
-        assert await db.update(spec.table, key, {"field3": "changed"}) is Status.OK
-        status, row = await db.read(spec.table, key, ["field3", "field7"])
-        assert status is Status.OK
-        assert row == {"field3": "changed", "field7": row_for(key)["field7"]}
-        status, full = await db.read(spec.table, key, None)
-        assert full == {**row_for(key), "field3": "changed"}
-    finally:
-        await db.cleanup()
+async def test_insert_then_read_every_field(opened):
+    name, spec, db = opened
+    key = build_key_name(1)
+    assert await db.insert(spec.table, key, row_for(key)) is Status.OK
+    status, row = await db.read(spec.table, key, None)
+    assert status is Status.OK
+    assert row == row_for(key)
 
 
-async def test_missing_key_is_not_found(target):
-    name, overrides = target
-    spec, db = await open_binding(overrides)
-    try:
-        status, row = await db.read(spec.table, "user-no-such-key", None)
-        assert status is Status.NOT_FOUND
-        assert not row
-    finally:
-        await db.cleanup()
+async def test_update_one_field_and_read_named_fields(opened):
+    name, spec, db = opened
+    key = build_key_name(2)
+    await db.insert(spec.table, key, row_for(key))
+    assert await db.update(spec.table, key, {"field3": "changed"}) is Status.OK
+    status, row = await db.read(spec.table, key, ["field3", "field7"])
+    assert status is Status.OK
+    assert row == {"field3": "changed", "field7": row_for(key)["field7"]}
+    status, full = await db.read(spec.table, key, None)
+    assert full == {**row_for(key), "field3": "changed"}
 
 
-async def test_scan_starts_at_the_key_respects_limits_and_order(target):
-    name, overrides = target
-    spec, db = await open_binding(overrides)
-    try:
-        keys = [build_key_name(k) for k in range(100, 160)]
-        await asyncio.gather(*(db.insert(spec.table, k, row_for(k)) for k in keys))
-        start = keys[7]
-        status, rows = await db.scan(spec.table, start, 10, None)
-        assert status is Status.OK
-        assert len(rows) == 10
-        got = [k for k, _ in rows]
-        assert got[0] == start and len(set(got)) == 10 and set(got) <= set(keys)
-        assert all(r == row_for(k) for k, r in rows)
-        if SCAN_ORDER[name] == "key":
-            assert got == sorted(got)
-        status, few = await db.scan(spec.table, start, 3, ["field1"])
-        assert [k for k, _ in few] == got[:3]
-        assert all(r == {"field1": row_for(k)["field1"]} for k, r in few)
-    finally:
-        await db.cleanup()
+async def test_missing_key_is_not_found(opened):
+    name, spec, db = opened
+    status, row = await db.read(spec.table, "user-no-such-key", None)
+    assert status is Status.NOT_FOUND
+    assert not row
 
 
-async def test_delete(target):
-    name, overrides = target
-    spec, db = await open_binding(overrides)
-    try:
-        key = build_key_name(3)
-        await db.insert(spec.table, key, row_for(key))
-        assert await db.delete(spec.table, key) is Status.OK
-        status, _ = await db.read(spec.table, key, None)
-        assert status is Status.NOT_FOUND
-    finally:
-        await db.cleanup()
+async def test_scan_starts_at_the_key_respects_limits_and_order(opened):
+    name, spec, db = opened
+    keys = [build_key_name(k) for k in range(100, 160)]
+    await asyncio.gather(*(db.insert(spec.table, k, row_for(k)) for k in keys))
+    start = keys[7]
+    status, rows = await db.scan(spec.table, start, 10, None)
+    assert status is Status.OK
+    assert len(rows) == 10
+    got = [k for k, _ in rows]
+    assert got[0] == start and len(set(got)) == 10 and set(got) <= set(keys)
+    assert all(r == row_for(k) for k, r in rows)
+    if SCAN_ORDER[name] == "key":
+        assert got == sorted(got)
+    status, few = await db.scan(spec.table, start, 3, ["field1"])
+    assert [k for k, _ in few] == got[:3]
+    assert all(r == {"field1": row_for(k)["field1"]} for k, r in few)
+
+
+async def test_delete(opened):
+    name, spec, db = opened
+    key = build_key_name(3)
+    await db.insert(spec.table, key, row_for(key))
+    assert await db.delete(spec.table, key) is Status.OK
+    status, _ = await db.read(spec.table, key, None)
+    assert status is Status.NOT_FOUND
 
 
 def run(phase: str, files: list[str], overrides: list[str]):
