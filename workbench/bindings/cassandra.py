@@ -71,6 +71,8 @@ class CassandraBinding(Binding):
         self.errors: dict[str, int] = {}
         self._notes: list[str] = []
         self._cache: dict[tuple, Any] = {}
+        self._read_every: Any = None
+        self._updates: dict[tuple[str, ...], Any] = {}
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -97,6 +99,10 @@ class CassandraBinding(Binding):
         every = self.fields
         await asyncio.gather(self._prepare("read", every), self._prepare("insert", every),
                              self._prepare("update", every), return_exceptions=True)
+        # The shapes every workload uses, without building and hashing a (op, shape) tuple
+        # per operation: reads of all fields, and updates keyed by their field names alone.
+        self._read_every = self._cache.get(("read", every))
+        self._updates = {shape: stmt for (op, shape), stmt in self._cache.items() if op == "update"}
 
     async def cleanup(self) -> None:
         if self.db is not None:
@@ -132,9 +138,12 @@ class CassandraBinding(Binding):
     # -- operations (hot path: the driver's calls are bound in init) ------------------------
 
     async def read(self, table: str, key: str, fields: Sequence[str] | None):
-        shape = self.fields if fields is None else tuple(fields)
         try:
-            bind = self._cache.get(("read", shape)) or await self._prepare("read", shape)
+            if fields is None and self._read_every is not None:
+                bind = self._read_every
+            else:
+                shape = self.fields if fields is None else tuple(fields)
+                bind = self._cache.get(("read", shape)) or await self._prepare("read", shape)
             row = self._row(await self._execute(bind((key,))))
         except self._errors as exc:
             return self._failed(exc), None
@@ -155,7 +164,10 @@ class CassandraBinding(Binding):
 
     async def update(self, table: str, key: str, values: Row) -> Status:
         try:
-            bind = self._cache.get(("update", tuple(values))) or await self._prepare("update", tuple(values))
+            shape = tuple(values)
+            bind = self._updates.get(shape)
+            if bind is None:
+                bind = self._updates[shape] = await self._prepare("update", shape)
             await self._execute(bind((*values.values(), key)))
         except self._errors as exc:
             return self._failed(exc)

@@ -90,6 +90,7 @@ class WorkerEngine:
         self._running = asyncio.Event()
         self._running.set()
         self.stopping = False
+        self._held = False  # True while a lane must look at pause, stop or lane_limit
         self.done = asyncio.Event()
         self.exhausted = False
         self.failure: BaseException | None = None  # an exception a lane did not expect
@@ -97,13 +98,19 @@ class WorkerEngine:
 
     # -- live controls (call on the worker's loop) -------------------------------------------
 
+    def _update_held(self) -> None:
+        self._held = (self.stopping or not self._running.is_set()
+                      or any(lane >= self.lane_limit for lane in self._tasks))
+
     def pause(self) -> None:
         self._running.clear()
+        self._update_held()
 
     def resume(self) -> None:
         if not self._running.is_set():
             self.pacer.restart()
             self._running.set()
+        self._update_held()
 
     def set_target(self, rate: float) -> None:
         self.pacer.set_rate(rate)
@@ -112,11 +119,13 @@ class WorkerEngine:
         self.lane_limit = n
         if self.db is not None and not self.stopping:
             self._spawn_missing()
+        self._update_held()
 
     def stop(self) -> None:
         if self.stopping:
             return
         self.stopping = True
+        self._held = True
         self._running.set()  # paused lanes must wake up to see the stop
         asyncio.get_running_loop().call_later(STOP_GRACE_S, self._cancel_lanes)
 
@@ -186,6 +195,7 @@ class WorkerEngine:
 
     def _lane_ended(self, lane: int, task: asyncio.Task) -> None:
         self._tasks.pop(lane, None)
+        self._update_held()
         if not task.cancelled() and task.exception() is not None and self.failure is None:
             self.failure = task.exception()
             self.stop()
@@ -195,16 +205,21 @@ class WorkerEngine:
         work = LaneWorkload(self.spec, self.db, self.recorder, self.keys, rng)
         load = self.phase == "load"
         insertstart = self.spec.insertstart
+        choose, batch = work.choose, work.batch
+        chosen: list[tuple] = []
         pacer = self.pacer
         running = self._running
         recorder = self.recorder
-        budget = self.budget
+        claim = self.budget.claim
         done = 0
-        while not self.stopping and lane < self.lane_limit:
-            if not running.is_set():
-                await running.wait()
-                continue
-            n = budget.claim()
+        while True:
+            if self._held:  # paused, stopping or fewer lanes: the slow path
+                if self.stopping or lane >= self.lane_limit:
+                    break
+                if not running.is_set():
+                    await running.wait()
+                    continue
+            n = claim()
             if n is None:
                 self.exhausted = True
                 break
@@ -212,7 +227,10 @@ class WorkerEngine:
             if load:
                 await work.insert_load(insertstart + n, intended)
             else:
-                await work.transaction(intended)
+                if not chosen:
+                    chosen = choose(batch)
+                execute, args = chosen.pop()
+                await execute(intended, args)
             recorder.operations += 1
             done += 1
             if not done % YIELD_EVERY and not pacer.active:

@@ -30,6 +30,7 @@ _OK = Status.OK
 # Key names a worker remembers (about 100 bytes each): every hot key of a skewed distribution
 # is named once, not on every request. Python work per operation is what costs client CPU.
 KEY_NAME_CACHE = 100_000
+CHOOSE_AHEAD = 64  # transactions a lane chooses in one go when choices cannot depend on time
 
 
 class WorkerKeys:
@@ -103,7 +104,7 @@ class LaneWorkload:
         else:
             self.scan_length = Zipfian(rng, spec.minscanlength, spec.maxscanlength)
         weights = spec.operation_weights()
-        self.ops = Discrete(rng, weights) if weights else None
+        self.ops = Discrete(rng, weights) if weights else None  # by name (for tools)
         self.integrity = spec.dataintegrity
         self.all_names = list(self.fields) if (spec.dataintegrity or spec.readallfieldsbyname) else None
         self.m_read = recorder.meter("READ")
@@ -114,14 +115,18 @@ class LaneWorkload:
         self.m_rmw = recorder.meter("READ-MODIFY-WRITE")
         self.m_verify = recorder.meter("VERIFY")
         self.m_per_record = recorder.meter("SCAN-LATENCY-PER-RECORD")
-        self.dispatch = {
-            "READ": self.read,
-            "UPDATE": self.update,
-            "INSERT": self.insert_transaction,
-            "SCAN": self.scan,
-            "READ-MODIFY-WRITE": self.read_modify_write,
-            "DELETE": self.delete,
-        }
+        # Fixed per run: bound here so that an operation does no lookups it need not do.
+        self._read_all = None if self.all_names is None else tuple(self.all_names)
+        self._db_read = db.read if db is not None else None
+        self._db_update = db.update if db is not None else None
+        self.next_key = self._key_source()
+        # The next transaction as (execute, choose): the same draws as `ops`.
+        choosers = self._choosers()
+        self._pick = (Discrete(rng, {choosers[op]: w for op, w in weights.items()}).next
+                      if weights else None)
+        # How many transactions a lane may choose ahead (1: choose each when it runs).
+        self.batch = CHOOSE_AHEAD if (not spec.insertproportion
+                                      and self.chooser is not keys.sequential) else 1
 
     # -- choices -----------------------------------------------------------------------------
 
@@ -138,10 +143,47 @@ class LaneWorkload:
             if k <= last:
                 return self.keys.to_real(k)
 
-    def _read_fields(self):
-        if not self.spec.readallfields:
-            return [self.fields[self.field_index.next()]]
-        return self.all_names
+    def _key_source(self):
+        """A no-argument function: the name of the next key to operate on.
+
+        The same draws as key_name(next_keynum()). For the default scrambled zipfian it is one
+        closure over locals, with ZipfianGenerator.nextLong inlined: every call and attribute
+        lookup on this path costs CPU that a client sharing cores with the server takes from
+        the server (test_keys_values checks that both paths give the same keys)."""
+        key_name = self.key_name
+        chooser = self.chooser
+        if not isinstance(chooser, ScrambledZipfian):
+            next_keynum = self.next_keynum
+            return lambda: key_name(next_keynum())
+        zipf = chooser._gen  # fixed item count (10^10) and zeta: nothing to extend
+        random_, zetan, half_pow = zipf._random, zipf.zetan, zipf._half_pow
+        eta, alpha, items = zipf.eta, zipf.alpha, zipf.items
+        seen_get, position = chooser._seen.get, chooser.position
+        inserts = self.keys.inserts
+        keys = self.keys
+        record_total = keys.record_total
+        to_real = keys.to_real if keys.workers > 1 else None
+
+        def next_key() -> str:
+            while True:
+                u = random_()
+                uz = u * zetan
+                if uz < 1.0:
+                    raw = 0
+                elif uz < half_pow:
+                    raw = 1
+                else:
+                    raw = int(items * (eta * u - eta + 1) ** alpha)
+                k = seen_get(raw)
+                if k is None:
+                    k = position(raw)
+                if k <= inserts.limit:
+                    break
+            if to_real is not None and k >= record_total:
+                k = to_real(k)
+            return key_name(k)
+
+        return next_key
 
     def _write_values(self, key: str) -> dict[str, str]:
         if self.spec.writeallfields:
@@ -154,6 +196,61 @@ class LaneWorkload:
         self.m_verify.record(_OK if ok else Status.UNEXPECTED_STATE, t0, perf_counter_ns(), 0)
 
     # -- operations --------------------------------------------------------------------------
+    #
+    # A transaction is chosen (operation, key, fields, values) and then executed. Lanes choose
+    # `batch` operations at a time when the choices cannot depend on time: no inserts in the
+    # mix, so the key range is fixed, and no shared sequential counter. The random draws are
+    # the same, in the same order, as choosing one at a time; only when they are made changes.
+    # Choosing in a tight loop keeps that code and its data hot in the CPU cache: measured
+    # against a real server sharing the 2 cores, the same choices cost half the CPU per
+    # operation in batches of 64 as one at a time (BENCHMARKS.md, "Cassandra binding").
+
+    def _choosers(self):
+        """(execute, choose) per operation name; choose() returns execute's argument."""
+        fields, field_index, readall = self.fields, self.field_index.next, self.spec.readallfields
+        read_all, next_key, write_values = self._read_all, self.next_key, self._write_values
+        scan_length = self.scan_length.next
+
+        def read_args():
+            key = next_key()
+            return key, (read_all if readall else [fields[field_index()]])
+
+        def update_args():
+            key = next_key()
+            return key, write_values(key)
+
+        def scan_args():
+            key = next_key()
+            return key, scan_length(), (None if readall else [fields[field_index()]])
+
+        def rmw_args():
+            key = next_key()
+            chosen = None if readall else [fields[field_index()]]
+            return key, chosen, write_values(key)
+
+        return {
+            "READ": (self.read, read_args),
+            "UPDATE": (self.update, update_args),
+            "INSERT": (self.insert_transaction, lambda: None),  # its key is drawn when it runs
+            "SCAN": (self.scan, scan_args),
+            "READ-MODIFY-WRITE": (self.read_modify_write, rmw_args),
+            "DELETE": (self.delete, next_key),
+        }
+
+    def choose(self, n: int) -> list[tuple]:
+        """The next n transactions as (execute, argument), last first: lanes pop() them."""
+        pick = self._pick
+        out = []
+        append = out.append
+        for _ in range(n):
+            execute, args = pick()
+            append((execute, args()))
+        out.reverse()
+        return out
+
+    async def transaction(self, intended: int) -> None:
+        execute, args = self._pick()
+        await execute(intended, args())
 
     async def insert_load(self, keynum: int, intended: int) -> Status:
         """One insert of the load phase, with YCSB's insertion retries."""
@@ -171,25 +268,21 @@ class LaneWorkload:
             await asyncio.sleep(delay)
             intended = 0
 
-    async def transaction(self, intended: int) -> None:
-        await self.dispatch[self.ops.next()](intended)
-
-    async def read(self, intended: int) -> None:
-        key = self.key_name(self.next_keynum())
+    async def read(self, intended: int, args) -> None:
+        key, fields = args
         t0 = perf_counter_ns()
-        status, row = await self.db.read(self.table, key, self._read_fields())
+        status, row = await self._db_read(self.table, key, fields)
         self.m_read.record(status, t0, perf_counter_ns(), intended)
         if self.integrity:
             self._verify(key, row)
 
-    async def update(self, intended: int) -> None:
-        key = self.key_name(self.next_keynum())
-        values = self._write_values(key)
+    async def update(self, intended: int, args) -> None:
+        key, values = args
         t0 = perf_counter_ns()
-        status = await self.db.update(self.table, key, values)
+        status = await self._db_update(self.table, key, values)
         self.m_update.record(status, t0, perf_counter_ns(), intended)
 
-    async def insert_transaction(self, intended: int) -> None:
+    async def insert_transaction(self, intended: int, _args=None) -> None:
         inserts = self.keys.inserts
         virtual = inserts.next()
         try:
@@ -201,10 +294,8 @@ class LaneWorkload:
         finally:
             inserts.acknowledge(virtual)
 
-    async def scan(self, intended: int) -> None:
-        key = self.key_name(self.next_keynum())
-        length = self.scan_length.next()
-        fields = None if self.spec.readallfields else [self.fields[self.field_index.next()]]
+    async def scan(self, intended: int, args) -> None:
+        key, length, fields = args
         t0 = perf_counter_ns()
         status, rows = await self.db.scan(self.table, key, length, fields)
         t1 = perf_counter_ns()
@@ -212,16 +303,13 @@ class LaneWorkload:
         if rows:
             self.m_per_record.record_value((t1 - t0) // 1000 // len(rows))
 
-    async def delete(self, intended: int) -> None:
-        key = self.key_name(self.next_keynum())
+    async def delete(self, intended: int, key: str) -> None:
         t0 = perf_counter_ns()
         status = await self.db.delete(self.table, key)
         self.m_delete.record(status, t0, perf_counter_ns(), intended)
 
-    async def read_modify_write(self, intended: int) -> None:
-        key = self.key_name(self.next_keynum())
-        fields = None if self.spec.readallfields else [self.fields[self.field_index.next()]]
-        values = self._write_values(key)
+    async def read_modify_write(self, intended: int, args) -> None:
+        key, fields, values = args
         t0 = perf_counter_ns()
         status, row = await self.db.read(self.table, key, fields)
         t1 = perf_counter_ns()

@@ -25,7 +25,7 @@ _BATCHED_OK = Status.BATCHED_OK
 class Meter:
     """Latency tallies and status counts for one operation type."""
 
-    __slots__ = ("name", "ok", "failed", "iok", "ifailed", "returns")
+    __slots__ = ("name", "ok", "failed", "iok", "ifailed", "n_ok", "returns")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -33,22 +33,30 @@ class Meter:
         self.failed: dict[int, int] = {}
         self.iok: dict[int, int] = {}
         self.ifailed: dict[int, int] = {}
-        self.returns: dict[Status, int] = {}
+        # Status.OK is counted in an int: an Enum member hashes through a Python-level
+        # __hash__, which would cost two Python calls per operation on the hot path.
+        self.n_ok = 0
+        self.returns: dict[Status, int] = {}  # every other status
 
     def record(self, status: Status, t_start: int, t_end: int, t_intended: int) -> None:
         """Times in perf_counter_ns; t_intended is 0 for an unpaced operation."""
         us = (t_end - t_start) // 1000
-        if status is _OK or status is _BATCHED_OK:
+        if status is _OK:
             d = self.ok
-            di = self.iok
-        else:
-            d = self.failed
-            di = self.ifailed
+            d[us] = d.get(us, 0) + 1
+            self.n_ok += 1
+            if t_intended:
+                ius = (t_end - t_intended) // 1000
+                di = self.iok
+                di[ius] = di.get(ius, 0) + 1
+            return
+        d = self.failed if status is not _BATCHED_OK else self.ok
         d[us] = d.get(us, 0) + 1
         r = self.returns
         r[status] = r.get(status, 0) + 1
         if t_intended:
             ius = (t_end - t_intended) // 1000
+            di = self.ifailed if status is not _BATCHED_OK else self.iok
             di[ius] = di.get(ius, 0) + 1
 
     def time(self, t_start: int, t_end: int, t_intended: int) -> None:
@@ -67,6 +75,9 @@ class Meter:
         d[us] = d.get(us, 0) + 1
 
     def count_status(self, status: Status) -> None:
+        if status is _OK:
+            self.n_ok += 1
+            return
         r = self.returns
         r[status] = r.get(status, 0) + 1
 
@@ -105,8 +116,11 @@ class Recorder:
             ):
                 if tallies:
                     histograms[suffix_name] = from_counts(tallies)
-            if m.returns:
-                returns[m.name] = {s.value: n for s, n in m.returns.items()}
+            if m.n_ok or m.returns:
+                counts = {_OK.value: m.n_ok} if m.n_ok else {}
+                counts.update((s.value, n) for s, n in m.returns.items())
+                returns[m.name] = counts
             m.ok, m.failed, m.iok, m.ifailed, m.returns = {}, {}, {}, {}, {}
+            m.n_ok = 0
         ops, self.operations = self.operations, 0
         return TickData(ops, histograms, returns)

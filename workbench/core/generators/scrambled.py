@@ -31,7 +31,12 @@ class ScrambledZipfian:
         raw = self._gen.next()
         pos = self._seen.get(raw)
         if pos is None:
-            pos = self.lo + fnvhash64(raw) % self.itemcount
-            if len(self._seen) < SEEN_LIMIT:
-                self._seen[raw] = pos
+            pos = self.position(raw)
+        return pos
+
+    def position(self, raw: int) -> int:
+        """Where zipfian draw `raw` lands in [lo, hi] (remembered while the memo has room)."""
+        pos = self.lo + fnvhash64(raw) % self.itemcount
+        if len(self._seen) < SEEN_LIMIT:
+            self._seen[raw] = pos
         return pos
