@@ -54,7 +54,7 @@ def test_fnvhash64_matches_java(keynum: int, expected: int) -> None:
 def test_fnvhash64_matches_a_straightforward_loop_on_many_random_inputs() -> None:
     rng = random.Random(20240601)
     inputs = [rng.getrandbits(bits) for bits in (8, 16, 31, 32, 40, 63) for _ in range(500)]
-    inputs += list(range(2000))
+    inputs += list(range(2000)) + [2**40 - 1, 2**40, 2**40 + 1]  # both sides of the short path
     for value in inputs:
         assert fnvhash64(value) == fnvhash64_loop(value), value
 

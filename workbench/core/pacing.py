@@ -20,6 +20,7 @@ class Pacer:
     def set_rate(self, rate: float) -> None:
         """Change the rate from now on (slots already taken keep their times)."""
         self.rate = rate
+        self.active = rate > 0  # a plain attribute: lanes read it on every operation
         self.tick_ns = 1e9 / rate if rate > 0 else 0.0
         self.anchor = perf_counter_ns()
         self.slot = 0
@@ -27,10 +28,6 @@ class Pacer:
     def restart(self) -> None:
         """Start the schedule afresh (after a pause, which must not be caught up)."""
         self.set_rate(self.rate)
-
-    @property
-    def active(self) -> bool:
-        return self.rate > 0
 
     async def next_slot(self) -> int:
         """Wait for the next slot; return its intended start time (perf_counter_ns)."""

@@ -51,6 +51,9 @@ class ValueMaker:
         self.integrity = spec.dataintegrity
         self.length_gen = length_gen
         self._constant = length_gen.next() if spec.fieldlengthdistribution == "constant" else None
+        if self._constant is not None and not self.integrity:  # the usual case, on the hot path
+            randbytes, n = rng.randbytes, self._constant
+            self.one_field = lambda key, field: {field: randbytes(n).translate(_PRINTABLE).decode("ascii")}
 
     def _value(self, key: str, field: str) -> str:
         if self.integrity:

@@ -210,6 +210,11 @@ class LaneWorkload:
         fields, field_index, readall = self.fields, self.field_index.next, self.spec.readallfields
         read_all, next_key, write_values = self._read_all, self.next_key, self._write_values
         scan_length = self.scan_length.next
+        if not self.spec.writeallfields:
+            one_field = self.values.one_field
+
+            def write_values(key: str) -> dict[str, str]:
+                return one_field(key, fields[field_index()])
 
         def read_args():
             key = next_key()
