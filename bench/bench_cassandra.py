@@ -3,12 +3,14 @@
 1. Starts one Cassandra node with the local provider (stopped at the end), or uses `--hosts`.
 2. Loads `--records` rows (YCSB's 10 x 100 B) into a fresh `bench.usertable` with the workbench.
 3. Workload A (50% read of all fields, 50% update of one field, scrambled zipfian keys, QUORUM)
-   with `--lanes` requests in flight, alternately by the workbench (`-db cassandra`) and by a bare
-   loop written directly on the same driver: for acsylla, `--lanes` coroutines awaiting
-   `session.execute(prepared(params))` on precomputed keys; for cassandra-driver, `--lanes`
-   chains of `execute_async` whose callback sends the next request (no asyncio at all). Both
-   sides include opening their session and preparing statements (the workbench's schema check
-   before the run is excluded). The ratio within one repetition is the figure that matters.
+   with `--lanes` requests in flight, by the workbench (`-db cassandra`) and by two bare loops
+   written directly on the same driver (bench/common.py): *replay* (requests made up front:
+   the driver's ceiling) and *workload* (workload A's own work done inline per operation). For
+   acsylla a bare loop is `--lanes` coroutines awaiting `session.execute(prepared(params))`;
+   for cassandra-driver, `--lanes` chains of `execute_async` whose callback sends the next
+   request (no asyncio at all). All sides include opening their session and preparing
+   statements (the workbench's schema check before the run is excluded). The order rotates per
+   repetition; the ratios within one repetition are the figures that matter.
 4. Throughput and client CPU per operation vs lanes for workloads A and C, per driver.
 
 Client CPU is this process's user+system time (every thread, the drivers' IO threads too).
@@ -23,46 +25,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import random
-import resource
 import shutil
-import statistics
 import tempfile
 import threading
 import time
 from pathlib import Path
+from time import perf_counter_ns
+
+from common import FIELDS, WorkloadA, make_plan, print_comparison, timed
 
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import CassandraSpec
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
-from workbench.core.generators.scrambled import ScrambledZipfian
-from workbench.core.keys import build_key_name
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
-FIELDS = [f"field{i}" for i in range(10)]
 READ = "SELECT " + ", ".join(FIELDS) + " FROM bench.usertable WHERE y_id = ?"
 UPDATE = "UPDATE bench.usertable SET {} = ? WHERE y_id = ?"
 
 
-def timed():
-    """Start a clock; calling the result returns (wall s, CPU s) since then."""
-    def cpu() -> float:
-        own = resource.getrusage(resource.RUSAGE_SELF)
-        return own.ru_utime + own.ru_stime
-
-    wall0, cpu0 = time.perf_counter(), cpu()
-    return lambda: (time.perf_counter() - wall0, cpu() - cpu0)
-
-
-def make_plan(records: int, ops: int) -> list[tuple[bool, str, int]]:
-    """Workload A's choices: (is_read, key, field index), scrambled zipfian keys."""
-    rng = random.Random(7)
-    zipf = ScrambledZipfian(rng, 0, records - 1)
-    return [(rng.random() < 0.5, build_key_name(zipf.next()), rng.randrange(10)) for _ in range(ops)]
-
-
-async def bare_acsylla(host: str, lanes: int, plan) -> tuple[float, float]:
+async def bare_acsylla(host: str, lanes: int, ops: int, plan=None, records: int = 0) -> tuple[float, float]:
+    """Replay `plan`, or (plan None) do workload A's work per operation over `records` keys."""
     import acsylla
 
     clock = timed()
@@ -71,10 +54,11 @@ async def bare_acsylla(host: str, lanes: int, plan) -> tuple[float, float]:
     read = await session.create_prepared(READ)
     updates = [await session.create_prepared(UPDATE.format(f)) for f in FIELDS]
     value, counter, execute = "x" * 100, itertools.count(), session.execute
+    latencies: list[int] = []
 
-    async def lane() -> None:
+    async def replay() -> None:
         for n in counter:
-            if n >= len(plan):
+            if n >= ops:
                 return
             is_read, key, field = plan[n]
             if is_read:
@@ -82,12 +66,27 @@ async def bare_acsylla(host: str, lanes: int, plan) -> tuple[float, float]:
             else:
                 await execute(updates[field]((value, key), consistency=cl))
 
-    await asyncio.gather(*(lane() for _ in range(lanes)))
+    async def workload(seed: int) -> None:
+        choices, record = WorkloadA(seed, records), latencies.append
+        for n in counter:
+            if n >= ops:
+                return
+            is_read, key, field, fresh = choices.next()
+            t0 = perf_counter_ns()
+            if is_read:
+                (await execute(read((key,), consistency=cl))).first().as_dict()
+            else:
+                await execute(updates[field]((fresh, key), consistency=cl))
+            record(perf_counter_ns() - t0)
+
+    await asyncio.gather(*(replay() if plan is not None else workload(i) for i in range(lanes)))
     await session.close()
-    return clock()
+    wall, cpu = clock()
+    return ops / wall, cpu / ops * 1e6
 
 
-def bare_python(host: str, lanes: int, plan) -> tuple[float, float]:
+def bare_python(host: str, lanes: int, ops: int, plan=None, records: int = 0) -> tuple[float, float]:
+    """As bare_acsylla, on cassandra-driver: `lanes` callback chains."""
     from cassandra import ConsistencyLevel
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.query import tuple_factory
@@ -100,25 +99,48 @@ def bare_python(host: str, lanes: int, plan) -> tuple[float, float]:
     updates = [session.prepare(UPDATE.format(f)) for f in FIELDS]
     value, counter, lock, done = "x" * 100, itertools.count(), threading.Lock(), threading.Event()
     running = [lanes]
+    latencies: list[int] = []
 
-    def issue(_rows=None) -> None:  # a chain: every answer sends the lane's next request
+    def finished() -> None:
+        with lock:
+            running[0] -= 1
+            if not running[0]:
+                done.set()
+
+    def replay(_rows=None) -> None:  # a chain: every answer sends the lane's next request
         n = next(counter)
-        if n >= len(plan):
-            with lock:
-                running[0] -= 1
-                if not running[0]:
-                    done.set()
-            return
+        if n >= ops:
+            return finished()
         is_read, key, field = plan[n]
         future = session.execute_async(read, (key,)) if is_read else session.execute_async(
             updates[field], (value, key))
-        future.add_callbacks(issue, issue)
+        future.add_callbacks(replay, replay)
 
-    for _ in range(lanes):
-        issue()
+    def workload(choices: WorkloadA) -> None:
+        def answered(rows, is_read: bool, t0: int) -> None:
+            if is_read and rows:
+                dict(zip(FIELDS, rows[0], strict=True))
+            latencies.append(perf_counter_ns() - t0)
+            send()
+
+        def send() -> None:
+            if next(counter) >= ops:
+                return finished()
+            is_read, key, field, fresh = choices.next()
+            t0 = perf_counter_ns()
+            future = session.execute_async(read, (key,)) if is_read else session.execute_async(
+                updates[field], (fresh, key))
+            future.add_callbacks(answered, answered, callback_args=(is_read, t0),
+                                 errback_args=(False, t0))
+
+        send()
+
+    for lane in range(lanes):
+        replay() if plan is not None else workload(WorkloadA(lane, records))
     done.wait()
     cluster.shutdown()
-    return clock()
+    wall, cpu = clock()
+    return ops / wall, cpu / ops * 1e6
 
 
 class _Timed(Controller):
@@ -146,32 +168,28 @@ def workbench_run(args, driver: str, workload: str, lanes: int, ops: int, phase:
     return outcome.operations / wall, cpu / outcome.operations * 1e6
 
 
-def bare_run(args, driver: str, lanes: int, ops: int) -> tuple[float, float]:
-    plan = make_plan(args.records, ops)
+def bare_run(args, driver: str, lanes: int, ops: int, replay: bool) -> tuple[float, float]:
+    plan = make_plan(args.records, ops) if replay else None
     if driver == "acsylla":
-        wall, cpu = asyncio.run(bare_acsylla(args.hosts, lanes, plan))
-    else:
-        wall, cpu = bare_python(args.hosts, lanes, plan)
-    return ops / wall, cpu / ops * 1e6
+        return asyncio.run(bare_acsylla(args.hosts, lanes, ops, plan, args.records))
+    return bare_python(args.hosts, lanes, ops, plan, args.records)
 
 
 def compare(args, driver: str) -> None:
     workbench_run(args, driver, "workloada", args.lanes, args.operations // 4)  # warm-up
     print(f"\n{driver}: workload A, {args.lanes} in flight, {args.operations} ops per trial")
-    print("rep  bare ops/s  us/op  workbench ops/s  us/op  ratio")
-    ratios = []
+    trials = {
+        "replay": lambda: bare_run(args, driver, args.lanes, args.operations, True),
+        "workload": lambda: bare_run(args, driver, args.lanes, args.operations, False),
+        "workbench": lambda: workbench_run(args, driver, "workloada", args.lanes, args.operations),
+    }
+    rows = []
     for rep in range(args.repeat):
-        if rep % 2:  # alternate who goes first: the machine's noise drifts
-            wb = workbench_run(args, driver, "workloada", args.lanes, args.operations)
-            bare = bare_run(args, driver, args.lanes, args.operations)
-        else:
-            bare = bare_run(args, driver, args.lanes, args.operations)
-            wb = workbench_run(args, driver, "workloada", args.lanes, args.operations)
-        ratios.append(wb[0] / bare[0])
-        print(f"{rep:3d}  {bare[0]:10.0f}  {bare[1]:5.0f}  {wb[0]:15.0f}  {wb[1]:5.0f}  {ratios[-1]:5.2f}",
-              flush=True)
-    print(f"{driver}: median ratio workbench/bare {statistics.median(ratios):.2f} "
-          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
+        names = list(trials)
+        names = names[rep % 3:] + names[:rep % 3]  # rotate who goes first: the noise drifts
+        got = {name: trials[name]() for name in names}
+        rows.append((*got["replay"], *got["workload"], *got["workbench"]))
+    print_comparison(rows)
 
 
 def sweep(args, driver: str) -> None:

@@ -2,10 +2,12 @@
 
 1. Loads `--records` rows (YCSB's 10 x 100 B) into a fresh table on a running HBase Thrift gateway.
 2. Workload A (50% read of all fields, 50% update of one field, scrambled zipfian keys) with
-   `--lanes` requests in flight, alternately by the workbench (`hbase` binding, a pool of
-   that many connections) and by a bare loop: that many threads, each with its own happybase
-   Connection doing `table.row` / `table.put` on precomputed keys, nothing else. The ratio of
-   their throughputs within one repetition is the figure that matters (2 shared cores: noisy).
+   `--lanes` requests in flight, by the workbench (`hbase` binding, a pool of that many
+   connections) and by two bare loops (bench/common.py): that many threads, each with its own
+   happybase Connection doing `table.row` / `table.put`, either replaying requests made up
+   front (*replay*: the driver's ceiling) or doing workload A's own work inline per operation
+   (*workload*). The order rotates per repetition; the ratios within one repetition are the
+   figures that matter (2 shared cores: noisy).
 3. Throughput and client CPU per operation vs lanes (1..64) for workloads A and C.
 
 Client CPU is this process's user+system time (every thread) divided by operations.
@@ -20,26 +22,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import random
-import resource
-import statistics
 import threading
 import time
 from pathlib import Path
+from time import perf_counter_ns
 
 import happybase
+from common import FIELDS, WorkloadA, cpu_seconds, make_plan, print_comparison, timed
 
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
-from workbench.core.generators.scrambled import ScrambledZipfian
-from workbench.core.keys import build_key_name
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
-
-
-def cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
 
 
 def workbench_run(args, table: str, workload: str, lanes: int, ops: int, phase: str = "run"):
@@ -58,17 +52,15 @@ def workbench_run(args, table: str, workload: str, lanes: int, ops: int, phase: 
     return outcome.operations * 1000 / outcome.runtime_ms, cpu / outcome.operations * 1e6
 
 
-def bare_loop(args, table: str, lanes: int, ops: int) -> tuple[float, float]:
+def bare_loop(args, table: str, lanes: int, ops: int, replay: bool) -> tuple[float, float]:
     """Workload A straight on happybase: `lanes` threads, one Connection each."""
-    rng = random.Random(7)
-    zipf = ScrambledZipfian(rng, 0, args.records - 1)
-    plan = [(rng.random() < 0.5, build_key_name(zipf.next()).encode(), f"field{rng.randrange(10)}")
-            for _ in range(ops)]
-    value = bytes(rng.randrange(32, 127) for _ in range(100))
+    plan = [(is_read, key.encode(), FIELDS[f].encode()) for is_read, key, f in make_plan(args.records, ops)]
+    value = b"x" * 100
     counter = itertools.count()
     conns = [happybase.Connection(args.host, args.port) for _ in range(lanes)]
+    latencies: list[int] = []
 
-    def lane(conn) -> None:
+    def replay_lane(conn, _seed) -> None:
         t = conn.table(table)
         for n in counter:
             if n >= ops:
@@ -77,15 +69,29 @@ def bare_loop(args, table: str, lanes: int, ops: int) -> tuple[float, float]:
             if is_read:
                 t.row(key)
             else:
-                t.put(key, {b"family:" + field.encode(): value})
+                t.put(key, {b"family:" + field: value})
 
-    threads = [threading.Thread(target=lane, args=(c,)) for c in conns]
-    cpu0, t0 = cpu_seconds(), time.perf_counter()
+    def workload_lane(conn, seed) -> None:
+        t, choices, record = conn.table(table), WorkloadA(seed, args.records), latencies.append
+        for n in counter:
+            if n >= ops:
+                return
+            is_read, key, field, fresh = choices.next()
+            t0 = perf_counter_ns()
+            if is_read:
+                t.row(key.encode())
+            else:
+                t.put(key.encode(), {b"family:" + FIELDS[field].encode(): fresh.encode()})
+            record(perf_counter_ns() - t0)
+
+    lane = replay_lane if replay else workload_lane
+    threads = [threading.Thread(target=lane, args=(c, i)) for i, c in enumerate(conns)]
+    clock = timed()
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    elapsed, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+    elapsed, cpu = clock()
     for c in conns:
         c.close()
     return ops / elapsed, cpu / ops * 1e6
@@ -109,19 +115,18 @@ def main() -> None:
     print(f"load: {args.records} records, 16 lanes: {load[0]:.0f} ops/s, {load[1]:.0f} us CPU/op")
     workbench_run(args, table, "workloada", args.lanes, args.operations // 4)  # warm-up
     print(f"\nworkload A, {args.lanes} in flight, {args.operations} ops per trial")
-    print("rep  bare ops/s  us/op  workbench ops/s  us/op  ratio")
-    ratios = []
+    trials = {
+        "replay": lambda: bare_loop(args, table, args.lanes, args.operations, True),
+        "workload": lambda: bare_loop(args, table, args.lanes, args.operations, False),
+        "workbench": lambda: workbench_run(args, table, "workloada", args.lanes, args.operations),
+    }
+    rows = []
     for rep in range(args.repeat):
-        if rep % 2:  # alternate who goes first: the machine's noise drifts
-            wb = workbench_run(args, table, "workloada", args.lanes, args.operations)
-            bare = bare_loop(args, table, args.lanes, args.operations)
-        else:
-            bare = bare_loop(args, table, args.lanes, args.operations)
-            wb = workbench_run(args, table, "workloada", args.lanes, args.operations)
-        ratios.append(wb[0] / bare[0])
-        print(f"{rep:3d}  {bare[0]:10.0f}  {bare[1]:5.0f}  {wb[0]:15.0f}  {wb[1]:5.0f}  {ratios[-1]:5.2f}")
-    print(f"median ratio workbench/bare: {statistics.median(ratios):.2f} "
-          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
+        names = list(trials)
+        names = names[rep % 3:] + names[:rep % 3]  # rotate who goes first: the noise drifts
+        got = {name: trials[name]() for name in names}
+        rows.append((*got["replay"], *got["workload"], *got["workbench"]))
+    print_comparison(rows)
     print(f"\nthroughput vs lanes ({args.sweep_operations} ops per point)")
     print("lanes  A ops/s  A us/op  C ops/s  C us/op")
     for lanes in (int(x) for x in args.sweep.split(",")):

@@ -45,6 +45,14 @@ def cassandra_cluster3(suite_servers):
 
 
 @pytest.fixture(scope="session")
+def cassandra_secure(suite_servers):
+    """One Cassandra node that requires a login (PasswordAuthenticator) and TLS on CQL."""
+    cluster = suite_servers.up("cassandra_secure")
+    yield cluster
+    suite_servers.provider.down(cluster.name)
+
+
+@pytest.fixture(scope="session")
 def hbase_server(suite_servers):
     """Standalone HBase with its Thrift gateway on 127.0.0.1 (free ports)."""
     cluster = suite_servers.up("hbase_server")

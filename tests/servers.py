@@ -28,6 +28,8 @@ SPECS: dict[str, ClusterSpec] = {
     "cassandra_cluster3": CassandraSpec(name="t-cassandra3", nodes=3, heap="512M",
                                         replication_factor=2),
     "hbase_server": HBaseSpec(name="t-hbase", heap="768M", thrift_heap="256M"),
+    "cassandra_secure": CassandraSpec(name="t-cassandra-sec", nodes=1, heap="512M",
+                                      authenticator="PasswordAuthenticator", client_tls=True),
 }
 LOCK_DIR = Path(tempfile.gettempdir()) / "workbench-test-locks"
 

@@ -22,6 +22,7 @@ from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy, 
 from cassandra.query import dict_factory, tuple_factory
 
 from workbench.bindings.cassandra import QueryFailed, kind_of
+from workbench.bindings.cassandra_schema import connect_failure
 from workbench.errors import BindingError
 
 
@@ -116,7 +117,7 @@ class PythonSession:
         except (NoHostAvailable, OSError) as exc:
             await asyncio.to_thread(cluster.shutdown)
             raise BindingError(
-                f"cannot connect to Cassandra at {opts.where} with cassandra-driver: {exc}",
+                f"cannot connect to Cassandra at {opts.where} with cassandra-driver: {connect_failure(exc)}",
                 "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
         return cls(cluster, session, asyncio.get_running_loop())
 

@@ -55,6 +55,21 @@ def replication_cql(replication: dict[str, Any]) -> str:
     return "{" + items + "}"
 
 
+def connect_failure(exc: BaseException) -> str:
+    """Why cassandra-driver could not connect, per host and short: NoHostAvailable's text is a
+    tuple repr with the server's whole message inside."""
+    errors = getattr(exc, "errors", None)
+    if not isinstance(errors, dict) or not errors:
+        return f"{type(exc).__name__}: {exc}"
+    parts = []
+    for host, error in errors.items():
+        text = str(error)
+        if "[" in text and "]" in text:  # "... Error from server: code=0100 [Bad credentials] ..."
+            text = text[text.index("[") + 1:text.index("]")]
+        parts.append(f"{host} {type(error).__name__} ({text})" if text else f"{host} {type(error).__name__}")
+    return "; ".join(parts)
+
+
 def ensure_schema(cluster: Any, keyspace: str, table: str, fields: Sequence[str],
                   replication: dict[str, Any], drop: bool) -> list[str]:
     """Create the keyspace and table if missing (drop the table first when asked), add missing
@@ -69,7 +84,7 @@ def ensure_schema(cluster: Any, keyspace: str, table: str, fields: Sequence[str]
     except (NoHostAvailable, DriverException, OSError) as exc:
         cluster.shutdown()
         raise BindingError(f"cannot connect to Cassandra at {', '.join(cluster.contact_points)}:"
-                           f"{cluster.port} to create the schema: {exc}",
+                           f"{cluster.port} to create the schema: {connect_failure(exc)}",
                            "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
     try:
         run = lambda cql: session.execute(cql, timeout=DDL_TIMEOUT_S)  # noqa: E731

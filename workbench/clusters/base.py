@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from workbench.clusters.specs import ClusterSpec
+from workbench.clusters.specs import SUPERUSER, ClusterSpec
 from workbench.errors import ClusterError
+
+CLIENT_CA = Path("tls") / "ca.pem"  # under run_dir: the certificate clients of a TLS cluster trust
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,16 @@ class Cluster:
     def replication(self) -> dict[str, object] | None:
         """Keyspace replication map from the preset (Cassandra), None for HBase."""
         return getattr(self.spec, "replication", None)
+
+    @property
+    def credentials(self) -> tuple[str, str] | None:
+        """(user, password) when the cluster requires a login (PasswordAuthenticator)."""
+        return SUPERUSER if getattr(self.spec, "authenticator", "") == "PasswordAuthenticator" else None
+
+    @property
+    def tls_ca(self) -> Path | None:
+        """The PEM certificate to trust when the client port requires TLS."""
+        return self.run_dir / CLIENT_CA if getattr(self.spec, "client_tls", False) else None
 
     def node(self, name: str) -> Node:
         for node in self.nodes:

@@ -13,13 +13,18 @@ driver reports all N hosts up.
 from __future__ import annotations
 
 import logging
+import secrets
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from string import Template
+from typing import Any
 
+from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
-from workbench.clusters.specs import CassandraSpec
+from workbench.clusters.specs import SUPERUSER, CassandraSpec
+from workbench.errors import ClusterError
 
 STORAGE_PORT, CQL_PORT = 7000, 9042
 MAIN_CLASS = "org.apache.cassandra.service.CassandraDaemon"
@@ -36,7 +41,71 @@ def tokens(nodes: int, per_node: int, index: int) -> list[int]:
     return [-(2**63) + j * step for j in range(index - 1, total, nodes)]
 
 
-def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path) -> str:
+def tls_dir(run_dir: Path) -> Path:
+    """Where a client_tls cluster keeps its keystore and the certificate clients trust."""
+    return run_dir / "tls"
+
+
+def client_ca(run_dir: Path) -> Path:
+    return run_dir / CLIENT_CA
+
+
+def make_tls(spec: CassandraSpec, run_dir: Path, java: Path) -> str:
+    """A self-signed certificate for every node address (keytool, part of every JRE): a PKCS12
+    keystore for the nodes and its certificate as PEM for clients. Returns the store password."""
+    folder = tls_dir(run_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    keystore, password = folder / "keystore.p12", secrets.token_hex(12)
+    keystore.unlink(missing_ok=True)
+    keytool = java.parent / "keytool"
+    san = ",".join(f"ip:{spec.address(i)}" for i in range(1, spec.nodes + 1))
+    steps = (
+        ["-genkeypair", "-alias", "node", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
+         "-dname", f"CN={spec.name}", "-ext", f"SAN={san}", "-storetype", "PKCS12",
+         "-keystore", str(keystore), "-storepass", password, "-keypass", password],
+        ["-exportcert", "-rfc", "-alias", "node", "-keystore", str(keystore),
+         "-storepass", password, "-file", str(client_ca(run_dir))],
+    )
+    for args in steps:
+        done = subprocess.run([str(keytool), *args], capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise ClusterError(f"keytool could not make the cluster's TLS certificate: "
+                               f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}",
+                               hint=f"is {keytool} a working JDK/JRE keytool?")
+    return password
+
+
+def _encryption_yaml(spec: CassandraSpec, run_dir: Path, password: str | None) -> str:
+    if not spec.client_tls or password is None:
+        return ""
+    return "\n".join((
+        "client_encryption_options:",
+        "  enabled: true",
+        "  optional: false",
+        f"  keystore: {tls_dir(run_dir) / 'keystore.p12'}",
+        f"  keystore_password: {password}",
+        "  store_type: PKCS12",
+        "  require_client_auth: false",
+    ))
+
+
+def client_kwargs(spec: CassandraSpec, run_dir: Path | None) -> dict[str, Any]:
+    """cassandra-driver Cluster arguments for the provider's own queries (readiness)."""
+    kwargs: dict[str, Any] = {}
+    if spec.authenticator == "PasswordAuthenticator":
+        from cassandra.auth import PlainTextAuthProvider
+
+        kwargs["auth_provider"] = PlainTextAuthProvider(*SUPERUSER)
+    if spec.client_tls and run_dir is not None:
+        import ssl
+
+        context = ssl.create_default_context(cafile=str(client_ca(run_dir)))
+        context.check_hostname = False  # the driver connects by address; the chain is checked
+        kwargs["ssl_context"] = context
+    return kwargs
+
+
+def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path, tls_password: str | None = None) -> str:
     if spec.commitlog_sync == "periodic":
         extra = f"commitlog_sync_period: {spec.commitlog_sync_period_ms}ms"
     else:
@@ -58,19 +127,22 @@ def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path) -> str:
         memtable_offheap_space=spec.memtable_offheap_space,
         concurrent_reads=spec.concurrent_reads,
         concurrent_writes=spec.concurrent_writes,
+        authenticator=spec.authenticator,
+        client_encryption=_encryption_yaml(spec, node_dir.parent, tls_password),
     )
 
 
 def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePlan]:
     """Render every node's config files and return how to start each node."""
     result = []
+    tls_password = make_tls(spec, run_dir, java) if spec.client_tls else None
     for index in range(1, spec.nodes + 1):
         name, address = f"node{index}", spec.address(index)
         node_dir = run_dir / name
         conf, logs = node_dir / "conf", node_dir / "logs"
         for sub in ("conf", "logs", "data", "commitlog", "saved_caches", "hints", "cdc_raw"):
             (node_dir / sub).mkdir(parents=True, exist_ok=True)
-        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, node_dir))
+        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, node_dir, tls_password))
         (conf / "logback.xml").write_text(template_text("logback.xml"))
         (conf / "jvm.options").write_text(template_text("cassandra-jvm.options"))
         argv = [
@@ -85,6 +157,7 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
             f"-Dcassandra.logdir={logs}",
             f"-Dcassandra.jmx.local.port={jmx_port(address)}",
             f"-Djava.io.tmpdir={node_dir}",
+            "-Dcassandra.superuser_setup_delay_ms=0",  # PasswordAuthenticator: the superuser at once
             "-cp",
             f"{conf}:{lib}/*",
             MAIN_CLASS,
@@ -105,35 +178,35 @@ def launch_groups(spec: CassandraSpec, run_dir: Path) -> list[list[str]]:
     return [names[:1], names[1:]] if len(names) > 1 else [names]
 
 
-def _query(address: str, cql: str, timeout: float = 5.0) -> list:
+def _query(address: str, cql: str, timeout: float = 5.0, **client: Any) -> list:
     from cassandra.cluster import Cluster as Driver
     from cassandra.policies import WhiteListRoundRobinPolicy
 
     driver = Driver([address], port=CQL_PORT, protocol_version=4, connect_timeout=timeout,
                     control_connection_timeout=timeout,
-                    load_balancing_policy=WhiteListRoundRobinPolicy([address]))
+                    load_balancing_policy=WhiteListRoundRobinPolicy([address]), **client)
     try:
         return list(driver.connect().execute(cql, timeout=timeout))
     finally:
         driver.shutdown()
 
 
-def node_serves(address: str, peers_expected: int) -> bool:
+def node_serves(address: str, peers_expected: int, **client: Any) -> bool:
     """True if the node answers CQL and knows `peers_expected` other ring members."""
     if not tcp_open(address, CQL_PORT):
         return False
     try:
-        _query(address, "SELECT release_version FROM system.local")
-        peers = _query(address, "SELECT peer, native_address FROM system.peers_v2")
+        _query(address, "SELECT release_version FROM system.local", **client)
+        peers = _query(address, "SELECT peer, native_address FROM system.peers_v2", **client)
     except Exception:  # any driver error means "not yet"
         return False
     return sum(1 for p in peers if p.native_address) >= peers_expected
 
 
-def _driver_sees_all(addresses: list[str]) -> bool:
+def _driver_sees_all(addresses: list[str], **client: Any) -> bool:
     from cassandra.cluster import Cluster as Driver
 
-    driver = Driver(addresses, port=CQL_PORT, protocol_version=4, connect_timeout=5)
+    driver = Driver(addresses, port=CQL_PORT, protocol_version=4, connect_timeout=5, **client)
     try:
         driver.connect()
         hosts = driver.metadata.all_hosts()
@@ -145,18 +218,19 @@ def _driver_sees_all(addresses: list[str]) -> bool:
 
 
 def wait_ready(spec: CassandraSpec, names: list[str], final: bool, deadline: float,
-               check: Callable[[], None]) -> None:
+               check: Callable[[], None], run_dir: Path | None = None) -> None:
     """Block until the named nodes serve CQL; when `final`, until every node knows all the
     others and the driver sees all N hosts up. check() raises if a node died."""
     logging.getLogger("cassandra").setLevel(logging.CRITICAL)  # refusals are expected here
     expected = spec.nodes - 1 if final else 0
     pending = list(names)
+    client = client_kwargs(spec, run_dir)
     while time.monotonic() < deadline:
         check()
-        pending = [n for n in pending if not node_serves(spec.address(int(n[4:])), expected)]
+        pending = [n for n in pending if not node_serves(spec.address(int(n[4:])), expected, **client)]
         if not pending:
             everyone = [spec.address(i) for i in range(1, spec.nodes + 1)]
-            if not final or spec.nodes == 1 or _driver_sees_all(everyone):
+            if not final or spec.nodes == 1 or _driver_sees_all(everyone, **client):
                 return
         time.sleep(0.5)
     raise NotReady(pending[0] if pending else names[0],

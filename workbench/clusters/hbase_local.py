@@ -92,7 +92,7 @@ def probe(address: str, port: int, timeout_ms: int = 30000) -> bool:
 
 
 def wait_ready(spec: HBaseSpec, names: list[str], final: bool, deadline: float,
-               check: Callable[[], None]) -> None:
+               check: Callable[[], None], run_dir: Path | None = None) -> None:
     while time.monotonic() < deadline:
         check()
         remaining = max(1000, int((deadline - time.monotonic()) * 1000))

@@ -72,7 +72,8 @@ class LocalProvider:
                     store.save(cluster, "starting")  # before waiting: a crash leaves a trail
                 final = number == len(groups)
                 names = list(plans) if final else group
-                kind.wait_ready(spec, names, final, deadline, lambda c=cluster: _check_alive(c))
+                kind.wait_ready(spec, names, final, deadline, lambda c=cluster: _check_alive(c),
+                                run_dir)
         except NotReady as exc:
             self._abort(cluster, keep_files=True)
             raise StartupError(
@@ -194,7 +195,7 @@ class LocalProvider:
         deadline = time.monotonic() + cluster.spec.start_timeout
         try:
             KINDS[cluster.kind].wait_ready(cluster.spec, [node], False, deadline,
-                                           lambda: _check_alive(cluster))
+                                           lambda: _check_alive(cluster), cluster.run_dir)
         except NotReady as exc:
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
                                _best_log(fresh)) from None

@@ -82,9 +82,13 @@ def load(name_or_path: str, **overrides: object) -> ClusterSpec:
         if key not in known:
             raise ClusterError(f"{path}: unknown key {key!r} for a {kind} preset",
                                hint=f"known keys: {', '.join(sorted(known))}")
-        wanted = known[key].type
-        expected = {"int": int, "float": (int, float), "str": str}.get(str(wanted), object)
-        if not isinstance(value, expected) or isinstance(value, bool):
+        wanted = str(known[key].type)
+        if wanted == "bool":
+            ok = isinstance(value, bool)
+        else:
+            expected = {"int": int, "float": (int, float), "str": str}.get(wanted, object)
+            ok = isinstance(value, expected) and not isinstance(value, bool)
+        if not ok:
             raise ClusterError(f"{path}: key {key!r} must be {wanted}, not {value!r}")
     try:
         return spec_type(**fields)

@@ -22,6 +22,10 @@ def _check(ok: bool, field: str, message: str) -> None:
         raise ClusterError(f"invalid cluster spec: {field} {message}")
 
 
+AUTHENTICATORS = ("AllowAllAuthenticator", "PasswordAuthenticator")
+SUPERUSER = ("cassandra", "cassandra")  # what PasswordAuthenticator creates on a new cluster
+
+
 @dataclass(frozen=True)
 class CassandraSpec:
     """Cassandra 1..N nodes; node K (1-based) listens on first_address + K - 1."""
@@ -40,6 +44,10 @@ class CassandraSpec:
     num_tokens: int = 8
     replication_class: str = "SimpleStrategy"
     replication_factor: int = 1
+    # Client security, as a production cluster has it: PasswordAuthenticator (the built-in
+    # superuser cassandra/cassandra) and TLS on the CQL port with a certificate made at start-up.
+    authenticator: str = "AllowAllAuthenticator"
+    client_tls: bool = False
     start_timeout: float = 180.0
     kind: str = "cassandra"
 
@@ -63,6 +71,9 @@ class CassandraSpec:
         _check(1 <= self.replication_factor <= self.nodes, "replication_factor",
                f"must be between 1 and the number of nodes ({self.nodes})")
         _check(1 <= self.num_tokens <= 256, "num_tokens", "must be between 1 and 256")
+        _check(self.authenticator in AUTHENTICATORS, "authenticator",
+               f"must be one of {', '.join(AUTHENTICATORS)}")
+        _check(isinstance(self.client_tls, bool), "client_tls", "must be true or false")
 
     def address(self, index: int) -> str:
         """Address of node `index` (1-based)."""

@@ -20,6 +20,11 @@ def binding_overrides(cluster: Cluster) -> list[str]:
         if replication:
             out += [f"cassandra.replication.class={replication['class']}",
                     f"cassandra.replication.factor={replication['replication_factor']}"]
+        if cluster.credentials:
+            user, password = cluster.credentials
+            out += [f"cassandra.username={user}", f"cassandra.password={password}"]
+        if cluster.tls_ca is not None:
+            out += ["cassandra.useSSL=true", f"cassandra.ssl.cafile={cluster.tls_ca}"]
         return out
     if cluster.kind == "hbase":
         host, port = cluster.contact_points[0]

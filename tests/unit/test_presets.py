@@ -1,0 +1,47 @@
+"""Cluster presets: every shipped preset loads into a valid spec; field types are checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.clusters import presets
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.specs import CassandraSpec
+from workbench.commands.targets import binding_overrides
+from workbench.errors import ClusterError
+
+
+@pytest.mark.parametrize("name", sorted(presets.available()))
+def test_every_shipped_preset_loads(name):
+    spec = presets.load(name)
+    assert spec.name == name
+    assert presets.describe(presets.available()[name])
+
+
+def test_the_secure_preset_asks_for_a_login_and_tls_and_targets_pass_them_on(tmp_path):
+    spec = presets.load("cassandra-secure")
+    assert isinstance(spec, CassandraSpec)
+    assert (spec.authenticator, spec.client_tls) == ("PasswordAuthenticator", True)
+    node = Node("node1", "127.0.0.1", 9042, 1, 1, tmp_path / "log", tmp_path / "out", tmp_path)
+    handle = Cluster(spec.name, spec.kind, spec, (node,), tmp_path)
+    props = binding_overrides(handle)
+    assert "cassandra.username=cassandra" in props and "cassandra.password=cassandra" in props
+    assert "cassandra.useSSL=true" in props
+    assert f"cassandra.ssl.cafile={tmp_path / 'tls' / 'ca.pem'}" in props
+    plain = presets.load("cassandra-single")
+    assert not any(p.startswith(("cassandra.username", "cassandra.useSSL"))
+                   for p in binding_overrides(Cluster(plain.name, plain.kind, plain, (node,), tmp_path)))
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ('client_tls = "yes"', "key 'client_tls' must be bool"),
+    ("nodes = true", "key 'nodes' must be int"),
+    ('authenticator = "Kerberos"', "authenticator must be one of"),
+])
+def test_a_wrong_field_type_or_value_is_refused(tmp_path: Path, line, said):
+    preset = tmp_path / "mine.toml"
+    preset.write_text(f'kind = "cassandra"\n{line}\n')
+    with pytest.raises(ClusterError, match=said):
+        presets.load(str(preset))
