@@ -25,3 +25,38 @@ def test_scrambled_zipfian_draws_are_unchanged_by_its_memo(monkeypatch):
     draws = [a.next() for _ in range(5000)]
     assert draws == [fnvhash64(raw.next()) % 1000 for _ in range(5000)]
     assert len(a._seen) == 100
+
+
+def _lane(props: list[str], lane_seed: int = 3, worker: int = 0, workers: int = 1):
+    from pathlib import Path
+
+    from workbench.config.spec import spec_from_args
+    from workbench.core.workload import LaneWorkload, WorkerKeys
+    from workbench.metrics.recorder import Recorder
+
+    workloads = Path(__file__).resolve().parents[2] / "workloads"
+    spec, _ = spec_from_args([str(workloads / props[0])], props[1:], "run")
+    keys = WorkerKeys(spec, worker, workers)
+    return LaneWorkload(spec, None, Recorder(), keys, random.Random(lane_seed))
+
+
+def test_the_fused_zipfian_key_source_draws_the_keys_the_generic_path_draws():
+    for worker, workers in ((0, 1), (1, 3)):
+        fused = _lane(["workloada", "recordcount=5000"], worker=worker, workers=workers)
+        generic = _lane(["workloada", "recordcount=5000"], worker=worker, workers=workers)
+        assert fused.next_key.__name__ == "next_key"  # the inlined closure, not the fallback
+        assert [fused.next_key() for _ in range(20000)] == [
+            generic.key_name(generic.next_keynum()) for _ in range(20000)]
+
+
+def test_choosing_ahead_makes_the_same_choices_as_choosing_each_when_it_runs():
+    for workload in ("workloada", "workloadb", "workloadc", "workloadf", "workloade"):
+        ahead = _lane([workload, "recordcount=2000", "seed=11"])
+        one_by_one = _lane([workload, "recordcount=2000", "seed=11"])
+        assert ahead.batch == (1 if workload == "workloade" else 64)  # E inserts: no look-ahead
+        batched = [c for _ in range(10) for c in reversed(ahead.choose(ahead.batch))]
+        single = []
+        for _ in range(len(batched)):
+            execute, args = one_by_one._pick()
+            single.append((execute, args()))
+        assert [(e.__name__, a) for e, a in batched] == [(e.__name__, a) for e, a in single]
