@@ -176,13 +176,14 @@ def bare_run(args, driver: str, lanes: int, ops: int, replay: bool) -> tuple[flo
 
 
 def compare(args, driver: str) -> None:
-    workbench_run(args, driver, "workloada", args.lanes, args.operations // 4)  # warm-up
     print(f"\n{driver}: workload A, {args.lanes} in flight, {args.operations} ops per trial")
     trials = {
         "replay": lambda: bare_run(args, driver, args.lanes, args.operations, True),
         "workload": lambda: bare_run(args, driver, args.lanes, args.operations, False),
         "workbench": lambda: workbench_run(args, driver, "workloada", args.lanes, args.operations),
     }
+    for trial in trials.values():  # warm-up, not counted: the server's JIT and caches, the drivers
+        trial()
     rows = []
     for rep in range(args.repeat):
         names = list(trials)

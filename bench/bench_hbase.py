@@ -113,13 +113,14 @@ def main() -> None:
     table = f"bench_hbase_{int(time.time())}"
     load = workbench_run(args, table, "workloada", 16, args.records, phase="load")
     print(f"load: {args.records} records, 16 lanes: {load[0]:.0f} ops/s, {load[1]:.0f} us CPU/op")
-    workbench_run(args, table, "workloada", args.lanes, args.operations // 4)  # warm-up
     print(f"\nworkload A, {args.lanes} in flight, {args.operations} ops per trial")
     trials = {
         "replay": lambda: bare_loop(args, table, args.lanes, args.operations, True),
         "workload": lambda: bare_loop(args, table, args.lanes, args.operations, False),
         "workbench": lambda: workbench_run(args, table, "workloada", args.lanes, args.operations),
     }
+    for trial in trials.values():  # warm-up, not counted: the server's JIT and caches
+        trial()
     rows = []
     for rep in range(args.repeat):
         names = list(trials)
