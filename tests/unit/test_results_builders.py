@@ -16,13 +16,13 @@ from workbench.results.summarize import (
     measurement_from_histogram,
 )
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "ycsb-0.17.0"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "ycsb-0.17.0"  # see tests/data/README.md
 
 
 def reference(name: str) -> Path:
-    """A real YCSB 0.17.0 file; a missing checkout of shared/ fails the test, never skips it."""
+    """A real YCSB 0.17.0 file; a missing one fails the test, never skips it."""
     path = REFERENCE / name
-    assert path.is_file(), f"reference file missing: {path} (shared/ must sit beside the repo)"
+    assert path.is_file(), f"reference file missing: {path}"
     return path
 
 

@@ -253,10 +253,6 @@ class LaneWorkload:
         out.reverse()
         return out
 
-    async def transaction(self, intended: int) -> None:
-        execute, args = self._pick()
-        await execute(intended, args())
-
     async def insert_load(self, keynum: int, intended: int) -> Status:
         """One insert of the load phase, with YCSB's insertion retries."""
         key = self.key_name(keynum)
