@@ -60,3 +60,13 @@ def test_choosing_ahead_makes_the_same_choices_as_choosing_each_when_it_runs():
             execute, args = one_by_one._pick()
             single.append((execute, args()))
         assert [(e.__name__, a) for e, a in batched] == [(e.__name__, a) for e, a in single]
+
+
+def test_choosing_ahead_holds_a_bounded_amount_of_values():
+    from workbench.core.workload import CHOOSE_AHEAD_BYTES
+
+    assert _lane(["workloada"]).batch == 64  # one 100-byte field per update
+    big = _lane(["workloada", "fieldlength=100000", "writeallfields=true"])
+    assert big.batch == 1  # 1 MB of values per update: never chosen ahead
+    mid = _lane(["workloada", "fieldlength=1000", "writeallfields=true"])
+    assert mid.batch == CHOOSE_AHEAD_BYTES // 10_000

@@ -50,6 +50,7 @@ class ValueMaker:
         self.fields = spec.field_names
         self.integrity = spec.dataintegrity
         self.length_gen = length_gen
+        self.longest = getattr(length_gen, "longest", spec.fieldlength)  # an upper bound per field
         self._constant = length_gen.next() if spec.fieldlengthdistribution == "constant" else None
         if self._constant is not None and not self.integrity:  # the usual case, on the hot path
             randbytes, n = rng.randbytes, self._constant

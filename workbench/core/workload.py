@@ -31,6 +31,7 @@ _OK = Status.OK
 # is named once, not on every request. Python work per operation is what costs client CPU.
 KEY_NAME_CACHE = 100_000
 CHOOSE_AHEAD = 64  # transactions a lane chooses in one go when choices cannot depend on time
+CHOOSE_AHEAD_BYTES = 256 * 1024  # ... but no more values than this per lane (large fields)
 
 
 class WorkerKeys:
@@ -125,8 +126,11 @@ class LaneWorkload:
         self._pick = (Discrete(rng, {choosers[op]: w for op, w in weights.items()}).next
                       if weights else None)
         # How many transactions a lane may choose ahead (1: choose each when it runs).
-        self.batch = CHOOSE_AHEAD if (not spec.insertproportion
-                                      and self.chooser is not keys.sequential) else 1
+        self.batch = 1
+        if not spec.insertproportion and self.chooser is not keys.sequential:
+            longest = max(spec.fieldlength, self.values.longest)
+            value_bytes = longest * (spec.fieldcount if spec.writeallfields else 1)
+            self.batch = max(1, min(CHOOSE_AHEAD, CHOOSE_AHEAD_BYTES // max(value_bytes, 1)))
 
     # -- choices -----------------------------------------------------------------------------
 
@@ -199,7 +203,8 @@ class LaneWorkload:
     #
     # A transaction is chosen (operation, key, fields, values) and then executed. Lanes choose
     # `batch` operations at a time when the choices cannot depend on time: no inserts in the
-    # mix, so the key range is fixed, and no shared sequential counter. The random draws are
+    # mix, so the key range is fixed, and no shared sequential counter; large values lower the
+    # batch so that a lane never holds more than CHOOSE_AHEAD_BYTES of them. The random draws are
     # the same, in the same order, as choosing one at a time; only when they are made changes.
     # Choosing in a tight loop keeps that code and its data hot in the CPU cache: measured
     # against a real server sharing the 2 cores, the same choices cost half the CPU per

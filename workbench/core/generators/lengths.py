@@ -54,6 +54,7 @@ class HistogramLength:
         if total <= 0:
             raise ConfigError(f"{path}: histogram has no counts", "add bucket<TAB>count lines")
         self.total = total
+        self.longest = max(1, max(self.values) * self.block)
 
     def next(self) -> int:
         i = bisect.bisect_right(self.cumulative, self._random() * self.total)
