@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from time import perf_counter_ns
 
-from common import FIELDS, WorkloadA, make_plan, print_comparison, timed
+from common import FIELDS, WorkloadA, compare_loops, make_plan, timed
 
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import CassandraSpec
@@ -177,20 +177,12 @@ def bare_run(args, driver: str, lanes: int, ops: int, replay: bool) -> tuple[flo
 
 def compare(args, driver: str) -> None:
     print(f"\n{driver}: workload A, {args.lanes} in flight, {args.operations} ops per trial")
-    trials = {
-        "replay": lambda: bare_run(args, driver, args.lanes, args.operations, True),
-        "workload": lambda: bare_run(args, driver, args.lanes, args.operations, False),
-        "workbench": lambda: workbench_run(args, driver, "workloada", args.lanes, args.operations),
-    }
-    for trial in trials.values():  # warm-up, not counted: the server's JIT and caches, the drivers
-        trial()
-    rows = []
-    for rep in range(args.repeat):
-        names = list(trials)
-        names = names[rep % 3:] + names[:rep % 3]  # rotate who goes first: the noise drifts
-        got = {name: trials[name]() for name in names}
-        rows.append((*got["replay"], *got["workload"], *got["workbench"]))
-    print_comparison(rows)
+    compare_loops(
+        lambda: bare_run(args, driver, args.lanes, args.operations, True),
+        lambda: bare_run(args, driver, args.lanes, args.operations, False),
+        lambda: workbench_run(args, driver, "workloada", args.lanes, args.operations),
+        args.repeat,
+    )
 
 
 def sweep(args, driver: str) -> None:

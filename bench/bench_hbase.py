@@ -28,7 +28,7 @@ from pathlib import Path
 from time import perf_counter_ns
 
 import happybase
-from common import FIELDS, WorkloadA, cpu_seconds, make_plan, print_comparison, timed
+from common import FIELDS, WorkloadA, compare_loops, cpu_seconds, make_plan, timed
 
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
@@ -114,20 +114,12 @@ def main() -> None:
     load = workbench_run(args, table, "workloada", 16, args.records, phase="load")
     print(f"load: {args.records} records, 16 lanes: {load[0]:.0f} ops/s, {load[1]:.0f} us CPU/op")
     print(f"\nworkload A, {args.lanes} in flight, {args.operations} ops per trial")
-    trials = {
-        "replay": lambda: bare_loop(args, table, args.lanes, args.operations, True),
-        "workload": lambda: bare_loop(args, table, args.lanes, args.operations, False),
-        "workbench": lambda: workbench_run(args, table, "workloada", args.lanes, args.operations),
-    }
-    for trial in trials.values():  # warm-up, not counted: the server's JIT and caches
-        trial()
-    rows = []
-    for rep in range(args.repeat):
-        names = list(trials)
-        names = names[rep % 3:] + names[:rep % 3]  # rotate who goes first: the noise drifts
-        got = {name: trials[name]() for name in names}
-        rows.append((*got["replay"], *got["workload"], *got["workbench"]))
-    print_comparison(rows)
+    compare_loops(
+        lambda: bare_loop(args, table, args.lanes, args.operations, True),
+        lambda: bare_loop(args, table, args.lanes, args.operations, False),
+        lambda: workbench_run(args, table, "workloada", args.lanes, args.operations),
+        args.repeat,
+    )
     print(f"\nthroughput vs lanes ({args.sweep_operations} ops per point)")
     print("lanes  A ops/s  A us/op  C ops/s  C us/op")
     for lanes in (int(x) for x in args.sweep.split(",")):

@@ -59,6 +59,23 @@ class WorkloadA:
         return False, key, rng.randrange(10), random_value(rng, 100)
 
 
+def compare_loops(replay, workload, workbench, repeat: int) -> None:
+    """Run the three trials (each returns (ops/s, CPU us/op)) `repeat` times and print the table.
+
+    One untimed trial of each comes first (the server's JIT and caches, the drivers' pools), and
+    the order rotates per repetition, because the machine's noise drifts."""
+    trials = {"replay": replay, "workload": workload, "workbench": workbench}
+    for trial in trials.values():
+        trial()
+    rows = []
+    for rep in range(repeat):
+        names = list(trials)
+        names = names[rep % 3:] + names[:rep % 3]
+        got = {name: trials[name]() for name in names}
+        rows.append((*got["replay"], *got["workload"], *got["workbench"]))
+    print_comparison(rows)
+
+
 def print_comparison(rows: list[tuple[float, float, float, float, float, float]]) -> None:
     """rows: (replay ops/s, us/op, workload ops/s, us/op, workbench ops/s, us/op) per repetition."""
     print("rep  replay ops/s  us/op  workload ops/s  us/op  workbench ops/s  us/op  "
