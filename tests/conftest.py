@@ -31,33 +31,25 @@ def suite_servers() -> SuiteServers:
 @pytest.fixture(scope="session")
 def cassandra_node(suite_servers):
     """One Cassandra node (127.0.0.K:9042 on a free address, replication factor 1)."""
-    cluster = suite_servers.up("cassandra_node")
-    yield cluster
-    suite_servers.provider.down(cluster.name)
+    yield from suite_servers.serve("cassandra_node")
 
 
 @pytest.fixture(scope="session")
 def cassandra_cluster3(suite_servers):
     """Three Cassandra nodes (three consecutive free 127.0.0.K), replication factor 2."""
-    cluster = suite_servers.up("cassandra_cluster3")
-    yield cluster
-    suite_servers.provider.down(cluster.name)
+    yield from suite_servers.serve("cassandra_cluster3")
 
 
 @pytest.fixture(scope="session")
 def cassandra_secure(suite_servers):
     """One Cassandra node that requires a login (PasswordAuthenticator) and TLS on CQL."""
-    cluster = suite_servers.up("cassandra_secure")
-    yield cluster
-    suite_servers.provider.down(cluster.name)
+    yield from suite_servers.serve("cassandra_secure")
 
 
 @pytest.fixture(scope="session")
 def hbase_server(suite_servers):
     """Standalone HBase with its Thrift gateway on 127.0.0.1 (free ports)."""
-    cluster = suite_servers.up("hbase_server")
-    yield cluster
-    suite_servers.provider.down(cluster.name)
+    yield from suite_servers.serve("hbase_server")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -87,6 +87,12 @@ class SuiteServers:
         self.started.append(spec.name)
         return self.provider.up(spec)
 
+    def serve(self, key: str):
+        """A session fixture's body: the cluster for `key`, brought down afterwards."""
+        cluster = self.up(key)
+        yield cluster
+        self.provider.down(cluster.name)
+
     def down_all(self) -> None:
         for name in self.provider.clusters():
             self.provider.down(name)

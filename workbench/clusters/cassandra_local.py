@@ -105,7 +105,8 @@ def client_kwargs(spec: CassandraSpec, run_dir: Path | None) -> dict[str, Any]:
     return kwargs
 
 
-def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path, tls_password: str | None = None) -> str:
+def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path, run_dir: Path,
+                 tls_password: str | None) -> str:
     if spec.commitlog_sync == "periodic":
         extra = f"commitlog_sync_period: {spec.commitlog_sync_period_ms}ms"
     else:
@@ -128,7 +129,7 @@ def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path, tls_password: 
         concurrent_reads=spec.concurrent_reads,
         concurrent_writes=spec.concurrent_writes,
         authenticator=spec.authenticator,
-        client_encryption=_encryption_yaml(spec, node_dir.parent, tls_password),
+        client_encryption=_encryption_yaml(spec, run_dir, tls_password),
     )
 
 
@@ -142,7 +143,7 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
         conf, logs = node_dir / "conf", node_dir / "logs"
         for sub in ("conf", "logs", "data", "commitlog", "saved_caches", "hints", "cdc_raw"):
             (node_dir / sub).mkdir(parents=True, exist_ok=True)
-        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, node_dir, tls_password))
+        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, node_dir, run_dir, tls_password))
         (conf / "logback.xml").write_text(template_text("logback.xml"))
         (conf / "jvm.options").write_text(template_text("cassandra-jvm.options"))
         argv = [
