@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import SCAN_ORDER
 
-from workbench.bindings.base import Status
+from workbench.bindings.base import READ, UPDATE, Status
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 from workbench.core.keys import build_key_name
@@ -93,6 +93,37 @@ async def test_delete(opened):
     assert await db.delete(spec.table, key) is Status.OK
     status, _ = await db.read(spec.table, key, None)
     assert status is Status.NOT_FOUND
+
+
+async def test_a_sequence_runs_its_steps_in_order_one_at_a_time(opened):
+    name, spec, db = opened
+    k1, k2 = build_key_name(4), build_key_name(5)
+    await db.insert(spec.table, k1, row_for(k1))
+    await db.insert(spec.table, k2, row_for(k2))
+    steps = [
+        (READ, k1, None),
+        (UPDATE, k1, {"field3": "first"}),
+        (READ, k1, ["field3"]),  # sees the update before it
+        (READ, "user-no-such-key", None),
+        (UPDATE, k2, {"field0": "a", "field9": "b"}),
+        (READ, k2, ["field0", "field1", "field9"]),
+    ]
+    out = await db.sequence(spec.table, steps, lambda: True)
+    assert [status for status, *_ in out] == [
+        Status.OK, Status.OK, Status.OK, Status.NOT_FOUND, Status.OK, Status.OK]
+    assert [row for *_, row in out] == [
+        row_for(k1), None, {"field3": "first"}, None, None,
+        {"field0": "a", "field1": row_for(k2)["field1"], "field9": "b"}]
+    for (_, t0, t1, _), (_, next_t0, _, _) in zip(out, out[1:], strict=False):
+        assert t0 <= t1 <= next_t0  # one request in flight: each starts after the last answer
+    asked = []
+
+    def more() -> bool:  # asked before every step after the first; no after the second
+        asked.append(1)
+        return len(asked) < 2
+
+    cut = await db.sequence(spec.table, [(READ, k1, None)] * 5, more)
+    assert [status for status, *_ in cut] == [Status.OK, Status.OK] and len(asked) == 2
 
 
 def run(phase: str, files: list[str], overrides: list[str]):

@@ -263,15 +263,19 @@ def check_fault_report(proc: subprocess.Popen, t_fault: float, tmp_path: Path, k
     return ops
 
 
-def test_node_frozen_mid_run_times_out_counts_errors_and_recovers(cassandra_node, tmp_path):
+# Paced, each operation waits for its slot; unpaced, lanes run sequences (Binding.sequence),
+# which on cassandra-driver are callback chains on the driver's thread.
+@pytest.mark.parametrize("driver,paced", [("acsylla", True), ("acsylla", False), ("python", False)])
+def test_node_frozen_mid_run_times_out_counts_errors_and_recovers(cassandra_node, tmp_path, driver, paced):
     node = cassandra_node.contact_points[0]
-    common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "recordcount=500")
+    common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "recordcount=500",
+                       f"cassandra.driver={driver}")
     assert run_phase("load", [], [*common, "threadcount=8"]).operations == 500
     provider = LocalProvider(state_dir=cassandra_node.run_dir.parent.parent, progress=False)
     name = cassandra_node.nodes[0].name
     proc = workbench_run(tmp_path, [*common, "operationcount=0", "maxexecutiontime=10",
                                     "cassandra.readtimeoutmillis=1000", "status.interval=1"],
-                         "-threads", "8", "-target", "1000")
+                         "-threads", "8", *(["-target", "1000"] if paced else []))
     try:
         wait_until_running(proc, 700)
         time.sleep(1.0)

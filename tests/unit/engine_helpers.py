@@ -118,3 +118,46 @@ class FailingCleanupBinding:
 
 def register_failing_cleanup_binding():
     _register("badcleanup", "FailingCleanupBinding")
+
+
+class SequenceLog:
+    """What the `seq` binding's sequences were asked to do and did (this process only)."""
+
+    asked: list[int] = []
+    ran: list[int] = []
+
+
+class SequenceBinding:
+    """A memory binding that logs its sequences; each step sleeps `seq.step_ms` (default 0)."""
+
+    def __new__(cls, spec, properties, context):
+        import asyncio as _asyncio
+
+        from workbench.bindings.memory import MemoryBinding
+
+        step_s = float(properties.get("seq.step_ms", "0")) / 1000
+
+        class _Logged(MemoryBinding):
+            async def read(self, table, key, fields):
+                if step_s:
+                    await _asyncio.sleep(step_s)
+                return await super().read(table, key, fields)
+
+            async def update(self, table, key, values):
+                if step_s:
+                    await _asyncio.sleep(step_s)
+                return await super().update(table, key, values)
+
+            async def sequence(self, table, steps, more):
+                out = await super().sequence(table, steps, more)
+                SequenceLog.asked.append(len(steps))
+                SequenceLog.ran.append(len(out))
+                return out
+
+        return _Logged(spec, properties, context)
+
+
+def register_sequence_binding():
+    SequenceLog.asked.clear()
+    SequenceLog.ran.clear()
+    _register("seq", "SequenceBinding")

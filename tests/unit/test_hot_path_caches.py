@@ -54,7 +54,7 @@ def test_choosing_ahead_makes_the_same_choices_as_choosing_each_when_it_runs():
         ahead = _lane([workload, "recordcount=2000", "seed=11"])
         one_by_one = _lane([workload, "recordcount=2000", "seed=11"])
         assert ahead.batch == (1 if workload == "workloade" else 64)  # E inserts: no look-ahead
-        batched = [c for _ in range(10) for c in reversed(ahead.choose(ahead.batch))]
+        batched = [c for _ in range(10) for c in ahead.choose(ahead.batch)]
         single = []
         for _ in range(len(batched)):
             execute, args = one_by_one._pick()

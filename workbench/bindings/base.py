@@ -1,5 +1,8 @@
 """The binding protocol: five async operations returning a Status, plus set-up and tear-down.
 
+Reads and updates may also come in sequences (`sequence`), which a binding may run faster than
+one operation at a time; the default runs them through `read` and `update`.
+
 A binding gets the workload spec and its own properties in `__init__`, opens connections in
 `init()` (once per worker process), creates the schema in `prepare()` when asked, and closes
 everything in `cleanup()` (timed as YCSB's CLEANUP). Fields are str -> str (printable ASCII).
@@ -8,10 +11,17 @@ everything in `cleanup()` (timed as YCSB's CLEANUP). Fields are str -> str (prin
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from time import perf_counter_ns
 from typing import Any
 
 Row = dict[str, str]
+READ = "READ"
+UPDATE = "UPDATE"
+# One step of a sequence: (READ, key, fields or None) or (UPDATE, key, values).
+Step = tuple[str, str, Any]
+# What a step did: (status, start, end in perf_counter_ns, the row a READ found or None).
+Outcome = tuple["Status", int, int, "Row | None"]
 
 
 class Status(enum.Enum):
@@ -68,6 +78,31 @@ class Binding:
 
     async def delete(self, table: str, key: str) -> Status:
         return Status.NOT_IMPLEMENTED
+
+    async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
+        """Run reads and updates one after another, as one lane would: one request in flight.
+
+        Before each step after the first, `more()` says whether to go on; when it says no, the
+        outcomes so far are returned (the lane runs the rest later, or the run is stopping).
+        Each step is timed from just before its request to just after its answer.
+
+        Lanes hand over up to 64 chosen steps at a time when the run is not paced. This
+        default awaits the operations above one by one; a binding may override it to run the
+        whole sequence inside its driver, with no hand-off to the lane between steps (for
+        cassandra-driver: a chain of callbacks on the driver's own thread)."""
+        out: list[Outcome] = []
+        append = out.append
+        read, update = self.read, self.update
+        for op, key, arg in steps:
+            if out and not more():
+                break
+            t0 = perf_counter_ns()
+            if op == READ:
+                status, row = await read(table, key, arg)
+            else:
+                status, row = await update(table, key, arg), None
+            append((status, t0, perf_counter_ns(), row))
+        return out
 
     def notes(self) -> list[str]:
         """Remarks for the report (e.g. 'write latency measures a client-side buffer').

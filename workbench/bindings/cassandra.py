@@ -4,7 +4,9 @@ Properties are in cassandra_options.py, CQL and schema creation in cassandra_sch
 load drivers in cassandra_acsylla.py and cassandra_python.py. Both offer the same small interface:
 `prepare(cql, consistency) -> bind` (params -> request), `execute(request) -> awaitable result`,
 `row(result)` / `rows(result)` (dicts by column name), `errors` (what execute may raise), `close()`;
-the operations below call them directly, without a coroutine layer of their own.
+the operations below call them directly, without a coroutine layer of their own. Sequences of
+reads and updates go to the driver's `chain(requests, more)`, which runs them one after another
+inside the driver (cassandra-driver: on its own thread) and hands back every answer at once.
 
 Every operation shape (read all or named fields, update one or all fields, insert, delete,
 token-range scan with a limit) is a prepared statement, made on first use and cached per worker.
@@ -16,10 +18,10 @@ a missing row is NOT_FOUND.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.bindings.base import Binding, Row, Status
+from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
 from workbench.bindings.cassandra_options import parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
 
@@ -152,6 +154,46 @@ class CassandraBinding(Binding):
         if None in row.values():  # columns never written
             row = {f: v for f, v in row.items() if v is not None}
         return _OK, row
+
+    async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
+        """Reads and updates as one chain of requests in the driver (see Binding.sequence)."""
+        requests = []
+        append = requests.append
+        read_every, updates, cache = self._read_every, self._updates, self._cache
+        try:
+            for op, key, arg in steps:
+                if op == READ:
+                    if arg is None and read_every is not None:
+                        bind = read_every
+                    else:
+                        shape = self.fields if arg is None else tuple(arg)
+                        bind = cache.get(("read", shape)) or await self._prepare("read", shape)
+                    append(bind((key,)))
+                else:
+                    shape = tuple(arg)
+                    bind = updates.get(shape)
+                    if bind is None:
+                        bind = updates[shape] = await self._prepare("update", shape)
+                    append(bind((*arg.values(), key)))
+        except self._errors:  # a shape that cannot be prepared: each step reports it
+            return await Binding.sequence(self, table, steps, more)
+        answers = await self.db.chain(requests, more)
+        out: list[Outcome] = []
+        row_of, failed = self._row, self._failed
+        for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
+            if not ok:
+                out.append((failed(answer), t0, t1, None))
+            elif op != READ:
+                out.append((_OK, t0, t1, None))
+            else:
+                row = row_of(answer)
+                if row is None:
+                    out.append((Status.NOT_FOUND, t0, t1, None))
+                    continue
+                if None in row.values():  # columns never written
+                    row = {f: v for f, v in row.items() if v is not None}
+                out.append((_OK, t0, t1, row))
+        return out
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
         shape = self.fields if fields is None else tuple(fields)

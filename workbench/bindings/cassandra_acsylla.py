@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from time import perf_counter_ns
 from typing import Any
 
 import acsylla
@@ -94,6 +95,24 @@ class AcsyllaSession:
         except CassException as exc:
             raise QueryFailed(kind_of(exc)) from exc
         return functools.partial(prepared, consistency=acsylla.Consistency[consistency])
+
+    async def chain(self, requests: Sequence[Any], more: Callable[[], bool]) -> list[tuple]:
+        """Run requests one after another: (ok, result or exception, start ns, end ns) each.
+        Before each request after the first, more() says whether to go on."""
+        out: list[tuple] = []
+        append = out.append
+        execute, errors = self.execute, self.errors
+        for request in requests:
+            if out and not more():
+                break
+            t0 = perf_counter_ns()
+            try:
+                result = await execute(request)
+            except errors as exc:
+                append((False, exc, t0, perf_counter_ns()))
+                continue
+            append((True, result, t0, perf_counter_ns()))
+        return out
 
     @staticmethod
     def row(result: Any) -> dict[str, Any] | None:

@@ -3,8 +3,9 @@
 YCSB's hbase2 semantics: one row per key in column family `columnfamily`, one column per field;
 insert and update are puts, delete is blind (OK even if the row was absent), a read of a missing
 row is NOT_FOUND, a scan returns up to `count` rows from the start key in key order. Lanes share
-a pool of threads with one connection each (hbase_pool.py); the table is created, pre-split if
-asked, in prepare() (hbase_schema.py). Properties: hbase_options.py and README's Bindings.
+a pool of threads with one connection each (hbase_pool.py); a lane's sequence of reads and
+updates is one job for one thread. The table is created, pre-split if asked, in prepare()
+(hbase_schema.py). Properties: hbase_options.py and README's Bindings.
 
 With clientbuffering=true, puts collect in this worker's buffer (BATCHED_OK) until it holds
 `writebuffersize` bytes; the put that fills it waits for the flush (OK), as YCSB's
@@ -14,16 +15,17 @@ BufferedMutator does. cleanup() flushes the rest.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from time import perf_counter_ns
 from typing import Any
 
 import happybase  # noqa: F401  (loads the Thrift1 IDL as the Hbase_thrift module)
 from Hbase_thrift import BatchMutation, Mutation, TScan
 from thriftpy2.transport import TTransportException
 
-from workbench.bindings.base import Binding, Row, Status
+from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
 from workbench.bindings.hbase_options import BUFFER_NOTE, parse_options
-from workbench.bindings.hbase_pool import ThriftPool, connect
+from workbench.bindings.hbase_pool import ThriftPool, breaks_connection, connect
 from workbench.bindings.hbase_schema import ensure_table
 from workbench.errors import BindingError
 
@@ -60,6 +62,36 @@ def _scan(client: Any, table: bytes, start: bytes, count: int, columns: list[byt
     finally:
         client.scannerClose(scanner)
     return [(r.row.decode(), _cells(r.columns, cut)) for r in rows]
+
+
+class _Broken(Exception):
+    """A sequence that stopped on a failure that broke its connection; the pool thread
+    replaces the connection, and `answers` holds what the sequence did up to then."""
+
+    def __init__(self, answers: list) -> None:
+        super().__init__("connection broken")
+        self.answers = answers
+
+
+def _run_steps(client: Any, table: bytes, jobs: list, cut: int, more: Callable[[], bool]) -> list:
+    """Reads and puts one after another on one connection (a pool thread): (ok, row or None or
+    exception, start ns, end ns) each. Before each job after the first, more() says go on."""
+    out: list[tuple] = []
+    append = out.append
+    mutate = client.mutateRow
+    for is_read, row, arg in jobs:
+        if out and not more():
+            break
+        t0 = perf_counter_ns()
+        try:
+            answer = _get_row(client, table, row, arg, cut) if is_read else mutate(table, row, arg, {})
+        except Exception as exc:
+            append((False, exc, t0, perf_counter_ns()))
+            if breaks_connection(exc):
+                raise _Broken(out) from exc
+            continue
+        append((True, answer, t0, perf_counter_ns()))
+    return out
 
 
 def error_kind(exc: BaseException) -> str:
@@ -151,6 +183,35 @@ class HBaseBinding(Binding):
         except Exception as exc:
             return self._failed(exc), None
         return (Status.NOT_FOUND, None) if row is None else (Status.OK, row)
+
+    async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
+        """Reads and puts as one job for one pool thread: one hand-off per sequence, not per step.
+        With client-side buffering, puts go to the buffer one by one instead (the default)."""
+        if self._buffering:
+            return await super().sequence(table, steps, more)
+        prefix, wal, family = self._prefix, self._wal, self._family
+        jobs = []
+        for op, key, arg in steps:
+            if op == READ:
+                columns = family if arg is None else [prefix + f.encode() for f in arg]
+                jobs.append((True, key.encode(), columns))
+            else:
+                jobs.append((False, key.encode(), [
+                    Mutation(column=prefix + f.encode(), value=v.encode(), writeToWAL=wal)
+                    for f, v in arg.items()]))
+        try:
+            answers = await self.pool.call(_run_steps, table.encode(), jobs, self._cut, more)
+        except _Broken as broken:
+            answers = broken.answers
+        out: list[Outcome] = []
+        for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
+            if not ok:
+                out.append((self._failed(answer), t0, t1, None))
+            elif op == READ and answer is None:
+                out.append((Status.NOT_FOUND, t0, t1, None))
+            else:
+                out.append((Status.OK, t0, t1, answer if op == READ else None))
+        return out
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
         columns = self._family if fields is None else [self._prefix + f.encode() for f in fields]

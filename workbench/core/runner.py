@@ -10,9 +10,11 @@ rate is set, and record into the worker's Recorder, which the controller drains 
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import time
 from collections.abc import Callable
+from time import perf_counter_ns
 from typing import Any, Protocol
 
 from workbench.bindings.base import Binding, Status
@@ -22,7 +24,13 @@ from workbench.core.workload import LaneWorkload, WorkerKeys
 from workbench.metrics.recorder import Recorder, TickData
 
 YIELD_EVERY = 32  # an unpaced lane on a binding that never suspends still lets others run
+SEQUENCE_NS = 100_000_000  # a sequence returns to its lane within this (live figures stay live)
 STOP_GRACE_S = 5.0  # after stop, operations still in flight get this long before cancellation
+# While lanes run, the cyclic collector's youngest generation holds this many objects (Python's
+# default is 700). cassandra-driver leaves reference cycles behind every request, and lanes hold
+# chosen operations and answers across many young collections; with the default, collections
+# took about a tenth of the client's CPU (BENCHMARKS.md, "Session 3").
+GC_YOUNG = 10_000
 
 
 class Budget(Protocol):
@@ -91,6 +99,7 @@ class WorkerEngine:
         self._running.set()
         self.stopping = False
         self._held = False  # True while a lane must look at pause, stop or lane_limit
+        self._halt = False  # True while paused or stopping: sequences end after their current step
         self.done = asyncio.Event()
         self.exhausted = False
         self.failure: BaseException | None = None  # an exception a lane did not expect
@@ -99,8 +108,8 @@ class WorkerEngine:
     # -- live controls (call on the worker's loop) -------------------------------------------
 
     def _update_held(self) -> None:
-        self._held = (self.stopping or not self._running.is_set()
-                      or any(lane >= self.lane_limit for lane in self._tasks))
+        self._halt = self.stopping or not self._running.is_set()
+        self._held = self._halt or any(lane >= self.lane_limit for lane in self._tasks)
 
     def pause(self) -> None:
         self._running.clear()
@@ -125,7 +134,7 @@ class WorkerEngine:
         if self.stopping:
             return
         self.stopping = True
-        self._held = True
+        self._held = self._halt = True
         self._running.set()  # paused lanes must wake up to see the stop
         asyncio.get_running_loop().call_later(STOP_GRACE_S, self._cancel_lanes)
 
@@ -165,6 +174,10 @@ class WorkerEngine:
         }
         self.db = self.binding_factory(context)
         await self.db.init()
+        thresholds = gc.get_threshold()
+        gc.collect()
+        gc.freeze()  # what exists now (modules, connections) is never scanned again during the run
+        gc.set_threshold(GC_YOUNG, *thresholds[1:])
         try:
             self._spawn_missing()
             while True:
@@ -175,6 +188,8 @@ class WorkerEngine:
                 else:  # no lanes here for now (lanes < workers): wait for more or for the end
                     await asyncio.sleep(0.05)
         finally:
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()
             t0 = time.perf_counter_ns()
             try:
                 await self.db.cleanup()
@@ -206,32 +221,65 @@ class WorkerEngine:
         load = self.phase == "load"
         insertstart = self.spec.insertstart
         choose, batch = work.choose, work.batch
+        # Unpaced reads and updates chosen ahead go to the binding as sequences (see
+        # Binding.sequence); paced operations need their own intended start times.
+        sequences = batch > 1 and not load
+        sequence_length, run_sequence = work.sequence_length, work.run_sequence
         chosen: list[tuple] = []
+        at = 0  # the next transaction of `chosen` to run
+        credit = 0  # operation numbers claimed but not run yet (a sequence that stopped early)
         pacer = self.pacer
         running = self._running
         recorder = self.recorder
         claim = self.budget.claim
         done = 0
+        next_yield = YIELD_EVERY
+        deadline = 0
+
+        def more() -> bool:  # may a sequence go on? (asked on the driver's thread, maybe)
+            return not self._halt and perf_counter_ns() < deadline
+
         while True:
             if self._held:  # paused, stopping or fewer lanes: the slow path
-                if self.stopping or lane >= self.lane_limit:
+                if self.stopping or (lane >= self.lane_limit and not credit):
                     break
                 if not running.is_set():
                     await running.wait()
                     continue
-            n = claim()
-            if n is None:
-                self.exhausted = True
-                break
-            intended = await pacer.next_slot() if pacer.active else 0
             if load:
+                n = claim()
+                if n is None:
+                    self.exhausted = True
+                    break
+                intended = await pacer.next_slot() if pacer.active else 0
                 await work.insert_load(insertstart + n, intended)
+                ran = 1
             else:
-                if not chosen:
-                    chosen = choose(batch)
-                execute, args = chosen.pop()
-                await execute(intended, args)
-            recorder.operations += 1
-            done += 1
-            if not done % YIELD_EVERY and not pacer.active:
+                if at == len(chosen):
+                    chosen, at = choose(batch), 0
+                length = sequence_length(chosen, at) if sequences and not pacer.active else 0
+                want = length or 1
+                if credit < want and not (self._held and lane >= self.lane_limit):
+                    while credit < want:
+                        if claim() is None:
+                            self.exhausted = True
+                            break
+                        credit += 1
+                if not credit:
+                    break
+                if length:
+                    deadline = perf_counter_ns() + SEQUENCE_NS
+                    end = at + min(length, credit)
+                    ran = await run_sequence([args for _, args in chosen[at:end]], more)
+                else:
+                    intended = await pacer.next_slot() if pacer.active else 0
+                    execute, args = chosen[at]
+                    await execute(intended, args)
+                    ran = 1
+                at += ran
+                credit -= ran
+            recorder.operations += ran
+            done += ran
+            if done >= next_yield and not pacer.active:
+                next_yield = done + YIELD_EVERY
                 await asyncio.sleep(0)

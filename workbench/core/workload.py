@@ -13,7 +13,7 @@ import asyncio
 import random
 from time import perf_counter_ns
 
-from workbench.bindings.base import Binding, Status
+from workbench.bindings.base import READ, UPDATE, Binding, Status
 from workbench.config.spec import WorkloadSpec
 from workbench.core.generators.counter import AcknowledgedCounter
 from workbench.core.generators.discrete import Discrete
@@ -120,6 +120,7 @@ class LaneWorkload:
         self._read_all = None if self.all_names is None else tuple(self.all_names)
         self._db_read = db.read if db is not None else None
         self._db_update = db.update if db is not None else None
+        self._db_sequence = db.sequence if db is not None else None
         self.next_key = self._key_source()
         # The next transaction as (execute, choose): the same draws as `ops`.
         choosers = self._choosers()
@@ -223,11 +224,11 @@ class LaneWorkload:
 
         def read_args():
             key = next_key()
-            return key, (read_all if readall else [fields[field_index()]])
+            return READ, key, (read_all if readall else [fields[field_index()]])
 
         def update_args():
             key = next_key()
-            return key, write_values(key)
+            return UPDATE, key, write_values(key)
 
         def scan_args():
             key = next_key()
@@ -238,9 +239,11 @@ class LaneWorkload:
             chosen = None if readall else [fields[field_index()]]
             return key, chosen, write_values(key)
 
+        # The two operations a sequence carries, as the very objects `choose` hands out.
+        self._sequenced = read, update = self.read, self.update
         return {
-            "READ": (self.read, read_args),
-            "UPDATE": (self.update, update_args),
+            "READ": (read, read_args),
+            "UPDATE": (update, update_args),
             "INSERT": (self.insert_transaction, lambda: None),  # its key is drawn when it runs
             "SCAN": (self.scan, scan_args),
             "READ-MODIFY-WRITE": (self.read_modify_write, rmw_args),
@@ -248,15 +251,38 @@ class LaneWorkload:
         }
 
     def choose(self, n: int) -> list[tuple]:
-        """The next n transactions as (execute, argument), last first: lanes pop() them."""
+        """The next n transactions as (execute, argument), in the order they are to run.
+
+        A READ's argument is (READ, key, fields) and an UPDATE's (UPDATE, key, values): the
+        Steps that `run_sequence` hands to the binding as they are."""
         pick = self._pick
         out = []
         append = out.append
         for _ in range(n):
             execute, args = pick()
             append((execute, args()))
-        out.reverse()
         return out
+
+    def sequence_length(self, chosen: list[tuple], start: int) -> int:
+        """How many transactions from chosen[start] on are reads and updates (a sequence)."""
+        read, update = self._sequenced
+        end, n = start, len(chosen)
+        while end < n and (chosen[end][0] is read or chosen[end][0] is update):
+            end += 1
+        return end - start
+
+    async def run_sequence(self, steps: list, more) -> int:
+        """Run chosen READ/UPDATE Steps as one binding sequence and record each; how many ran."""
+        outcomes = await self._db_sequence(self.table, steps, more)
+        m_read, m_update, integrity = self.m_read, self.m_update, self.integrity
+        for (op, key, _), (status, t0, t1, row) in zip(steps, outcomes, strict=False):  # outcomes: a prefix
+            if op == READ:
+                m_read.record(status, t0, t1, 0)
+                if integrity:
+                    self._verify(key, row)
+            else:
+                m_update.record(status, t0, t1, 0)
+        return len(outcomes)
 
     async def insert_load(self, keynum: int, intended: int) -> Status:
         """One insert of the load phase, with YCSB's insertion retries."""
@@ -275,7 +301,7 @@ class LaneWorkload:
             intended = 0
 
     async def read(self, intended: int, args) -> None:
-        key, fields = args
+        _, key, fields = args
         t0 = perf_counter_ns()
         status, row = await self._db_read(self.table, key, fields)
         self.m_read.record(status, t0, perf_counter_ns(), intended)
@@ -283,7 +309,7 @@ class LaneWorkload:
             self._verify(key, row)
 
     async def update(self, intended: int, args) -> None:
-        key, values = args
+        _, key, values = args
         t0 = perf_counter_ns()
         status = await self._db_update(self.table, key, values)
         self.m_update.record(status, t0, perf_counter_ns(), intended)
