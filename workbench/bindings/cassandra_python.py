@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import functools
 import ssl
 from collections.abc import Callable, Sequence
 from time import perf_counter_ns
@@ -131,17 +130,20 @@ class PythonSession:
         except Exception as exc:  # anything the driver raises while preparing
             raise QueryFailed(kind_of(exc)) from exc
         prepared.consistency_level = ConsistencyLevel.name_to_value[consistency]
-        return functools.partial(_Request, prepared)
+        # A BoundStatement (it takes the prepared statement's consistency level): execute_async
+        # would bind the parameters itself; binding here, in the driver's compiled code, spares
+        # a request object of ours per operation.
+        return prepared.bind
 
-    def execute(self, request: _Request) -> asyncio.Future:
+    def execute(self, request: Any) -> asyncio.Future:
         """Send; the driver's callbacks complete the returned future on our loop."""
         fut = self.loop.create_future()
         bridge = self._bridge
-        self._submit(request.statement, request.params).add_callbacks(
+        self._submit(request).add_callbacks(
             bridge.ok, bridge.failed, callback_args=(fut,), errback_args=(fut,))
         return fut
 
-    def chain(self, requests: Sequence[_Request], more: Callable[[], bool]) -> asyncio.Future:
+    def chain(self, requests: Sequence[Any], more: Callable[[], bool]) -> asyncio.Future:
         """Run requests one after another: (ok, rows or exception, start ns, end ns) each.
 
         Each answer's callback sends the next request on the driver's own thread, as a bare
@@ -161,7 +163,7 @@ class PythonSession:
                     return
                 t0 = perf_counter_ns()
                 try:
-                    submit(request.statement, request.params).add_callbacks(
+                    submit(request).add_callbacks(
                         answered, failed, callback_args=(t0,), errback_args=(t0,))
                     return
                 except Exception as exc:  # refused before it was sent (e.g. a closed session)
@@ -188,11 +190,3 @@ class PythonSession:
 
     async def close(self) -> None:
         await asyncio.to_thread(self.cluster.shutdown)
-
-
-class _Request:
-    __slots__ = ("statement", "params")
-
-    def __init__(self, statement: Any, params: Sequence[Any]) -> None:
-        self.statement = statement
-        self.params = params

@@ -29,8 +29,9 @@ STOP_GRACE_S = 5.0  # after stop, operations still in flight get this long befor
 # While lanes run, the cyclic collector's youngest generation holds this many objects (Python's
 # default is 700). cassandra-driver leaves reference cycles behind every request, and lanes hold
 # chosen operations and answers across many young collections; with the default, collections
-# took about a tenth of the client's CPU (BENCHMARKS.md, "Session 3").
-GC_YOUNG = 10_000
+# took about a tenth of the client's CPU. 10,000 helped cassandra-driver but cost acsylla CPU
+# (the young objects no longer stay in cache); 3,000 suited both (BENCHMARKS.md, "Session 3").
+GC_YOUNG = 3_000
 
 
 class Budget(Protocol):
