@@ -176,7 +176,7 @@ class CassandraBinding(Binding):
                         bind = updates[shape] = await self._prepare("update", shape)
                     append(bind((*arg.values(), key)))
         except self._errors:  # a shape that cannot be prepared: each step reports it
-            return await Binding.sequence(self, table, steps, more)
+            return await super().sequence(table, steps, more)
         answers = await self.db.chain(requests, more)
         out: list[Outcome] = []
         row_of, failed = self._row, self._failed
