@@ -260,7 +260,7 @@ class WorkerEngine:
                     chosen, at = choose(batch), 0
                 length = sequence_length(chosen, at) if sequences and not pacer.active else 0
                 want = length or 1
-                if credit < want and not (self._held and lane >= self.lane_limit):
+                if not (self._held and lane >= self.lane_limit):  # a lane on its way out claims no more
                     while credit < want:
                         if claim() is None:
                             self.exhausted = True
