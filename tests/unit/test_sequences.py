@@ -17,6 +17,17 @@ def ops(outcome, *names: str) -> int:
     return sum(sum(outcome.returns.get(name, {}).values()) for name in names)
 
 
+async def mid_sequence(count: int = 1) -> None:
+    """Wait until `count` sequences have ended, then a little more, so lanes are inside their next.
+
+    A fixed sleep is not enough: on a loaded machine the workers may not have started yet when
+    it ends, and a pause before the first sequence cuts nothing short.
+    """
+    while len(SequenceLog.ran) < count:
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.03)  # a sequence of 64 steps of >= 1 ms lasts >= 64 ms
+
+
 def test_unpaced_reads_and_updates_run_as_sequences_and_every_operation_counts():
     register_sequence_binding()
     spec, _ = make_spec("db=seq", "recordcount=200", "operationcount=1001", "threadcount=4")
@@ -58,7 +69,7 @@ def test_a_pause_ends_sequences_early_and_the_lanes_finish_the_count_after_resum
                         "threadcount=2", "snapshot.interval=0.1")
 
     async def drive(c):
-        await asyncio.sleep(0.3)
+        await mid_sequence(2)
         c.pause()
         await asyncio.sleep(0.5)
         c.resume()
@@ -90,7 +101,7 @@ def test_fewer_lanes_while_sequences_are_cut_short_still_runs_exactly_the_operat
                         "threadcount=6")
 
     async def drive(c):  # the pause leaves lanes holding claimed operations; then lanes go
-        await asyncio.sleep(0.2)
+        await mid_sequence(6)
         c.pause()
         await asyncio.sleep(0.2)
         c.set_lanes(1)
