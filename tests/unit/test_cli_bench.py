@@ -69,12 +69,21 @@ def test_ctrl_c_stops_cleanly_and_still_reports(tmp_path):
     out = tmp_path / "partial.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "workbench", "run", "-P", WORKLOAD_A, "-p", "operationcount=0",
-         "-p", "maxexecutiontime=60", "--export", f"json={out}", "-q"],
+         "-p", "maxexecutiontime=60", "-p", "status.interval=1", "--export", f"json={out}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
-    time.sleep(3)
+    # Interrupt once operations are running (a status line says so), not after a fixed sleep:
+    # on a loaded machine the interpreter may still be importing then.
+    first = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        first = proc.stderr.readline()
+        if not first or re.search(r"sec: [1-9]\d* operations", first):
+            break
+    assert re.search(r"sec: [1-9]\d* operations", first), first
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
+    stdout, rest = proc.communicate(timeout=30)
+    stderr = first + rest
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert "[OVERALL], RunTime(ms)" in stdout

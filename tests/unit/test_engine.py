@@ -152,7 +152,9 @@ def test_a_dead_worker_fails_the_run_but_keeps_results():
                         "maxexecutiontime=20")
 
     async def kill_one(c):
-        await asyncio.sleep(1.5)
+        while c._total_ops == 0:  # the workers are up and operations have been reported
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
         os.kill(c._executor.procs[1].pid, signal.SIGKILL)
 
     outcome, _ = run_phase(spec, setup=kill_one)
