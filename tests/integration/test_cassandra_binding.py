@@ -12,7 +12,6 @@ import asyncio
 import itertools
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from cassandra.cluster import Cluster as Driver
+from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
 from workbench.bindings.base import Status
 from workbench.bindings.cassandra import CassandraBinding, kind_of
@@ -235,18 +235,6 @@ def workbench_run(tmp_path: Path, overrides: list[str], *flags: str) -> subproce
     return subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", str(WORKLOADS / "workloada"),
                              *args, *flags, "--export", f"json={tmp_path / 'run.json'}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-
-
-def wait_until_running(proc: subprocess.Popen, rate: float, timeout: float = 60.0) -> None:
-    """Read status lines until one shows `rate` ops/s: every worker has connected and runs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        match = re.search(r"; ([\d.]+) current ops/sec", line)
-        if match and float(match.group(1)) >= rate:
-            return
-        assert line, "the run ended before it got going"
-    raise AssertionError(f"no status line with {rate} ops/s within {timeout} s")
 
 
 def check_fault_report(proc: subprocess.Popen, t_fault: float, tmp_path: Path, kind: str) -> list[int]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import happybase
 import pytest
+from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
 from workbench.bindings.hbase import HBaseBinding
 from workbench.bindings.hbase_schema import split_points
@@ -155,7 +156,8 @@ def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_serve
                              "-threads", "4", "--export", f"json={report}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
-        time.sleep(3.5)
+        wait_until_running(proc, 100)
+        time.sleep(1.0)
         provider.pause(cluster.name, "thrift")
         time.sleep(3.0)
     finally:
