@@ -84,15 +84,15 @@ def test_a_pause_ends_sequences_early_and_the_lanes_finish_the_count_after_resum
     assert paused and all(s.operations == 0 for s in paused[2:])
 
 
-def test_a_sequence_hands_back_to_its_lane_within_a_tenth_of_a_second():
+def test_a_sequence_hands_back_to_its_lane_within_a_quarter_of_a_second():
     register_sequence_binding()
     spec, _ = make_spec("db=seq", "seq.step_ms=10", "recordcount=100", "operationcount=150",
                         "threadcount=1")
     outcome, _ = run_phase(spec)
     assert outcome.operations == 150
-    # 64 steps of 10 ms would hold the lane for 0.64 s; the deadline ends each after ~0.1 s.
+    # 64 steps of 10 ms would hold the lane for 0.64 s; the deadline ends each after ~0.25 s.
     assert max(SequenceLog.asked) == CHOOSE_AHEAD
-    assert max(SequenceLog.ran) <= 12 and sum(SequenceLog.ran) == 150
+    assert max(SequenceLog.ran) <= 26 and sum(SequenceLog.ran) == 150
 
 
 def test_fewer_lanes_while_sequences_are_cut_short_still_runs_exactly_the_operation_count():

@@ -5,8 +5,10 @@ load drivers in cassandra_acsylla.py and cassandra_python.py. Both offer the sam
 `prepare(cql, consistency) -> bind` (params -> request), `execute(request) -> awaitable result`,
 `row(result)` / `rows(result)` (dicts by column name), `errors` (what execute may raise), `close()`;
 the operations below call them directly, without a coroutine layer of their own. Sequences of
-reads and updates go to the driver's `chain(requests, more)`, which runs them one after another
-inside the driver (cassandra-driver: on its own thread) and hands back every answer at once.
+reads and updates go to the driver's `chain(pending, more)`, which binds and sends them one after
+another inside the driver (cassandra-driver: on its own thread) and hands back every answer at
+once. A request is bound just before it is sent: a sequence that ends early (deadline, pause)
+has bound nothing it did not send.
 
 Every operation shape (read all or named fields, update one or all fields, insert, delete,
 token-range scan with a limit) is a prepared statement, made on first use and cached per worker.
@@ -157,8 +159,8 @@ class CassandraBinding(Binding):
 
     async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
         """Reads and updates as one chain of requests in the driver (see Binding.sequence)."""
-        requests = []
-        append = requests.append
+        pending = []  # (bind, params): bound by the chain as each is sent
+        append = pending.append
         read_every, updates, cache = self._read_every, self._updates, self._cache
         try:
             for op, key, arg in steps:
@@ -168,16 +170,16 @@ class CassandraBinding(Binding):
                     else:
                         shape = self.fields if arg is None else tuple(arg)
                         bind = cache.get(("read", shape)) or await self._prepare("read", shape)
-                    append(bind((key,)))
+                    append((bind, (key,)))
                 else:
                     shape = tuple(arg)
                     bind = updates.get(shape)
                     if bind is None:
                         bind = updates[shape] = await self._prepare("update", shape)
-                    append(bind((*arg.values(), key)))
+                    append((bind, (*arg.values(), key)))
         except self._errors:  # a shape that cannot be prepared: each step reports it
             return await super().sequence(table, steps, more)
-        answers = await self.db.chain(requests, more)
+        answers = await self.db.chain(pending, more)
         out: list[Outcome] = []
         row_of, failed = self._row, self._failed
         for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix

@@ -96,18 +96,19 @@ class AcsyllaSession:
             raise QueryFailed(kind_of(exc)) from exc
         return functools.partial(prepared, consistency=acsylla.Consistency[consistency])
 
-    async def chain(self, requests: Sequence[Any], more: Callable[[], bool]) -> list[tuple]:
-        """Run requests one after another: (ok, result or exception, start ns, end ns) each.
-        Before each request after the first, more() says whether to go on."""
+    async def chain(self, pending: Sequence[tuple[Callable, Sequence[Any]]],
+                    more: Callable[[], bool]) -> list[tuple]:
+        """Bind and run (bind, params) one after another: (ok, result or exception, start ns,
+        end ns) each. Before each request after the first, more() says whether to go on."""
         out: list[tuple] = []
         append = out.append
         execute, errors = self.execute, self.errors
-        for request in requests:
+        for bind, params in pending:
             if out and not more():
                 break
             t0 = perf_counter_ns()
             try:
-                result = await execute(request)
+                result = await execute(bind(params))
             except errors as exc:
                 append((False, exc, t0, perf_counter_ns()))
                 continue

@@ -143,31 +143,34 @@ class PythonSession:
             bridge.ok, bridge.failed, callback_args=(fut,), errback_args=(fut,))
         return fut
 
-    def chain(self, requests: Sequence[Any], more: Callable[[], bool]) -> asyncio.Future:
-        """Run requests one after another: (ok, rows or exception, start ns, end ns) each.
+    def chain(self, pending: Sequence[tuple[Callable, Sequence[Any]]],
+              more: Callable[[], bool]) -> asyncio.Future:
+        """Bind and run (bind, params) one after another: (ok, rows or exception, start ns,
+        end ns) each.
 
-        Each answer's callback sends the next request on the driver's own thread, as a bare
-        cassandra-driver loop does; our loop is woken once, when the chain ends. Before each
-        request after the first, more() says whether to go on."""
+        Each answer's callback binds and sends the next request on the driver's own thread, as
+        a bare cassandra-driver loop does; our loop is woken once, when the chain ends. Before
+        each request after the first, more() says whether to go on."""
         fut = self.loop.create_future()
         out: list[tuple] = []
         append = out.append
         submit, bridge = self._submit, self._bridge
-        pending = iter(requests)
+        steps = iter(pending)
 
         def send() -> None:  # our loop for the first request, then the driver's thread
             while True:
-                request = next(pending, None)
-                if request is None or fut.done() or (out and not more()):
+                step = next(steps, None)
+                if step is None or fut.done() or (out and not more()):
                     bridge.ok(out, fut)
                     return
                 t0 = perf_counter_ns()
                 try:
-                    submit(request).add_callbacks(
+                    bind, params = step
+                    submit(bind(params)).add_callbacks(
                         answered, failed, callback_args=(t0,), errback_args=(t0,))
                     return
-                except Exception as exc:  # refused before it was sent (e.g. a closed session)
-                    append((False, exc, t0, perf_counter_ns()))
+                except Exception as exc:  # refused before it was sent (a closed session, a
+                    append((False, exc, t0, perf_counter_ns()))  # value it cannot bind)
 
         def answered(rows: list, t0: int) -> None:
             append((True, rows, t0, perf_counter_ns()))

@@ -24,7 +24,11 @@ from workbench.core.workload import LaneWorkload, WorkerKeys
 from workbench.metrics.recorder import Recorder, TickData
 
 YIELD_EVERY = 32  # an unpaced lane on a binding that never suspends still lets others run
-SEQUENCE_NS = 100_000_000  # a sequence returns to its lane within this (live figures stay live)
+# A sequence returns to its lane within this, so live figures stay live (its operations are
+# recorded when it returns). Each return costs the lane a wake-up and its next sequence a first
+# request from our thread: 0.1 s cost cassandra-driver 6 us of client CPU per operation more
+# than 0.25 s at 5,000 ops/s (BENCHMARKS.md, "Session 4").
+SEQUENCE_NS = 250_000_000
 STOP_GRACE_S = 5.0  # after stop, operations still in flight get this long before cancellation
 # While lanes run, the cyclic collector's youngest generation holds this many objects (Python's
 # default is 700). cassandra-driver leaves reference cycles behind every request, and lanes hold
