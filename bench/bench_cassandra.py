@@ -205,7 +205,7 @@ def main() -> None:
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--drivers", default="acsylla,python")
-    ap.add_argument("--sweep", default="1,2,4,8,16,32,64")
+    ap.add_argument("--sweep", default="1,2,4,8,16,32,64", help='lanes to sweep; "" for none')
     ap.add_argument("--sweep-operations", type=int, default=6000)
     args = ap.parse_args()
     provider = name = state = None
@@ -225,7 +225,7 @@ def main() -> None:
         drivers = args.drivers.split(",")
         for driver in drivers:
             compare(args, driver)
-        for driver in drivers:
+        for driver in drivers if args.sweep else ():  # --sweep "": no lanes table
             sweep(args, driver)
     finally:
         if provider is not None:

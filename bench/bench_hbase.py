@@ -105,7 +105,7 @@ def main() -> None:
     ap.add_argument("--operations", type=int, default=20_000)
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sweep", default="1,2,4,8,16,32,64")
+    ap.add_argument("--sweep", default="1,2,4,8,16,32,64", help='lanes to sweep; "" for none')
     ap.add_argument("--sweep-operations", type=int, default=6000)
     args = ap.parse_args()
     if not args.host.startswith("127."):
@@ -120,9 +120,10 @@ def main() -> None:
         lambda: workbench_run(args, table, "workloada", args.lanes, args.operations),
         args.repeat,
     )
-    print(f"\nthroughput vs lanes ({args.sweep_operations} ops per point)")
-    print("lanes  A ops/s  A us/op  C ops/s  C us/op")
-    for lanes in (int(x) for x in args.sweep.split(",")):
+    if args.sweep:  # --sweep "": no lanes table
+        print(f"\nthroughput vs lanes ({args.sweep_operations} ops per point)")
+        print("lanes  A ops/s  A us/op  C ops/s  C us/op")
+    for lanes in (int(x) for x in args.sweep.split(",") if x):
         a = workbench_run(args, table, "workloada", lanes, args.sweep_operations)
         c = workbench_run(args, table, "workloadc", lanes, args.sweep_operations)
         print(f"{lanes:5d}  {a[0]:7.0f}  {a[1]:7.0f}  {c[0]:7.0f}  {c[1]:7.0f}")
