@@ -22,7 +22,7 @@ import pytest
 from cassandra.cluster import Cluster as Driver
 from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
-from workbench.bindings.base import Status
+from workbench.bindings.base import READ, UPDATE, Status
 from workbench.bindings.cassandra import CassandraBinding, kind_of
 from workbench.clusters.local import LocalProvider
 from workbench.config.spec import spec_from_args
@@ -204,6 +204,32 @@ async def test_consistency_levels_apply_and_unavailable_is_an_error_by_kind(node
         assert quorum.error_kinds() == {"Unavailable": 2}
     finally:
         await quorum.cleanup()
+
+
+async def test_a_step_cassandra_driver_cannot_bind_is_an_error_and_its_sequence_goes_on(node):
+    # Requests are bound as the chain sends them: the first from our loop, the others in the
+    # driver's callbacks on its own thread. Either way a value the driver cannot bind is that
+    # step's ERROR, and the steps after it still run. (acsylla takes an int for a text column.)
+    base = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "cassandra.driver=python")
+    await binding(base, "load").prepare()
+    db = binding(base)
+    await db.init()
+    try:
+        bad = (UPDATE, "k", {"field0": 5})  # 5: not text
+
+        async def run(*steps):
+            out = await asyncio.wait_for(db.sequence("usertable", steps, lambda: True), 30)
+            assert all(t0 <= t1 for _, t0, t1, _ in out)
+            return [status for status, _, _, _ in out], out[-1][3]
+
+        # the first request is sent from our loop, the others from the driver's thread
+        assert await run(bad, (UPDATE, "k", {"field0": "a"}), (READ, "k", ["field0"])) == (
+            [Status.ERROR, Status.OK, Status.OK], {"field0": "a"})
+        assert await run((UPDATE, "k", {"field0": "b"}), bad, (READ, "k", ["field0"])) == (
+            [Status.OK, Status.ERROR, Status.OK], {"field0": "b"})
+        assert sum(db.error_kinds().values()) == 2  # counted by the kind the driver raised
+    finally:
+        await db.cleanup()
 
 
 def run_phase(phase: str, files: list[str], overrides: list[str]):
