@@ -119,7 +119,7 @@ def test_stop_ends_a_run_of_sequences_promptly():
                         "threadcount=4")
 
     async def drive(c):
-        await asyncio.sleep(0.3)
+        await mid_sequence(1)
         c.stop()
 
     outcome, _ = run_phase(spec, setup=drive)
