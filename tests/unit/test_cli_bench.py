@@ -6,8 +6,9 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
 from workbench.results.importers import import_file
 from workbench.results.ycsb_text import read_ycsb_text
@@ -72,15 +73,7 @@ def test_ctrl_c_stops_cleanly_and_still_reports(tmp_path):
          "-p", "maxexecutiontime=60", "-p", "status.interval=1", "--export", f"json={out}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
-    # Interrupt once operations are running (a status line says so), not after a fixed sleep:
-    # on a loaded machine the interpreter may still be importing then.
-    first = ""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        first = proc.stderr.readline()
-        if not first or re.search(r"sec: [1-9]\d* operations", first):
-            break
-    assert re.search(r"sec: [1-9]\d* operations", first), first
+    first = wait_until_running(proc, 1)  # operations are running, not just the interpreter
     proc.send_signal(signal.SIGINT)
     stdout, rest = proc.communicate(timeout=30)
     stderr = first + rest
