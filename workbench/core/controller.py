@@ -61,12 +61,16 @@ class PhaseOutcome:
 
 
 class Controller:
-    def __init__(self, spec: WorkloadSpec, phase: str, cumulative_stats: bool = False) -> None:
+    def __init__(self, spec: WorkloadSpec, phase: str, cumulative_stats: bool = False,
+                 processes: bool = False) -> None:
         """cumulative_stats: also summarise the since-start histograms in every snapshot
-        (a few ms per measurement per tick; the TUI wants them, the CLI does not)."""
+        (a few ms per measurement per tick; the TUI wants them, the CLI does not).
+        processes: run the lanes in worker processes even for one worker (the TUI: its own
+        process only renders)."""
         if phase not in ("load", "run"):
             raise ValueError(phase)
         self.cumulative_stats = cumulative_stats
+        self.processes = processes
         self.spec = spec
         self.phase = phase
         self.lanes = spec.threadcount
@@ -97,6 +101,15 @@ class Controller:
 
     def _event(self, kind: str, value: object = None) -> None:
         self._events.append((self.elapsed(), kind, value))
+
+    def mark(self, kind: str, value: object = None) -> None:
+        """Record something that happened outside the engine (a node paused or killed) as an
+        event of the run, so it shows on the timeline and in the exports."""
+        self._event(kind, value)
+
+    def events(self) -> list[tuple[float, str, object]]:
+        """The run's events so far (a copy; call on the controller's loop)."""
+        return list(self._events)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0 if self._t0 else 0.0
@@ -155,7 +168,7 @@ class Controller:
     async def run(self) -> PhaseOutcome:
         self._loop = asyncio.get_running_loop()
         await self.prepare()
-        if self.workers > 1:
+        if self.workers > 1 or self.processes:
             self._executor = ProcessExecutor(
                 self.spec, self.phase, self.lanes, self.target, self.workers
             )
@@ -164,6 +177,8 @@ class Controller:
         started_at = time.time()
         self._t0 = self._last_tick = time.perf_counter()
         await self._executor.start()
+        if self._stop_reason is not None:  # stopped while the binding was preparing
+            self._executor.stop()
         error: str | None = None
         waiter = asyncio.ensure_future(self._executor.wait())
         tick = self.spec.snapshot_interval

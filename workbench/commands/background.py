@@ -1,0 +1,116 @@
+"""One phase run in the background, for a caller that must never block (the terminal app).
+
+A `BackgroundRun` owns a Controller on its own thread and event loop; the lanes run in worker
+processes (even for one worker), so the caller's process only merges ticks and renders. Every
+tick the controller's thread publishes an immutable `LiveState` by replacing one attribute:
+the caller reads `run.state` at whatever pace it likes and only ever sees the newest. Live
+commands (pause, resume, stop, set_target, set_lanes, mark) cross to the controller's loop
+through `Controller.threadsafe`.
+
+    run = BackgroundRun(spec, props, "run").start()
+    run.state.snapshot.total_operations      # newest tick (None before the first)
+    run.command("set_target", 2000)
+    run.finished.wait(); run.result          # the RunResult, also when stopped or failed
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import traceback
+from dataclasses import dataclass
+
+from workbench.config.spec import WorkloadSpec
+from workbench.core.controller import Controller
+from workbench.errors import WorkbenchError
+from workbench.metrics.snapshot import IntervalSnapshot
+from workbench.results.from_run import to_run_result
+from workbench.results.model import RunResult
+
+HISTORY = 600  # ticks of throughput kept for the sparkline (10 minutes at 1 s)
+COMMANDS = ("pause", "resume", "stop", "set_target", "set_lanes", "mark")
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What a viewer needs of a running phase at one tick; never mutated once published."""
+
+    seq: int  # increases with every tick: a viewer redraws only when it changed
+    snapshot: IntervalSnapshot
+    throughput: tuple[float, ...]  # ops/s per tick, oldest first (at most HISTORY)
+    targets: tuple[float, ...]  # the target rate at each of those ticks (0: none)
+    events: tuple[tuple[float, str, object], ...]  # (elapsed s, kind, value)
+
+
+class BackgroundRun:
+    """Runs one phase of `spec` on a thread of its own; see the module docstring."""
+
+    def __init__(self, spec: WorkloadSpec, props: dict[str, str], phase: str,
+                 title: str = "") -> None:
+        self.spec, self.props, self.phase = spec, props, phase
+        self.title = title or f"{phase} on {spec.db}"
+        self.controller = Controller(spec, phase, cumulative_stats=True, processes=True)
+        self.state: LiveState | None = None
+        self.result: RunResult | None = None
+        self.error: str | None = None  # a run that could not start (bad binding, no server)
+        self.traceback: str | None = None  # with an internal error: where it came from
+        self.finished = threading.Event()
+        self._throughput: list[float] = []
+        self._targets: list[float] = []
+        self._thread = threading.Thread(target=self._main, name=f"workbench-{phase}", daemon=True)
+        self._started = threading.Event()
+
+    def start(self) -> BackgroundRun:
+        self._thread.start()
+        self._started.wait()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and not self.finished.is_set()
+
+    def command(self, name: str, *args: object) -> None:
+        """A live command, from any thread; ignored once the phase has ended."""
+        if name not in COMMANDS:
+            raise ValueError(f"unknown live command {name!r}")
+        if self.finished.is_set():
+            return
+        try:
+            self.controller.threadsafe(name, *args)
+        except RuntimeError:  # the loop has just closed: the phase is over
+            pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.finished.wait(timeout)
+
+    # -- the controller's thread ---------------------------------------------------------------
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._run())
+        finally:
+            self.finished.set()
+
+    async def _run(self) -> None:
+        self.controller.subscribe(self._publish)
+        task = asyncio.ensure_future(self.controller.run())
+        await asyncio.sleep(0)  # run() has taken its loop: live commands can cross from now on
+        self._started.set()
+        try:
+            outcome = await task
+        except WorkbenchError as exc:
+            self.error = str(exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug: the viewer shows it, a thread cannot raise
+            self.error = f"internal error: {type(exc).__name__}: {exc}"
+            self.traceback = traceback.format_exc()
+            return
+        self.result = to_run_result(outcome, self.props)
+
+    def _publish(self, snap: IntervalSnapshot) -> None:
+        self._throughput.append(snap.throughput)
+        self._targets.append(snap.target)
+        del self._throughput[:-HISTORY], self._targets[:-HISTORY]
+        seq = self.state.seq + 1 if self.state else 1
+        self.state = LiveState(seq, snap, tuple(self._throughput), tuple(self._targets),
+                               tuple(self.controller.events()))

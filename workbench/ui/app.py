@@ -1,0 +1,88 @@
+"""The Textual application: four screens (modes) over one `Session`.
+
+1 Clusters, 2 Workload, 3 Run, 4 Compare; `?` help, `q` quit. The app holds no engine state of
+its own: `self.session` has the runs and the provider, screens read it and ask it for work.
+Quitting stops the run going on (its worker processes end with it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from workbench.errors import WorkbenchError
+from workbench.ui.screens.clusters import ClustersScreen
+from workbench.ui.screens.compare import CompareScreen
+from workbench.ui.screens.composer import ComposerScreen
+from workbench.ui.screens.dashboard import DashboardScreen
+from workbench.ui.screens.help import HelpScreen
+from workbench.ui.session import RunRequest, Session
+
+STYLES = Path(__file__).parent / "styles"
+
+
+class WorkbenchApp(App):
+    TITLE = "workbench"
+    SUB_TITLE = "YCSB-style benchmarks of Cassandra and HBase"
+    CSS_PATH = sorted(STYLES.glob("*.tcss"))
+    MODES = {
+        "clusters": ClustersScreen,
+        "composer": ComposerScreen,
+        "dashboard": DashboardScreen,
+        "compare": CompareScreen,
+    }
+    DEFAULT_MODE = "composer"
+    BINDINGS = [
+        Binding("1", "switch_mode('clusters')", "Clusters"),
+        Binding("2", "switch_mode('composer')", "Workload"),
+        Binding("3", "switch_mode('dashboard')", "Run"),
+        Binding("4", "switch_mode('compare')", "Compare"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, session: Session | None = None, *, mode: str | None = None,
+                 request: RunRequest | None = None) -> None:
+        super().__init__()
+        self.session = session or Session()
+        self._first_mode = mode or ("dashboard" if request else self.DEFAULT_MODE)
+        self._first_request = request
+        if os.environ.get("NO_COLOR"):
+            self.theme = "textual-ansi"
+
+    def on_mount(self) -> None:
+        self.switch_mode(self._first_mode)
+        if self._first_request is not None:
+            self.start_run(self._first_request)
+
+    def start_run(self, request: RunRequest) -> bool:
+        """Start a request's phases and show the Run screen; False (and the error shown) when
+        the request is bad input."""
+        try:
+            self.session.start(request, on_finished=self._phase_finished)
+        except WorkbenchError as exc:
+            self.show_error(exc)
+            return False
+        self.switch_mode("dashboard")
+        return True
+
+    def _phase_finished(self, done, error: str | None) -> None:
+        # Called on the session's thread.
+        if error:
+            self.call_from_thread(self.show_error, error)
+
+    def show_error(self, error: Exception | str) -> None:
+        """The command line's one-line message, in the app."""
+        self.notify(f"workbench: error: {error}", severity="error", timeout=15)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.session.stop()
+        self.session.wait(15)
+        self.exit()

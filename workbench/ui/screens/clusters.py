@@ -1,0 +1,14 @@
+"""The clusters screen (being built)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+
+class ClustersScreen(Screen):
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("clusters: not built yet")
+        yield Footer()

@@ -1,0 +1,106 @@
+"""What the app keeps while it is open, free of any widget: runs made so far, the run going
+on, and the cluster provider. Screens read it; nothing here imports textual.
+
+A `RunRequest` is what the composer (or `workbench run --tui`, or the demo) asks for: the
+same -P files and -p overrides as the command line, and the phases to run in order.
+`Session.start(request)` runs those phases one after the other on a thread of its own, each as
+a `BackgroundRun`; `Session.current` is the phase running now (or the last one).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.commands.background import BackgroundRun
+from workbench.config.spec import spec_from_args
+from workbench.errors import WorkbenchError
+from workbench.results.model import RunResult
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run as the command line would spell it: `workbench <phase> -P files -p overrides`."""
+
+    files: tuple[str, ...]
+    overrides: tuple[str, ...]
+    phases: tuple[str, ...] = ("run",)
+    title: str = ""
+    cluster: str | None = None  # the cluster under test (for fault keys), when there is one
+
+
+@dataclass
+class FinishedRun:
+    """A phase that ended (or an imported file): what Compare lists."""
+
+    title: str
+    result: RunResult
+    source: str = "app"  # "app", "demo", "command line" or the imported file's path
+
+
+@dataclass
+class Session:
+    """State of one app session; see the module docstring."""
+
+    state_dir: Path | None = None
+    cache_dir: Path | None = None
+    finished: list[FinishedRun] = field(default_factory=list)
+    current: BackgroundRun | None = None
+    request: RunRequest | None = None
+    error: str | None = None  # why the last request could not start or go on
+    _thread: threading.Thread | None = None
+    _stop_all: bool = False
+
+    def provider(self, progress: object = False):
+        from workbench.clusters.local import LocalProvider
+
+        return LocalProvider(state_dir=self.state_dir, cache_dir=self.cache_dir, progress=progress)
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, request: RunRequest,
+              on_finished: Callable[[FinishedRun | None, str | None], None] | None = None) -> None:
+        """Run the request's phases in order, in the background. Bad input raises at once
+        (a WorkbenchError, the command line's message); later failures land in `error`."""
+        if self.busy:
+            raise WorkbenchError("a run is already going on", "stop it first (s on the Run screen)")
+        specs = [(phase, *spec_from_args(list(request.files), list(request.overrides), phase))
+                 for phase in request.phases]
+        self.request, self.error, self._stop_all = request, None, False
+
+        def drive() -> None:
+            for phase, spec, props in specs:
+                if self._stop_all:
+                    break
+                title = f"{request.title or spec.db} {phase}".strip()
+                run = BackgroundRun(spec, props.as_dict(), phase, title=title)
+                self.current = run.start()
+                run.wait()
+                done = FinishedRun(title, run.result) if run.result is not None else None
+                if done is not None:
+                    self.finished.append(done)
+                if run.error:
+                    self.error = run.error
+                if on_finished is not None:
+                    on_finished(done, run.error)
+                if run.error or (run.result and run.result.outcome != "completed"):
+                    break
+
+        self._thread = threading.Thread(target=drive, name="workbench-session", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the phase running now and skip the phases after it."""
+        self._stop_all = True
+        if self.current is not None:
+            self.current.command("stop", "stopped")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
