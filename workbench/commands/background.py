@@ -40,6 +40,7 @@ class LiveState:
     throughput: tuple[float, ...]  # ops/s per tick, oldest first (at most HISTORY)
     targets: tuple[float, ...]  # the target rate at each of those ticks (0: none)
     events: tuple[tuple[float, str, object], ...]  # (elapsed s, kind, value)
+    returns: dict[str, dict[str, int]]  # since the start: operation -> status -> count (a copy)
 
 
 class BackgroundRun:
@@ -57,6 +58,7 @@ class BackgroundRun:
         self.finished = threading.Event()
         self._throughput: list[float] = []
         self._targets: list[float] = []
+        self._returns: dict[str, dict[str, int]] = {}
         self._thread = threading.Thread(target=self._main, name=f"workbench-{phase}", daemon=True)
         self._started = threading.Event()
 
@@ -111,6 +113,11 @@ class BackgroundRun:
         self._throughput.append(snap.throughput)
         self._targets.append(snap.target)
         del self._throughput[:-HISTORY], self._targets[:-HISTORY]
+        for op, counts in snap.returns.items():
+            into = self._returns.setdefault(op, {})
+            for status, n in counts.items():
+                into[status] = into.get(status, 0) + n
         seq = self.state.seq + 1 if self.state else 1
         self.state = LiveState(seq, snap, tuple(self._throughput), tuple(self._targets),
-                               tuple(self.controller.events()))
+                               tuple(self.controller.events()),
+                               {op: dict(c) for op, c in self._returns.items()})

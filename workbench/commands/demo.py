@@ -10,6 +10,7 @@ servers down again. Ctrl-C at any point stops the run and still takes every serv
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -38,16 +39,22 @@ def register(subparsers) -> None:
     p.add_argument("--operations", type=int, default=30_000, help="operations per run (default 30000)")
     p.add_argument("--threads", type=int, default=16, help="lanes (default 16)")
     p.add_argument("--out", help="folder for the exports (default results/demo-<time>)")
+    p.add_argument("--no-tui", action="store_true", help=(
+        "print to the terminal instead of opening the app (the default when stdout is not a terminal)"))
     p.set_defaults(func=demo_command)
 
 
 def demo_command(args: argparse.Namespace) -> int:
     if not (WORKLOADS / "workloada").is_file():
         raise ConfigError(f"workload files not found in {WORKLOADS}", "run from a source checkout")
-    console = Console(stderr=True)
     databases = args.db or ["cassandra", "hbase"]
     out = Path(args.out or f"results/demo-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
+    if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
+        from workbench.ui.launch import open_demo
+
+        return open_demo(databases, args.records, args.operations, args.threads, out)
+    console = Console(stderr=True)
     results: dict[str, dict[str, RunResult]] = {}
     status = 0
     for db in databases:
@@ -69,15 +76,22 @@ def demo_command(args: argparse.Namespace) -> int:
     return status
 
 
-def _one(db: str, phase: str, workload: str, overrides: list[str], args) -> RunResult:
-    common = [*overrides, f"recordcount={args.records}", f"operationcount={args.operations}",
-              f"threadcount={args.threads}", "status.interval=5"]
+def demo_overrides(db: str, phase: str, overrides: list[str], records: int, operations: int,
+                   threads: int) -> list[str]:
+    """The -p overrides of one demo step (the app's demo runs the very same steps)."""
+    common = [*overrides, f"recordcount={records}", f"operationcount={operations}",
+              f"threadcount={threads}", "status.interval=5"]
     if db == "cassandra":
         common.append("cassandra.drop=true" if phase == "load" else "cassandra.drop=false")
     if db == "hbase":
         common.append("hbase.drop=true" if phase == "load" else "hbase.drop=false")
     if db == "memory":
         common += ["memory.store=demo"]
+    return common
+
+
+def _one(db: str, phase: str, workload: str, overrides: list[str], args) -> RunResult:
+    common = demo_overrides(db, phase, overrides, args.records, args.operations, args.threads)
     spec, props = spec_from_args([str(WORKLOADS / workload)], common, phase)
     return execute_phase(spec, props.as_dict(), phase)
 

@@ -111,6 +111,11 @@ class Controller:
         """The run's events so far (a copy; call on the controller's loop)."""
         return list(self._events)
 
+    @property
+    def paced(self) -> bool:
+        """Has a target rate been set at any time of this phase (response times exist)?"""
+        return self._ever_paced
+
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0 if self._t0 else 0.0
 

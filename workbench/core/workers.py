@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
+import os
 import signal
 from typing import Any
 
@@ -20,6 +21,8 @@ from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import decode, encode
 from workbench.metrics.recorder import TickData
 
+# When set (by the terminal app), worker processes write their stdout and stderr to this file.
+WORKER_LOG_ENV = "WORKBENCH_WORKER_LOG"
 CHUNK = 256  # operation numbers a worker process claims at a time
 REPLY_TIMEOUT_S = 2.0
 
@@ -131,6 +134,12 @@ def _decode_tick(payload: tuple) -> TickData:
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    log = os.environ.get(WORKER_LOG_ENV)
+    if log:  # under the terminal app: whatever a driver prints must not land on its screen
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
     if info is not None:  # a binding registered at run time in the parent (plug-ins, tests)
         BINDINGS.setdefault(info.name, info)
     asyncio.run(_worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total))

@@ -8,6 +8,7 @@ Quitting stops the run going on (its worker processes end with it).
 from __future__ import annotations
 
 import os
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 from textual.app import App
@@ -47,6 +48,9 @@ class WorkbenchApp(App):
     def __init__(self, session: Session | None = None, *, mode: str | None = None,
                  request: RunRequest | None = None) -> None:
         super().__init__()
+        # Worker processes are spawned while textual holds sys.stderr: start multiprocessing's
+        # resource tracker now, while stderr is still a real file it can hand down.
+        resource_tracker.ensure_running()
         self.session = session or Session()
         self._first_mode = mode or ("dashboard" if request else self.DEFAULT_MODE)
         self._first_request = request

@@ -50,8 +50,9 @@ class Session:
     current: BackgroundRun | None = None
     request: RunRequest | None = None
     error: str | None = None  # why the last request could not start or go on
+    activity: str = ""  # what a task is doing between runs ("starting cassandra-single ...")
+    stopping: bool = False
     _thread: threading.Thread | None = None
-    _stop_all: bool = False
 
     def provider(self, progress: object = False):
         from workbench.clusters.local import LocalProvider
@@ -66,36 +67,57 @@ class Session:
               on_finished: Callable[[FinishedRun | None, str | None], None] | None = None) -> None:
         """Run the request's phases in order, in the background. Bad input raises at once
         (a WorkbenchError, the command line's message); later failures land in `error`."""
+        for phase in request.phases:  # refuse bad input before anything starts
+            spec_from_args(list(request.files), list(request.overrides), phase)
+
+        def phases(session: Session) -> None:
+            for phase in request.phases:
+                done = session.run_phase(request, phase)
+                if on_finished is not None:
+                    on_finished(done, session.error)
+                if session.error or done is None or done.result.outcome != "completed":
+                    break
+
+        self.start_task(phases, request)
+
+    def start_task(self, task: Callable[[Session], None], request: RunRequest | None = None) -> None:
+        """Run `task(self)` on the session's thread (one at a time): a request's phases, or a
+        script of cluster starts and runs such as the demo's."""
         if self.busy:
             raise WorkbenchError("a run is already going on", "stop it first (s on the Run screen)")
-        specs = [(phase, *spec_from_args(list(request.files), list(request.overrides), phase))
-                 for phase in request.phases]
-        self.request, self.error, self._stop_all = request, None, False
+        self.request, self.error, self.stopping = request, None, False
 
-        def drive() -> None:
-            for phase, spec, props in specs:
-                if self._stop_all:
-                    break
-                title = f"{request.title or spec.db} {phase}".strip()
-                run = BackgroundRun(spec, props.as_dict(), phase, title=title)
-                self.current = run.start()
-                run.wait()
-                done = FinishedRun(title, run.result) if run.result is not None else None
-                if done is not None:
-                    self.finished.append(done)
-                if run.error:
-                    self.error = run.error
-                if on_finished is not None:
-                    on_finished(done, run.error)
-                if run.error or (run.result and run.result.outcome != "completed"):
-                    break
+        def main() -> None:
+            try:
+                task(self)
+            except WorkbenchError as exc:
+                self.error = str(exc)
+            finally:
+                self.activity = "" if not self.error else f"workbench: error: {self.error}"
 
-        self._thread = threading.Thread(target=drive, name="workbench-session", daemon=True)
+        self._thread = threading.Thread(target=main, name="workbench-session", daemon=True)
         self._thread.start()
+
+    def run_phase(self, request: RunRequest, phase: str, source: str = "app") -> FinishedRun | None:
+        """Run one phase of `request` and wait for it (on the session's thread)."""
+        if self.stopping:
+            return None
+        spec, props = spec_from_args(list(request.files), list(request.overrides), phase)
+        self.request = request
+        title = f"{request.title or spec.db} {phase}".strip()
+        run = BackgroundRun(spec, props.as_dict(), phase, title=title)
+        self.current = run.start()
+        run.wait()
+        done = FinishedRun(title, run.result, source) if run.result is not None else None
+        if done is not None:
+            self.finished.append(done)
+        if run.error:
+            self.error = run.error
+        return done
 
     def stop(self) -> None:
         """Stop the phase running now and skip the phases after it."""
-        self._stop_all = True
+        self.stopping = True
         if self.current is not None:
             self.current.command("stop", "stopped")
 

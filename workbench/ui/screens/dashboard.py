@@ -1,14 +1,221 @@
-"""The dashboard screen (being built)."""
+"""The Run screen: the phase going on, live. Progress and ETA, throughput with its target and the
+run's events, per-operation figures (service and, when paced, response time), the latency
+distribution; keys change the load and disturb a node of the cluster under test.
+
+The screen pulls the newest `LiveState` from the session a few times a second and redraws only
+when a new tick arrived; every command it sends is recorded as an event of the run.
+"""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Header, Input, Label
+
+from workbench.commands.background import BackgroundRun
+from workbench.errors import WorkbenchError
+from workbench.ui.views import measurement_names
+from workbench.ui.widgets.op_table import OpTable
+from workbench.ui.widgets.percentiles import PercentileBars
+from workbench.ui.widgets.run_status import RunStatus
+from workbench.ui.widgets.throughput import ThroughputChart
+
+REFRESH_S = 0.25  # how often the screen looks for a new tick (ticks come every second)
+IDLE = ("No run yet. Compose one on the Workload screen (2) and press ctrl+r, "
+        "or start `workbench run ... --tui` / `workbench demo`.")
+FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed"}
+
+
+class TargetPrompt(ModalScreen[float | None]):
+    """Type a target rate (ops/s); 0 removes the limit."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        yield Label("target rate in ops/s (0: no limit), enter to apply, escape to cancel")
+        yield Input(placeholder="e.g. 2000", id="target-input")
+        yield Label("", id="target-error")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            rate = float(event.value.replace(",", "").replace("_", ""))
+            if rate < 0 or rate != rate:
+                raise ValueError
+        except ValueError:
+            self.query_one("#target-error", Label).update(
+                f"✗ {event.value!r} is not a rate: give a number of operations per second, 0 or more")
+            return
+        self.dismiss(rate)
 
 
 class DashboardScreen(Screen):
+    BINDINGS = [
+        Binding("p", "pause", "Pause/resume"),
+        Binding("s", "stop", "Stop"),
+        Binding("plus,equals_sign", "target(1.1)", "Target +10%", key_display="+"),
+        Binding("minus", "target(0.9)", "Target -10%", key_display="-"),
+        Binding("t", "type_target", "Set target"),
+        Binding("0", "no_limit", "No limit", show=False),
+        Binding("right_square_bracket", "lanes(1)", "Lane +1", key_display="]"),
+        Binding("left_square_bracket", "lanes(-1)", "Lane -1", key_display="["),
+        Binding("o", "next_op", "Next op", show=False),
+        Binding("n", "next_node", "Node", show=False),
+        Binding("k", "fault('kill')", "Kill node"),
+        Binding("z", "fault('pause')", "Freeze node", show=False),
+        Binding("r", "fault('resume')", "Resume node", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seq = 0
+        self._run: BackgroundRun | None = None
+        self._op_index = 0
+        self._node_index = 0
+        self._node_names: list[str] = []
+
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("dashboard: not built yet")
+        yield RunStatus(IDLE, id="run-status")
+        yield ThroughputChart(id="throughput")
+        yield OpTable(id="ops")
+        yield PercentileBars(id="percentiles")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(REFRESH_S, self.refresh_run)
+        self.refresh_run()
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    @property
+    def run(self) -> BackgroundRun | None:
+        return self.app.session.current
+
+    def refresh_run(self, force: bool = False) -> None:
+        run = self.run
+        if run is None:
+            return
+        if run is not self._run:  # a new phase: start over
+            self._run, self._seq = run, 0
+            self._load_nodes()
+        state = run.state
+        status = self.query_one(RunStatus)
+        status.show(run, self.node)
+        if state is None or (state.seq == self._seq and not force):
+            return
+        self._seq = state.seq
+        paced = run.controller.paced
+        self.query_one(ThroughputChart).show(state)
+        self.query_one(OpTable).show(state, paced)
+        ops = measurement_names(state)
+        op = ops[self._op_index % len(ops)] if ops else None
+        self.query_one(PercentileBars).show(state, op, response=paced)
+
+    # -- live commands ------------------------------------------------------------------------
+
+    def _live(self) -> BackgroundRun | None:
+        run = self.run
+        if run is None or run.finished.is_set():
+            self.app.show_error("no run is going on (compose one on the Workload screen, 2)")
+            return None
+        return run
+
+    def action_pause(self) -> None:
+        if run := self._live():
+            paused = run.state is not None and run.state.snapshot.paused
+            run.command("resume" if paused or run.controller.paused else "pause")
+            self.notify("resumed" if run.controller.paused else "paused")
+
+    def action_stop(self) -> None:
+        if self._live():
+            self.app.session.stop()
+            self.notify("stopping: operations in flight finish, results are kept")
+
+    def action_target(self, factor: float) -> None:
+        if run := self._live():
+            current = run.controller.target
+            if current <= 0:  # no limit yet: start from what the run does now
+                current = run.state.snapshot.throughput if run.state else 0
+            if current <= 0:
+                self.app.show_error("no throughput measured yet to scale (t types a rate)")
+                return
+            self._set_target(run, round(current * factor))
+
+    def action_type_target(self) -> None:
+        if run := self._live():
+            self.app.push_screen(TargetPrompt(), lambda rate: rate is not None
+                                 and self._set_target(run, rate))
+
+    def action_no_limit(self) -> None:
+        if run := self._live():
+            self._set_target(run, 0)
+
+    def _set_target(self, run: BackgroundRun, rate: float) -> None:
+        run.command("set_target", float(rate))
+        self.notify(f"target {rate:,.0f} ops/s" if rate else "no target: as fast as possible")
+
+    def action_lanes(self, delta: int) -> None:
+        if run := self._live():
+            lanes = run.controller.lanes + delta
+            if lanes < 1:
+                self.app.show_error("a run needs at least one lane")
+                return
+            run.command("set_lanes", lanes)
+            self.notify(f"lanes {lanes}")
+
+    def action_next_op(self) -> None:
+        self._op_index += 1
+        self.refresh_run(force=True)
+
+    # -- the cluster under test ---------------------------------------------------------------
+
+    @property
+    def cluster(self) -> str | None:
+        request = self.app.session.request
+        return request.cluster if request else None
+
+    @property
+    def node(self) -> str | None:
+        if not self._node_names:
+            return None
+        return self._node_names[self._node_index % len(self._node_names)]
+
+    def _load_nodes(self) -> None:
+        if self.cluster:
+            self.run_worker(self._fetch_nodes, thread=True, exclusive=True, group="nodes")
+
+    def _fetch_nodes(self) -> None:
+        try:
+            cluster = self.app.session.provider(progress=False).status(self.cluster)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        names = [n.name for n in cluster.nodes]
+        self.app.call_from_thread(setattr, self, "_node_names", names)
+
+    def action_next_node(self) -> None:
+        if not self._node_names:
+            self.app.show_error("this run has no cluster under test (run with --cluster NAME)")
+            return
+        self._node_index += 1
+        self.notify(f"node {self.node} selected (k kill, z freeze, r resume)")
+
+    def action_fault(self, what: str) -> None:
+        run, node, cluster = self.run, self.node, self.cluster
+        if cluster is None or node is None:
+            self.app.show_error("this run has no cluster under test (run with --cluster NAME)")
+            return
+        self.notify(f"{what} {node} of {cluster}...")
+        self.run_worker(lambda: self._fault(run, cluster, node, what), thread=True, group="fault")
+
+    def _fault(self, run: BackgroundRun | None, cluster: str, node: str, what: str) -> None:
+        provider = self.app.session.provider(progress=False)
+        try:
+            getattr(provider, what)(cluster, node)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        if run is not None:
+            run.command("mark", "fault", f"{node} {FAULTS[what]}")
+        self.app.call_from_thread(self.notify, f"{node} {FAULTS[what]}")

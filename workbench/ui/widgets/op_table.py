@@ -1,0 +1,15 @@
+"""Per-operation figures of the Run screen: count, ops/s, percentiles, max and errors."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from workbench.commands.background import LiveState
+from workbench.ui.views import op_table
+
+
+class OpTable(Static):
+    DEFAULT_CSS = "OpTable { height: auto; max-height: 9; }"
+
+    def show(self, state: LiveState, paced: bool) -> None:
+        self.update(op_table(state, state.returns, paced))

@@ -1,0 +1,51 @@
+"""Two lines on top of the Run screen: what runs where, its state, progress and ETA."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from workbench.commands.background import BackgroundRun
+from workbench.ui.views import fmt_duration, fmt_rate, progress
+
+
+class RunStatus(Static):
+    DEFAULT_CSS = "RunStatus { height: 2; }"
+
+    def show(self, run: BackgroundRun, node: str | None) -> None:
+        spec, state = run.spec, run.state
+        text = Text()
+        if run.finished.is_set():
+            outcome = run.result.outcome if run.result else "failed"
+            text.append(f"■ {outcome} ", style="bold")
+        elif state is not None and state.snapshot.paused:
+            text.append("‖ paused ", style="bold yellow")
+        elif state is None:
+            text.append("… starting ", style="bold")
+        else:
+            text.append("▶ running ", style="bold green")
+        text.append(f"{run.title} · {spec.db}")
+        if node:
+            text.append(f" · node {node}")
+        if state is not None:
+            snap = state.snapshot
+            text.append(f" · {fmt_duration(snap.elapsed_s)} · lanes {snap.lanes}"
+                        f" · target {fmt_rate(snap.target)}")
+        text.append("\n")
+        if state is not None:
+            p = progress(state, spec.phase_operation_count(run.phase), spec.maxexecutiontime)
+            if p.fraction is not None:
+                bar = max(self.size.width - len(p.text) - 2, 10)
+                filled = round(p.fraction * bar)
+                text.append("━" * filled, style="green")
+                text.append("─" * (bar - filled), style="dim")
+                text.append(" ")
+            text.append(p.text)
+        elif run.error:
+            text.append(f"workbench: error: {run.error}", style="bold red")
+        else:
+            text.append("preparing the binding (schema, connections)")
+        self.update(text)
+
+    def idle(self, message: str) -> None:
+        self.update(message)
