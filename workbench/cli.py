@@ -37,11 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
+    func = getattr(args, "func", None)
+    if func is None and argv is None and sys.stdin.isatty() and sys.stdout.isatty():
+        func = _open_app  # `workbench` alone, in a terminal: the interactive app
+    if func is None:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        return int(func(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return exc.exit_status
@@ -49,6 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Commands clean up after themselves on the way out (servers down, results written).
         print("workbench: interrupted", file=sys.stderr)
         return 130
+
+
+def _open_app(_args: argparse.Namespace) -> int:
+    from workbench.ui.launch import open_app
+
+    return open_app()
 
 
 if __name__ == "__main__":

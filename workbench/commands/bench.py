@@ -124,6 +124,8 @@ def register(subparsers) -> None:
         p.add_argument("--ycsb-layout", choices=("0.17", "master"), default="0.17",
                        help="YCSB text layout: 0.17.0 (95th, 99th) or master (adds the 50th)")
         p.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
+        p.add_argument("--tui", action="store_true",
+                       help="watch the run in the app's Run screen; the results print when you quit it")
         p.set_defaults(func=lambda args, phase=phase: run_phase_command(args, phase))
 
 
@@ -152,13 +154,32 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
     for item in args.export:  # reject a bad --export before spending time on the run
         parse_spec(item)
     spec, props = spec_from_args(args.files, overrides_from(args), phase)
-    result = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout, status=not args.quiet)
+    if args.tui:
+        result = _watch_in_app(args, phase)
+        if result is None:
+            print("workbench: the app was closed before the run started; nothing to report",
+                  file=sys.stderr)
+            return EXIT_INTERRUPTED
+    else:
+        result = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout,
+                               status=not args.quiet)
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()
     for item in args.export:
         path = export(result, item, layout=args.ycsb_layout)
         print(f"workbench: wrote {path}", file=sys.stderr)
     return exit_status(result)
+
+
+def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise WorkbenchError("--tui needs a terminal", "run it in a terminal, or leave out --tui")
+    from workbench.ui.launch import open_run
+    from workbench.ui.session import RunRequest
+
+    overrides = overrides_from(args)
+    request = RunRequest(tuple(args.files), tuple(overrides), (phase,), cluster=args.cluster)
+    return open_run(request)
 
 
 def exit_status(result: RunResult) -> int:

@@ -8,6 +8,7 @@ Quitting stops the run going on (its worker processes end with it).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from multiprocessing import resource_tracker
 from pathlib import Path
 
@@ -46,14 +47,15 @@ class WorkbenchApp(App):
     ]
 
     def __init__(self, session: Session | None = None, *, mode: str | None = None,
-                 request: RunRequest | None = None) -> None:
+                 request: RunRequest | None = None,
+                 task: Callable[[Session], None] | None = None) -> None:
         super().__init__()
         # Worker processes are spawned while textual holds sys.stderr: start multiprocessing's
         # resource tracker now, while stderr is still a real file it can hand down.
         resource_tracker.ensure_running()
         self.session = session or Session()
-        self._first_mode = mode or ("dashboard" if request else self.DEFAULT_MODE)
-        self._first_request = request
+        self._first_mode = mode or ("dashboard" if request or task else self.DEFAULT_MODE)
+        self._first_request, self._first_task = request, task
         if os.environ.get("NO_COLOR"):
             self.theme = "textual-ansi"
 
@@ -61,6 +63,8 @@ class WorkbenchApp(App):
         self.switch_mode(self._first_mode)
         if self._first_request is not None:
             self.start_run(self._first_request)
+        if self._first_task is not None:  # the demo: a script of cluster starts and runs
+            self.session.start_task(self._first_task)
 
     def start_run(self, request: RunRequest) -> bool:
         """Start a request's phases and show the Run screen; False (and the error shown) when

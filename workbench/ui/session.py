@@ -10,6 +10,7 @@ a `BackgroundRun`; `Session.current` is the phase running now (or the last one).
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,7 @@ class Session:
     error: str | None = None  # why the last request could not start or go on
     activity: str = ""  # what a task is doing between runs ("starting cassandra-single ...")
     stopping: bool = False
+    traceback: str | None = None  # with an internal error: where it came from
     _thread: threading.Thread | None = None
 
     def provider(self, progress: object = False):
@@ -85,15 +87,19 @@ class Session:
         script of cluster starts and runs such as the demo's."""
         if self.busy:
             raise WorkbenchError("a run is already going on", "stop it first (s on the Run screen)")
-        self.request, self.error, self.stopping = request, None, False
+        self.request, self.error, self.stopping, self.activity = request, None, False, ""
 
         def main() -> None:
             try:
                 task(self)
             except WorkbenchError as exc:
                 self.error = str(exc)
-            finally:
-                self.activity = "" if not self.error else f"workbench: error: {self.error}"
+            except Exception as exc:  # noqa: BLE001 - a bug: shown in the app, the thread cannot raise
+                self.error = f"internal error: {type(exc).__name__}: {exc}"
+                self.traceback = traceback.format_exc()
+            finally:  # a task may leave a last word in `activity` ("demo done: ...")
+                if self.error:
+                    self.activity = f"workbench: error: {self.error}"
 
         self._thread = threading.Thread(target=main, name="workbench-session", daemon=True)
         self._thread.start()
@@ -112,7 +118,7 @@ class Session:
         if done is not None:
             self.finished.append(done)
         if run.error:
-            self.error = run.error
+            self.error, self.traceback = run.error, run.traceback
         return done
 
     def stop(self) -> None:

@@ -22,7 +22,7 @@ from workbench.ui.widgets.run_status import RunStatus
 from workbench.ui.widgets.throughput import ThroughputChart
 
 REFRESH_S = 0.25  # how often the screen looks for a new tick (ticks come every second)
-IDLE = ("No run yet. Compose one on the Workload screen (2) and press ctrl+r, "
+IDLE = ("No run yet. Compose one on the Workload screen (2) and press r, "
         "or start `workbench run ... --tui` / `workbench demo`.")
 FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed"}
 
@@ -93,15 +93,17 @@ class DashboardScreen(Screen):
         return self.app.session.current
 
     def refresh_run(self, force: bool = False) -> None:
-        run = self.run
+        run, session = self.run, self.app.session
+        status = self.query_one(RunStatus)
         if run is None:
+            status.idle(session.activity or session.error and f"workbench: error: {session.error}" or IDLE)
             return
         if run is not self._run:  # a new phase: start over
             self._run, self._seq = run, 0
             self._load_nodes()
         state = run.state
-        status = self.query_one(RunStatus)
-        status.show(run, self.node)
+        # Between phases (a cluster starting, the demo's next step) say what is going on.
+        status.show(run, self.node, session.activity if run.finished.is_set() else "")
         if state is None or (state.seq == self._seq and not force):
             return
         self._seq = state.seq

@@ -12,7 +12,8 @@ from workbench.ui.views import fmt_duration, fmt_rate, progress
 class RunStatus(Static):
     DEFAULT_CSS = "RunStatus { height: 2; }"
 
-    def show(self, run: BackgroundRun, node: str | None) -> None:
+    def show(self, run: BackgroundRun, node: str | None, activity: str = "") -> None:
+        """`activity`: what the session does after this run ended (shown on the second line)."""
         spec, state = run.spec, run.state
         text = Text()
         if run.finished.is_set():
@@ -32,7 +33,9 @@ class RunStatus(Static):
             text.append(f" · {fmt_duration(snap.elapsed_s)} · lanes {snap.lanes}"
                         f" · target {fmt_rate(snap.target)}")
         text.append("\n")
-        if state is not None:
+        if activity:
+            text.append(activity, style="bold")
+        elif state is not None:
             p = progress(state, spec.phase_operation_count(run.phase), spec.maxexecutiontime)
             if p.fraction is not None:
                 bar = max(self.size.width - len(p.text) - 2, 10)

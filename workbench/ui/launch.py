@@ -1,0 +1,90 @@
+"""How the command line opens the app: `workbench`, `workbench demo` and `workbench run --tui`.
+
+Each opener runs the app until the user quits, then finishes the command's job in the
+terminal as the headless command would: a `--tui` run prints its YCSB text and writes its
+exports, the demo prints where its exports went. Whatever was still going on when the user quit
+(a run, a cluster start, the demo's servers) is stopped before the opener returns.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from workbench.ui.session import RunRequest, Session
+
+# Worker processes inherit this: their stray prints go to a file, not over the screen.
+WORKER_LOG = "worker.log"
+
+
+def _session() -> Session:
+    from workbench.clusters.paths import state_dir
+
+    session = Session()
+    log_dir = Path(session.state_dir or state_dir())
+    log_dir.mkdir(parents=True, exist_ok=True)
+    from workbench.core.workers import WORKER_LOG_ENV
+
+    os.environ.setdefault(WORKER_LOG_ENV, str(log_dir / WORKER_LOG))
+    return session
+
+
+def _run_app(session: Session, **options) -> None:
+    from workbench.ui.app import WorkbenchApp
+
+    app = WorkbenchApp(session, **options)
+    try:
+        app.run()
+    finally:
+        # The app stops the session when the user quits; a crash of the app must not leave
+        # worker processes or servers behind either.
+        if session.busy:
+            print("workbench: stopping what was still running ...", file=sys.stderr)
+            session.stop()
+            session.wait()
+        if session.traceback:  # a bug, not bad input: show where it came from
+            print(session.traceback, file=sys.stderr)
+
+
+def open_app() -> int:
+    """`workbench` with no arguments, in a terminal."""
+    session = _session()
+    _run_app(session)
+    return 2 if session.error else 0
+
+
+def open_run(request: RunRequest):
+    """`workbench load|run ... --tui`: the run in the dashboard; returns its RunResult (None
+    when it never started) once the user has quit the app."""
+    session = _session()
+    _run_app(session, request=request)
+    if session.error and not session.finished:
+        from workbench.errors import WorkbenchError
+
+        raise WorkbenchError(session.error)
+    return session.finished[-1].result if session.finished else None
+
+
+def open_demo(databases: list[str], records: int, operations: int, threads: int, out: Path) -> int:
+    """`workbench demo` in a terminal: the demo's steps, live in the app."""
+    from workbench.ui.demo import demo_task
+
+    session = _session()
+    task = demo_task(databases, records, operations, threads, out)
+    _run_app(session, task=task)
+    results: dict = {}
+    for done in session.finished:  # titles are "<db> <workload> <phase>" (see demo_task)
+        db, workload, phase = done.title.split()
+        results.setdefault(db, {})[f"{phase} {workload}"] = done.result
+    if results:
+        from rich.console import Console
+
+        from workbench.commands.demo import comparison
+
+        Console().print(comparison(results))
+        print(f"workbench: exports written to {out}/", file=sys.stderr)
+    if session.error:
+        print(f"workbench: error: {session.error}", file=sys.stderr)
+        return 2
+    return 0
