@@ -172,7 +172,8 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
 
 
 def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    # The app draws on stderr (stdout may go to a file: the YCSB text is written there after).
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise WorkbenchError("--tui needs a terminal", "run it in a terminal, or leave out --tui")
     from workbench.ui.launch import open_run
     from workbench.ui.session import RunRequest
