@@ -119,7 +119,21 @@ def op_table(state: LiveState, returns: dict[str, dict[str, int]], paced: bool) 
                 *(fmt_us(s.percentiles.get(p, 0)) for p in (50.0, 95.0, 99.0, 99.9)),
                 fmt_us(s.max), (f"✗ {failed:,}" if failed else "0") if kind == "service" else "",
             )
+    kinds = error_kinds(returns)
+    if kinds:
+        table.caption = "✗ errors by kind: " + ", ".join(f"{k} {n:,}" for k, n in kinds)
+        table.caption_justify = "left"
     return table
+
+
+def error_kinds(returns: dict[str, dict[str, int]]) -> list[tuple[str, int]]:
+    """Failed operations by status over every operation, most frequent first."""
+    totals: dict[str, int] = {}
+    for counts in returns.values():
+        for status, n in counts.items():
+            if status not in BENIGN and n:
+                totals[status] = totals.get(status, 0) + n
+    return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def percentile_bars(interval: OpStats | None, since: OpStats | None, width: int) -> Text:

@@ -10,9 +10,16 @@ from workbench.ui.views import percentile_bars
 
 
 class PercentileBars(Static):
-    DEFAULT_CSS = "PercentileBars { height: 1fr; min-height: 3; }"
+    DEFAULT_CSS = "PercentileBars { height: auto; }"
+
+    _last: tuple | None = None
+
+    def on_resize(self) -> None:  # the drawing depends on the size: draw the last tick again
+        if self._last is not None:
+            self.show(*self._last)
 
     def show(self, state: LiveState, op: str | None, response: bool) -> None:
+        self._last = (state, op, response)
         snap = state.snapshot
         if op is None:
             self.update("latency: no operations yet")

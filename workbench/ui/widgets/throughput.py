@@ -11,13 +11,22 @@ from workbench.ui.views import event_line, throughput_chart
 
 
 class ThroughputChart(Static):
-    DEFAULT_CSS = "ThroughputChart { height: 6; }"
+    # Takes the room the other panels leave: 3 chart rows at 80x24, more on a taller terminal.
+    DEFAULT_CSS = "ThroughputChart { height: 1fr; min-height: 6; max-height: 16; }"
+
+    _last: tuple | None = None
+
+    def on_resize(self) -> None:  # the drawing depends on the size: draw the last tick again
+        if self._last is not None:
+            self.show(*self._last)
 
     def show(self, state: LiveState) -> None:
+        self._last = (state,)
         snap = state.snapshot
         caption = Text(f"throughput {snap.throughput:,.0f} ops/s", style="bold")
         if snap.target > 0:
             caption.append(f"  (target ╌ {snap.target:,.0f})", style="yellow")
         caption.append("\n")
-        chart = throughput_chart(state, self.size.width or 80, height=3)
+        rows = max((self.size.height or 6) - 3, 3)  # caption, event marks, event line
+        chart = throughput_chart(state, self.size.width or 80, height=rows)
         self.update(Text.assemble(caption, chart, "\n", Text(event_line(state), style="dim")))

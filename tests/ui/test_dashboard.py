@@ -1,0 +1,109 @@
+"""The Run screen: live commands on a real memory-binding run, and how it looks (snapshots)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.ui.livedata import FixedRun, live_state
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.session import RunRequest
+from workbench.ui.widgets.run_status import RunStatus
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+
+
+async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:
+    """Poll `condition` while the app runs; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def status_text(app) -> str:
+    return str(app.screen.query_one(RunStatus).content)
+
+
+def endless_load(target: int = 4000) -> RunRequest:
+    # Load phase: every operation succeeds on the memory binding; the count is never reached.
+    return RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=100000000", f"target={target}",
+                                      "threadcount=2", "maxexecutiontime=300"), ("load",), "memory A")
+
+
+async def test_live_commands_change_the_running_phase_and_are_recorded(session):
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.start_run(endless_load(4000))
+        await until(pilot, lambda: session.current and session.current.state, what="first tick")
+        run = session.current
+        assert app.screen.id == "_default" or app.current_mode == "dashboard"
+        await until(pilot, lambda: "running" in status_text(app), what="running status")
+
+        await pilot.press("plus")
+        await until(pilot, lambda: run.controller.target == 4400, what="target +10%")
+        await pilot.press("minus")
+        await until(pilot, lambda: run.controller.target == 3960, what="target -10%")
+        await pilot.press("right_square_bracket")
+        await until(pilot, lambda: run.controller.lanes == 3, what="a third lane")
+        await pilot.press("p")
+        await until(pilot, lambda: run.state.snapshot.paused, what="paused tick")
+        await until(pilot, lambda: "paused" in status_text(app), what="paused status")
+        await pilot.press("p")
+        await until(pilot, lambda: not run.state.snapshot.paused, what="resumed tick")
+        await pilot.press("t")
+        await pilot.press(*"2500", "enter")
+        await until(pilot, lambda: run.controller.target == 2500, what="typed target")
+        await until(pilot, lambda: "target 2,500" in status_text(app), what="target on screen")
+        await pilot.press("s")
+        await until(pilot, lambda: session.finished, what="the stopped phase")
+
+    result = session.finished[-1].result
+    kinds = [e.kind for e in result.events]
+    assert kinds[:6] == ["target", "target", "lanes", "pause", "resume", "target"]
+    assert [e.value for e in result.events if e.kind == "target"] == [4400, 3960, 2500]
+    assert "stop" in kinds
+    assert result.outcome in ("stopped", "interrupted", "completed")
+    assert result.measurement("INSERT").operations > 0
+
+
+async def test_a_typed_target_that_is_not_a_number_is_refused(session):
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.start_run(endless_load(3000))
+        await until(pilot, lambda: session.current and session.current.state, what="first tick")
+        await pilot.press("t", *"fast", "enter")
+        await pilot.pause()
+        assert "is not a rate" in str(app.screen.query_one("#target-error").content)
+        await pilot.press("escape", "s")
+        await until(pilot, lambda: session.finished, what="the stopped phase")
+    assert session.current.controller.target == 3000
+
+
+async def test_commands_without_a_run_say_so(session):
+    app = WorkbenchApp(session, mode="dashboard")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s", "plus", "k")
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("no run is going on" in m for m in messages)
+        assert any("no cluster under test" in m for m in messages)
+        assert "No run yet" in status_text(app)
+
+
+def frozen_app(session, **state_options) -> WorkbenchApp:
+    session.current = FixedRun(live_state(**state_options))
+    return WorkbenchApp(session, mode="dashboard")
+
+
+EVENTS = [(8.2, "target", 2000.0), (21.4, "lanes", 24), (30.6, "fault", "node2 killed")]
+
+
+def test_dashboard_snapshot_80x24(session, snap_compare):
+    assert snap_compare(frozen_app(session, events=EVENTS, errors=12), terminal_size=(80, 24))
+
+
+def test_dashboard_snapshot_160x48(session, snap_compare):
+    assert snap_compare(frozen_app(session, events=EVENTS, errors=12), terminal_size=(160, 48))

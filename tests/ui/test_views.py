@@ -1,0 +1,81 @@
+"""The Run screen's drawings, headless: what each figure says for known data."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from tests.ui.livedata import live_state
+from workbench.ui.views import (
+    error_kinds,
+    event_line,
+    fmt_duration,
+    fmt_us,
+    measurement_names,
+    op_table,
+    percentile_bars,
+    progress,
+    throughput_chart,
+)
+
+
+def text_of(renderable, width: int = 80) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_formats_fit_their_columns():
+    assert [fmt_us(v) for v in (0, 312, 1240, 12_345, 123_456, 1_200_000)] == [
+        "0µs", "312µs", "1.24ms", "12.3ms", "123ms", "1.20s"]
+    assert [fmt_duration(s) for s in (5, 75, 3725)] == ["5s", "1m15s", "1h02m"]
+
+
+def test_progress_by_operations_and_eta():
+    state = live_state(ticks=40)  # 80,000 of 200,000 operations in 40 s
+    p = progress(state, 200_000, 0)
+    assert p.fraction == 0.4
+    assert p.eta_s == 60.0
+    assert p.text == "80,000 / 200,000 ops  40%  ETA 1m00s"
+    by_time = progress(state, 0, 50)
+    assert by_time.fraction == 0.8 and "ETA 10s" in by_time.text
+    assert "no limit" in progress(state, 0, 0).text
+
+
+def test_op_table_shows_response_time_only_when_paced():
+    paced = text_of(op_table(live_state(), live_state().returns, paced=True))
+    assert "READ service" in paced and "response" in paced
+    unpaced_state = live_state(paced=False)
+    unpaced = text_of(op_table(unpaced_state, unpaced_state.returns, paced=False))
+    assert "response" not in unpaced and "READ" in unpaced
+
+
+def test_errors_are_counted_and_named_by_kind():
+    state = live_state(errors=12)
+    assert error_kinds(state.returns) == [("TIMEOUT", 12)]
+    table = text_of(op_table(state, state.returns, paced=False))
+    assert "✗ 12" in table and "TIMEOUT 12" in table
+
+
+def test_measurement_names_skip_intended_and_bookkeeping():
+    assert measurement_names(live_state()) == ["READ", "UPDATE"]
+
+
+def test_percentile_bars_on_a_log_axis():
+    state = live_state()
+    stats = state.snapshot.stats["READ"]
+    text = percentile_bars(stats, state.snapshot.cumulative["READ"], width=60).plain
+    lines = text.splitlines()
+    assert [line.split()[0] for line in lines[:6]] == ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+    # Longer bars for higher percentiles: the log axis keeps their order.
+    widths = [line.count("█") for line in lines[:6]]
+    assert widths == sorted(widths) and widths[0] < widths[-1]
+    assert fmt_us(stats.max) in lines[5]
+
+
+def test_throughput_chart_marks_events_under_their_tick():
+    state = live_state(ticks=40, events=[(10.5, "target", 2500.0), (30.2, "fault", "node2 killed")])
+    rows = throughput_chart(state, width=40).plain.splitlines()
+    assert len(rows) == 4 and all(len(r) == 40 for r in rows[:3])
+    assert rows[3][10] == "T" and rows[3][30] == "!"
+    assert event_line(state) == "10.5s T target 2,500 · 30.2s ! node2 killed"
+    assert "no events yet" in event_line(live_state())
