@@ -179,9 +179,11 @@ class Controller:
             )
         else:
             self._executor = InProcessExecutor(self.spec, self.phase, self.lanes, self.target)
+        await self._executor.start()
+        # The clock starts once every lane's process is up (YCSB's starts once its threads are
+        # created, in a JVM that is already running); the bindings' init is inside the run.
         started_at = time.time()
         self._t0 = self._last_tick = time.perf_counter()
-        await self._executor.start()
         if self._stop_reason is not None:  # stopped while the binding was preparing
             self._executor.stop()
         error: str | None = None
