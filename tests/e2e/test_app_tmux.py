@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD_A = str(ROOT / "workloads" / "workloada")
 ENDLESS = ["-p", "maxexecutiontime=600", "-p", "operationcount=100000000"]  # ended with s
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)")
+
+
+@pytest.fixture(autouse=True)
+def _tmux_installed():
+    assert shutil.which("tmux"), "these tests need tmux: apt-get install tmux (.ci/run does)"
 
 
 def no_children_left(term: Terminal, timeout: float = 30.0) -> None:
