@@ -51,10 +51,21 @@ def test_timeseries_has_one_row_per_interval_and_measurement(tmp_path) -> None:
     assert len(rows) == 3 * 3
     assert list(rows[0])[:7] == ["elapsed_s", "duration_s", "throughput_ops_s", "lanes",
                                  "target", "measurement", "count"]
-    assert list(rows[0])[-5:] == ["p50_us", "p90_us", "p99_us", "p99.9_us", "p99.99_us"]
+    assert list(rows[0])[-6:] == ["p50_us", "p90_us", "p99_us", "p99.9_us", "p99.99_us", "events"]
     first, later = rows[0], rows[4]
     assert (first["elapsed_s"], first["target"], first["lanes"]) == ("1.0", "", "4")
     assert later["target"] == "1000.0" and later["measurement"] == "UPDATE"
     m = run.intervals[1].measurements["UPDATE"]
     assert int(later["count"]) == m.count and float(later["mean_us"]) == m.average_us
     assert float(first["throughput_ops_s"]) == run.intervals[0].throughput
+
+
+def test_timeseries_names_the_events_of_each_interval(tmp_path) -> None:
+    from workbench.results.model import Event
+
+    run = build_run(ticks=3)
+    run.events = [Event(1.5, "target", 1000.0), Event(1.7, "fault", "node2 killed"), Event(2.9, "pause")]
+    path = tmp_path / "ts.csv"
+    write_timeseries_csv(run, path)
+    by_second = {row["elapsed_s"]: row["events"] for row in _rows(path)}
+    assert by_second == {"1.0": "", "2.0": "target=1000.0; fault=node2 killed", "3.0": "pause"}

@@ -56,15 +56,24 @@ def timeseries_rows(result: RunResult) -> list[list[object]]:
     header: list[object] = ["elapsed_s", "duration_s", "throughput_ops_s", "lanes", "target",
                             "measurement", "count", "mean_us", "min_us", "max_us"]
     header += [percentile_column(p) + "_us" for p in TIMESERIES_PERCENTILES]
+    header.append("events")
     rows = [header]
     for interval in result.intervals:
         head: list[object] = [
             interval.elapsed_s, interval.duration_s, interval.throughput, interval.lanes,
             "" if interval.target is None else interval.target,
         ]
+        events = _events_in(result, interval.elapsed_s - interval.duration_s, interval.elapsed_s)
         for name, m in interval.measurements.items():
-            rows.append(head + _interval_cells(name, m))
+            rows.append(head + _interval_cells(name, m) + [events])
     return rows
+
+
+def _events_in(result: RunResult, start: float, end: float) -> str:
+    """The run's events (target or lane changes, pauses, faults) within (start, end], as
+    `kind=value` joined by `; `, so a spreadsheet shows what changed next to its effect."""
+    found = [e for e in result.events if start < e.elapsed_s <= end]
+    return "; ".join(e.kind if e.value is None else f"{e.kind}={e.value}" for e in found)
 
 
 def _interval_cells(name: str, m: IntervalMeasurement) -> list[object]:
