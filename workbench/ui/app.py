@@ -2,12 +2,12 @@
 
 1 Clusters, 2 Workload, 3 Run, 4 Compare; `?` help, `q` quit. The app holds no engine state of
 its own: `self.session` has the runs and the provider, screens read it and ask it for work.
-Quitting stops the run going on (its worker processes end with it).
+Quitting stops the run going on (its worker processes end with it). NO_COLOR is honoured
+by Textual itself (a monochrome filter over every screen).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from multiprocessing import resource_tracker
 from pathlib import Path
@@ -56,8 +56,6 @@ class WorkbenchApp(App):
         self.session = session or Session()
         self._first_mode = mode or ("dashboard" if request or task else self.DEFAULT_MODE)
         self._first_request, self._first_task = request, task
-        if os.environ.get("NO_COLOR"):
-            self.theme = "textual-ansi"
 
     def on_mount(self) -> None:
         self.switch_mode(self._first_mode)
