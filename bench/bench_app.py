@@ -14,7 +14,7 @@ so its CPU is not comparable and not printed.
 
     python bench/bench_app.py [--db memory,cassandra] [--operations 400000]
         [--cassandra-operations 60000] [--records 10000] [--lanes 16] [--repeat 3]
-        [--size 120x40] [--address 127.0.0.63]
+        [--warmup 2] [--size 120x40] [--address 127.0.0.63]
 """
 
 from __future__ import annotations
@@ -107,8 +107,11 @@ def _quote(arg: str) -> str:
     return arg if re.fullmatch(r"[\w./=:,-]+", arg) else "'" + arg.replace("'", "'\\''") + "'"
 
 
-def measure(name: str, args: list[str], env: dict[str, str], repeat: int, size: str) -> None:
+def measure(name: str, args: list[str], env: dict[str, str], repeat: int, size: str,
+            warmup: int = 0) -> None:
     tmux = Tmux(size)
+    for _ in range(warmup):  # a JVM server speeds up over its first runs: not counted
+        print(f"  {name} warm-up: headless {headless(args, env):,.0f} ops/s", flush=True)
     plain: list[float] = []
     app: list[float] = []
     cpus: list[float] = []
@@ -128,9 +131,11 @@ def measure(name: str, args: list[str], env: dict[str, str], repeat: int, size: 
     finally:
         tmux.close()
     ratio = statistics.median(app) / statistics.median(plain)
+    pairs = statistics.median(a / h for a, h in zip(app, plain, strict=True))
     print(f"{name}: headless median {statistics.median(plain):,.0f} ops/s, app median "
-          f"{statistics.median(app):,.0f} ops/s, app/headless {ratio:.3f}; app process CPU while "
-          f"drawing: median {statistics.median(cpus):.0f}% of one core\n", flush=True)
+          f"{statistics.median(app):,.0f} ops/s, app/headless {ratio:.3f} (median of the "
+          f"repetitions' ratios {pairs:.3f}); app process CPU while drawing: median "
+          f"{statistics.median(cpus):.0f}% of one core\n", flush=True)
 
 
 def main() -> None:
@@ -141,6 +146,7 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=10_000)
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=2, help="uncounted runs on a fresh server first")
     ap.add_argument("--size", default="120x40", help="terminal size of the app, COLSxROWS")
     ap.add_argument("--address", default="127.0.0.63", help="loopback address of the Cassandra node")
     args = ap.parse_args()
@@ -174,7 +180,7 @@ def with_cassandra(args, common: list[str], env: dict[str, str]) -> None:
         load = [sys.executable, "-m", "workbench", "load", *target, "-q", "-p", "cassandra.drop=true"]
         subprocess.run(load, check=True, env=env, stdout=subprocess.DEVNULL, timeout=1800)
         measure("cassandra", [*target, "-p", f"operationcount={args.cassandra_operations}"],
-                env, args.repeat, args.size)
+                env, args.repeat, args.size, warmup=args.warmup)
     finally:
         provider.down(name)
         shutil.rmtree(state, ignore_errors=True)
