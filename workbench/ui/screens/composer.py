@@ -1,14 +1,241 @@
-"""The composer screen (being built)."""
+"""The Workload screen: compose a run from a YCSB workload file and a few changed values.
+
+Every field is a property the command line knows; every change is checked at once with the
+command line's own parser (`Composition.check`) and a refused value shows the command line's
+message under its field. The side panel previews where the keys land (computed in a thread
+worker, from the same draws as `workbench keys`) and shows the equivalent command line.
+ctrl+r loads and runs it, ctrl+e runs it on data already loaded, ctrl+s saves a workload file.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from textual import work
 from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Header, Input, Label, Select, Static
+from textual.worker import get_current_worker
+
+from workbench.config.compose import (
+    DISTRIBUTION_PARAMS,
+    DISTRIBUTIONS,
+    LOAD,
+    MIX,
+    PARAMS,
+    SIZES,
+    WORKLOADS,
+    Composition,
+    curve,
+    shipped_workloads,
+)
+from workbench.errors import WorkbenchError
+from workbench.ui.session import RunRequest
+from workbench.ui.widgets.field_row import FieldRow, field_id
+from workbench.ui.widgets.key_preview import KeyPreview
+
+PREVIEW_KEYS = {"requestdistribution", "recordcount", "insertcount", "zipfian.constant",
+                "hotspotdatafraction", "hotspotopnfraction", "exponential.percentile",
+                "exponential.frac", "insertproportion"}
+DATABASES = ("memory", "cassandra", "hbase")
+
+
+class SavePrompt(ModalScreen[str | None]):
+    """Ask for the path of the workload file to write."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="save-dialog"):
+            yield Label("save as a YCSB workload file (enter to save, escape to cancel)")
+            yield Input(placeholder="e.g. workloads/my_workload", id="save-path")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
 
 
 class ComposerScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+r", "run(True)", "Load+run", priority=True),
+        Binding("ctrl+e", "run(False)", "Run only", priority=True),
+        Binding("ctrl+s", "save", "Save as", priority=True),
+        Binding("escape", "leave_field", "Leave field"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.composition = Composition()
+        self._filling = False
+
+    # -- layout -------------------------------------------------------------------------------
+
     def compose(self) -> ComposeResult:
+        values = self.composition.base_values()
         yield Header()
-        yield Static("composer: not built yet")
+        with VerticalScroll(id="form"):
+            yield Static("Workload", classes="section")
+            yield Select([(name, name) for name in shipped_workloads()], value="workloada",
+                         allow_blank=False, compact=True, id="base")
+            yield Input(placeholder="or a YCSB workload file: path, then enter", id="file", compact=True)
+            yield Static("Database", classes="section")
+            yield Select([(db, db) for db in DATABASES], value="memory", allow_blank=False,
+                         compact=True, id="db")
+            yield Input(placeholder="or a cluster name (workbench cluster up NAME)", id="cluster",
+                        compact=True)
+            yield Static("Operation mix (proportions)", classes="section")
+            for key, label in MIX:
+                yield FieldRow(key, label, values.get(key, ""))
+            yield Static("Keys", classes="section")
+            yield Select([(d, d) for d in DISTRIBUTIONS], value=values["requestdistribution"],
+                         allow_blank=False, compact=True, id="requestdistribution")
+            for key, label in PARAMS:
+                yield FieldRow(key, label, values.get(key, ""))
+            yield Static("Size and duration", classes="section")
+            for key, label in SIZES:
+                yield FieldRow(key, label, values.get(key, ""))
+            yield Static("Load", classes="section")
+            for key, label in LOAD:
+                yield FieldRow(key, label, values.get(key, ""))
+        with Vertical(id="side"):
+            yield KeyPreview(id="preview")
+            yield Static("", id="cmdline")
+            yield Static("", id="verdict")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self._show_params()
+        self._refresh()
+
+    # -- edits --------------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self._filling or event.input.id in ("file", "save-path"):
+            return
+        if event.input.id == "cluster":
+            self.composition.cluster = event.value.strip()
+            self._refresh(preview=False)
+            return
+        row = event.input.parent.parent if event.input.parent else None
+        if isinstance(row, FieldRow):
+            self.composition.set(row.key, event.value)
+            self._refresh(preview=row.key in PREVIEW_KEYS)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "file" and event.value.strip():
+            self._load_file(event.value.strip())
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if self._filling or event.value is Select.BLANK:
+            return
+        if event.select.id == "base":
+            self._set_base(str(WORKLOADS / str(event.value)))
+        elif event.select.id in ("db", "requestdistribution"):
+            self.composition.set(event.select.id, str(event.value))
+            self._show_params()
+            self._refresh(preview=event.select.id == "requestdistribution")
+
+    @work(thread=True, exclusive=True, group="file")
+    def _load_file(self, path: str) -> None:
+        """Read a YCSB file off the UI thread; it becomes the base of the composition."""
+        file = Path(path).expanduser()
+        if not file.is_file():
+            self.app.call_from_thread(self.app.show_error, WorkbenchError(
+                f"workload file not found: {path}", "give the path of a YCSB workload file"))
+            return
+        try:
+            Composition(str(file)).base_values()
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        self.app.call_from_thread(self._set_base, str(file))
+
+    def _set_base(self, base: str) -> None:
+        """A new base file: every field shows its values, no change is kept."""
+        self.composition = Composition(base, {}, self.composition.cluster)
+        values = self.composition.base_values()
+        self._filling = True
+        try:
+            for row in self.query(FieldRow):
+                row.query_one(Input).value = values.get(row.key, "")
+            self.query_one("#requestdistribution", Select).value = values["requestdistribution"]
+            self.query_one("#db", Select).value = values.get("db", "memory") \
+                if values.get("db") in DATABASES else "memory"
+        finally:
+            self.call_after_refresh(self._filled)
+
+    def _filled(self) -> None:
+        self._filling = False
+        self._show_params()
+        self._refresh()
+
+    def _show_params(self) -> None:
+        """Only the parameters of the chosen distribution are shown."""
+        wanted = DISTRIBUTION_PARAMS.get(self.composition.value("requestdistribution"), ())
+        for key, _ in PARAMS:
+            self.query_one(f"#row-{field_id(key)}").display = key in wanted
+
+    # -- checking and preview -----------------------------------------------------------------
+
+    def _refresh(self, preview: bool = True) -> None:
+        spec, message, key = self.composition.check()
+        for row in self.query(FieldRow):
+            row.show_error(message if row.key == key else None)
+        verdict = self.query_one("#verdict", Static)
+        if message:
+            verdict.update(f"✗ workbench: error: {message}")
+            verdict.add_class("-error")
+        else:
+            ops = spec.operationcount if spec else 0
+            verdict.update(f"✓ valid: {spec.recordcount:,} records, {ops:,} operations on "
+                           f"{spec.db}, {spec.threadcount} lane{'s' if spec.threadcount != 1 else ''}")
+            verdict.remove_class("-error")
+        self.query_one("#cmdline", Static).update(
+            "command line:\n" + self.composition.command_line())
+        if preview:
+            self._preview(self.composition.copy())
+
+    @work(thread=True, exclusive=True, group="preview")
+    def _preview(self, composition: Composition) -> None:
+        spec, message, _ = composition.check()
+        widget = self.query_one(KeyPreview)
+        if spec is None:
+            self.app.call_from_thread(widget.waiting, "no key preview until the workload is valid")
+            return
+        points = curve(spec)
+        if not get_current_worker().is_cancelled:  # a newer preview is on its way
+            self.app.call_from_thread(widget.show, spec.requestdistribution, spec.insert_total, points)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_leave_field(self) -> None:
+        self.set_focus(None)
+
+    def action_run(self, load: bool) -> None:
+        spec, message, key = self.composition.check("load" if load else "run")
+        if message:
+            self.app.show_error(message)
+            if key:
+                self.query_one(f"#{field_id(key)}").focus()
+            return
+        c = self.composition
+        base = Path(c.base).name
+        title = f"{c.cluster or spec.db} {base}"
+        self.app.start_run(RunRequest((c.base,), tuple(c.overrides()),
+                                      ("load", "run") if load else ("run",), title, c.cluster or None))
+
+    def action_save(self) -> None:
+        self.app.push_screen(SavePrompt(), lambda path: path and self._save(path))
+
+    @work(thread=True, group="save")
+    def _save(self, path: str) -> None:
+        target = Path(path).expanduser()
+        try:
+            target.write_text(self.composition.workload_text())
+        except OSError as exc:
+            self.app.call_from_thread(self.app.show_error, WorkbenchError(
+                f"cannot write {target}: {exc.strerror}", "choose a writable path"))
+            return
+        self.app.call_from_thread(self.notify, f"saved {target} (workbench run -P {target})")

@@ -1,0 +1,110 @@
+"""The Workload screen: the preview follows the distribution, a refused value shows the command
+line's message at its field and blocks the run, a composed run runs, a saved file is valid."""
+
+from __future__ import annotations
+
+import time
+
+from textual.widgets import Input, Select
+
+from workbench.config.spec import spec_from_args
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.widgets.field_row import FieldRow
+from workbench.ui.widgets.key_preview import KeyPreview
+
+
+async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def preview(app) -> str:
+    return str(app.screen.query_one(KeyPreview).content)
+
+
+def set_field(app, key: str, value: str) -> None:
+    app.screen.query_one(f"#{key.replace('.', '-')}", Input).value = value
+
+
+async def test_the_key_preview_follows_the_distribution(session):
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "hottest" in preview(app), what="first preview")
+        assert "where zipfian requests land" in preview(app)
+        zipfian = preview(app)
+        app.screen.query_one("#requestdistribution", Select).value = "uniform"
+        await until(pilot, lambda: "where uniform requests land" in preview(app), what="uniform preview")
+        assert preview(app) != zipfian
+        # The zipfian constant's field is shown only for zipfian (and latest).
+        assert not app.screen.query_one("#row-zipfian-constant").display
+        app.screen.query_one("#requestdistribution", Select).value = "hotspot"
+        await until(pilot, lambda: "where hotspot" in preview(app), what="hotspot preview")
+        assert app.screen.query_one("#row-hotspotdatafraction").display
+
+
+async def test_a_refused_value_is_shown_at_its_field_and_blocks_the_run(session):
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.screen.query_one("#recordcount", Input).focus()
+        await pilot.pause()
+        await pilot.press(*"12x")  # typed over the selected value, as a user would
+        await pilot.pause()
+        row = app.screen.query_one("#row-recordcount", FieldRow)
+        assert row.has_class("-invalid")
+        assert "recordcount='12x' is not a whole number" in str(row.query_one(".field-error").content)
+        assert "✗ workbench: error:" in str(app.screen.query_one("#verdict").content)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert not session.busy and app.current_mode == "composer"
+        assert any("recordcount='12x'" in n.message for n in app._notifications)
+        await pilot.press("backspace")
+        await pilot.pause()
+        assert not row.has_class("-invalid")
+        assert "✓ valid: 12 records" in str(app.screen.query_one("#verdict").content)
+
+
+async def test_a_composed_run_loads_and_runs_on_the_memory_binding(session):
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        set_field(app, "recordcount", "300")
+        set_field(app, "operationcount", "2000")
+        set_field(app, "threadcount", "2")
+        await pilot.pause()
+        assert "-p recordcount=300 -p operationcount=2000 -p threadcount=2" in str(
+            app.screen.query_one("#cmdline").content)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.current_mode == "dashboard", what="the Run screen")
+        await until(pilot, lambda: len(session.finished) == 2 and not session.busy, what="both phases")
+    load, run = (d.result for d in session.finished)
+    assert load.measurement("INSERT").operations == 300
+    assert run.measurement("READ").operations + run.measurement("UPDATE").operations == 2000
+
+
+async def test_save_as_writes_a_workload_file_the_command_line_accepts(session, tmp_path):
+    target = tmp_path / "composed"
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.screen.query_one("#requestdistribution", Select).value = "uniform"
+        set_field(app, "readproportion", "0.95")
+        set_field(app, "updateproportion", "0.05")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press(*str(target), "enter")
+        await until(pilot, target.exists, what="the saved file")
+    spec, _ = spec_from_args([str(target)], [], "run")
+    assert (spec.readproportion, spec.updateproportion, spec.requestdistribution) == (0.95, 0.05, "uniform")
+
+
+async def _preview_ready(pilot) -> None:
+    await until(pilot, lambda: "hottest" in preview(pilot.app), what="preview")
+
+
+def test_composer_snapshot_80x24(session, snap_compare):
+    assert snap_compare(WorkbenchApp(session), terminal_size=(80, 24), run_before=_preview_ready)
+
+
+def test_composer_snapshot_160x48(session, snap_compare):
+    assert snap_compare(WorkbenchApp(session), terminal_size=(160, 48), run_before=_preview_ready)
