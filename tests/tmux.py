@@ -53,8 +53,8 @@ class Terminal:
         return self._tmux("capture-pane", "-p", "-t", "app").stdout
 
     def keys(self, *keys: str) -> None:
-        for key in keys:
-            self._tmux("send-keys", "-t", "app", key)
+        """Press keys, in one write to the terminal (as a fast typist or a key repeat would)."""
+        self._tmux("send-keys", "-t", "app", *keys)
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "app", "-l", text)

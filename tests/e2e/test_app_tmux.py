@@ -47,6 +47,46 @@ def watch_target_change(term: Terminal) -> str:
     return screen
 
 
+def compose_and_run(term: Terminal, cluster: str | None = None) -> None:
+    """On the Workload screen, by keys only: workload A (the first choice), the cluster if any,
+    endless operations at a target of 1,000 ops/s on 4 lanes; then ctrl+r (load, then run)."""
+    term.wait_for("where zipfian requests land", "Load+run")
+    # Keys typed in the same instant as a Tab can reach the field being left (Textual moves
+    # focus after the keys already read): wait for the ▸ that marks the field being edited.
+    term.keys("Tab", "Tab", "Tab")  # workload -> file -> database -> cluster
+    term.wait_for("▸ or cluster")
+    if cluster:
+        term.type(cluster)
+        term.wait_for(f"--cluster {cluster}")
+    # cluster -> 6 mix fields -> distribution -> zipfian constant -> records -> operations
+    term.keys(*["Tab"] * 10)
+    term.wait_for("▸ operations")
+    term.type("100000000")
+    term.keys(*["Tab"] * 4)  # -> max seconds -> fields -> field length -> lanes
+    term.wait_for("▸ lanes")
+    term.type("4")
+    term.keys("Tab")  # -> target
+    term.wait_for("▸ target")
+    term.type("1000")
+    term.wait_for("operationcount=100000000", "threadcount=4", "target=1000", "4 lanes", "✓ valid")
+    term.keys("C-r")
+
+
+def test_compose_and_run_in_the_app_on_memory(tmp_path):
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(tmp_path / "state"))
+    with Terminal([], env) as term:
+        compose_and_run(term)
+        term.wait_for("memory workloada run")
+        watch_target_change(term)
+        term.keys("s")
+        screen = term.wait_for("■ stopped")
+        read_row = next(line for line in screen.splitlines() if line.strip().startswith("READ"))
+        assert int(read_row.split()[2].replace(",", "")) > 0
+        term.keys("q")
+        assert term.exit_status() == 0
+        no_children_left(term)
+
+
 def test_run_in_the_app_on_memory(tmp_path):
     out = tmp_path / "stdout.txt"
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(tmp_path / "state"))
@@ -88,3 +128,20 @@ def test_run_in_the_app_on_a_real_cassandra_node(tmp_path, suite_servers, cassan
         assert term.exit_status() == 0
         no_children_left(term)
     assert "[UPDATE], Return=OK" in out.read_text()
+
+
+@pytest.mark.servers
+def test_compose_and_run_in_the_app_on_a_real_cassandra_node(tmp_path, suite_servers, cassandra_node):
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
+    with Terminal([], env) as term:
+        compose_and_run(term, cluster=cassandra_node.name)
+        screen = term.wait_for(f"{cassandra_node.name} workloada run")
+        assert "cassandra" in screen
+        watch_target_change(term)
+        term.keys("s")
+        screen = term.wait_for("■ stopped")
+        update_row = next(line for line in screen.splitlines() if line.strip().startswith("UPDATE"))
+        assert int(update_row.split()[2].replace(",", "")) > 0
+        term.keys("q")
+        assert term.exit_status() == 0
+        no_children_left(term)

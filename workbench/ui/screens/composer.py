@@ -83,8 +83,7 @@ class ComposerScreen(Screen):
             yield Static("Database", classes="section")
             yield Select([(db, db) for db in DATABASES], value="memory", allow_blank=False,
                          compact=True, id="db")
-            yield Input(placeholder="or a cluster name (workbench cluster up NAME)", id="cluster",
-                        compact=True)
+            yield FieldRow("cluster", "or cluster", "", placeholder="its name")
             yield Static("Operation mix (proportions)", classes="section")
             for key, label in MIX:
                 yield FieldRow(key, label, values.get(key, ""))
@@ -106,6 +105,9 @@ class ComposerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Tab walks the fields, not the scroll container around them.
+        self.query_one("#form").can_focus = False
+        self.query_one("#base").focus()
         self._show_params()
         self._refresh()
 
@@ -159,7 +161,8 @@ class ComposerScreen(Screen):
         self._filling = True
         try:
             for row in self.query(FieldRow):
-                row.query_one(Input).value = values.get(row.key, "")
+                if row.key != "cluster":
+                    row.query_one(Input).value = values.get(row.key, "")
             self.query_one("#requestdistribution", Select).value = values["requestdistribution"]
             self.query_one("#db", Select).value = values.get("db", "memory") \
                 if values.get("db") in DATABASES else "memory"

@@ -17,21 +17,28 @@ class FieldRow(Vertical):
     DEFAULT_CSS = """
     FieldRow { height: auto; }
     FieldRow > Horizontal { height: 1; }
-    FieldRow Label { width: 20; color: $text-muted; }
+    FieldRow Label { width: 22; color: $text-muted; }
     FieldRow Input { width: 1fr; }
     FieldRow .field-error { display: none; color: $error; padding-left: 2; }
     FieldRow.-invalid .field-error { display: block; }
     """
 
-    def __init__(self, key: str, label: str, value: str) -> None:
+    def __init__(self, key: str, label: str, value: str, placeholder: str = "") -> None:
         super().__init__(id=f"row-{field_id(key)}")
-        self.key, self.label, self.value = key, label, value
+        self.key, self.label, self.value, self.placeholder = key, label, value, placeholder
 
     def compose(self) -> ComposeResult:
         with Horizontal():
-            yield Label(self.label)
-            yield Input(self.value, id=field_id(self.key), compact=True)
+            yield Label(f"  {self.label}")
+            yield Input(self.value, placeholder=self.placeholder, id=field_id(self.key), compact=True)
         yield Static("", classes="field-error")
+
+    # The field being edited is marked with a symbol too, not only with the input's colour.
+    def on_descendant_focus(self) -> None:
+        self.query_one(Label).update(f"▸ {self.label}")
+
+    def on_descendant_blur(self) -> None:
+        self.query_one(Label).update(f"  {self.label}")
 
     def show_error(self, message: str | None) -> None:
         """The command line's message under the field ("✗ ..."), or nothing."""
