@@ -1,14 +1,214 @@
-"""The compare screen (being built)."""
+"""The Compare screen: runs made since the app opened, and imported YCSB text files, side by side.
+
+Space selects runs; the first selected is the reference the others are measured against. The
+figures and differences come from `workbench.results.compare` (the same table as the command
+line); the chart overlays the selected runs' latency percentiles for one operation (o for the
+next). i imports a YCSB text (or our JSON) file, e writes the selection as YCSB text and CSV plus
+a comparison CSV. File reads and writes run in thread workers.
+"""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from textual import work
 from textual.app import ComposeResult
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Header, Input, Label, SelectionList, Static
+
+from workbench.errors import WorkbenchError
+from workbench.results.compare import compare, comparison_table, write_comparison_csv
+from workbench.ui.session import FinishedRun
+from workbench.ui.widgets.percentile_overlay import PercentileOverlay
+
+EMPTY = ("No runs yet: runs made in the app (2 composes one, `workbench demo` makes four) appear "
+         "here; i imports a YCSB text file.")
+
+
+class PathPrompt(ModalScreen[str | None]):
+    """Ask for a path (a file to import, a folder to export to)."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
+
+    def __init__(self, question: str, placeholder: str) -> None:
+        super().__init__()
+        self.question, self.placeholder = question, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"{self.question} (enter to confirm, escape to cancel)")
+            yield Input(placeholder=self.placeholder)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
 
 
 class CompareScreen(Screen):
+    BINDINGS = [
+        Binding("space", "toggle", "Select", show=True),
+        Binding("o", "next_op", "Next op"),
+        Binding("i", "import_file", "Import"),
+        Binding("e", "export", "Export"),
+        Binding("c", "clear", "Clear"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown = 0  # runs listed so far (the session's list only grows)
+        self._op = 0
+        self._auto_selected = False
+
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("compare: not built yet")
+        yield SelectionList[int](id="runs")
+        with VerticalScroll(id="figures"):
+            yield Static(EMPTY, id="table")
+            yield PercentileOverlay(id="overlay")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.refresh_runs)
+        self.refresh_runs()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_runs()
+
+    @property
+    def runs(self) -> list[FinishedRun]:
+        return self.app.session.finished
+
+    def refresh_runs(self) -> None:
+        """List runs that finished since the last look (the session's list only grows)."""
+        listing = self.query_one("#runs", SelectionList)
+        new = self.runs[self._shown:]
+        for i, run in enumerate(new, start=self._shown):
+            r = run.result
+            where = "" if run.source in ("app", "demo", "command line") else f" · {Path(run.source).name}"
+            listing.add_option((f"{i + 1}. {run.title} · {r.throughput:,.0f} ops/s · {r.outcome}{where}", i))
+        self._shown = len(self.runs)
+        if new and not self._auto_selected:
+            self._auto_select()
+        elif new:
+            self.redraw()
+
+    def _auto_select(self) -> None:
+        """First look with two runs or more: select the newest runs of the same workload and
+        phase (the demo's Cassandra and HBase runs of workload C, say), else the last two."""
+        if len(self.runs) < 2:
+            self.redraw()
+            return
+        self._auto_selected = True
+        newest = self.runs[-1].title.split()[1:]
+        same = [i for i, run in enumerate(self.runs) if run.title.split()[1:] == newest and newest]
+        chosen = same if len(same) >= 2 else [len(self.runs) - 2, len(self.runs) - 1]
+        listing = self.query_one("#runs", SelectionList)
+        for i in chosen:
+            listing.select(i)
+        self.redraw()
+
+    def on_selection_list_selected_changed(self) -> None:
+        self.redraw()
+
+    def selected(self) -> list[int]:
+        # In the order the runs were made: the first selected is the reference.
+        return sorted(self.query_one("#runs", SelectionList).selected)
+
+    def redraw(self) -> None:
+        chosen = self.selected()
+        table, overlay = self.query_one("#table", Static), self.query_one(PercentileOverlay)
+        if len(chosen) < 2:
+            table.update(EMPTY if not self.runs else "Select two runs or more (space) to compare them.")
+            overlay.clear()
+            return
+        results = [self.runs[i].result for i in chosen]
+        labels = [_label(i, self.runs[i]) for i in chosen]
+        comparison = compare(results, labels)
+        table.update(comparison_table(comparison))
+        ops = list(comparison.ops)
+        overlay.show(results, labels, ops[self._op % len(ops)] if ops else None)
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def action_toggle(self) -> None:
+        listing = self.query_one("#runs", SelectionList)
+        if listing.highlighted is not None:
+            listing.toggle(listing.get_option_at_index(listing.highlighted).value)
+
+    def action_clear(self) -> None:
+        self.query_one("#runs", SelectionList).deselect_all()
+
+    def action_next_op(self) -> None:
+        self._op += 1
+        self.redraw()
+
+    def action_import_file(self) -> None:
+        self.app.push_screen(PathPrompt("import a YCSB text file (0.17.0 or master) or a workbench JSON",
+                                        "e.g. results/ycsb-cassandra-a.txt"),
+                             lambda path: path and self._import(path))
+
+    @work(thread=True, group="import")
+    def _import(self, path: str) -> None:
+        from workbench.results.importers import import_file
+
+        try:
+            result = import_file(path)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.app.show_error, WorkbenchError(
+                f"cannot read {path}: {exc.strerror}", "give the path of a YCSB text file"))
+            return
+        stem = Path(path).stem  # YCSB's text does not say which database it measured
+        title = f"{result.db} {stem}" if result.db and result.db not in stem else stem
+        self.app.call_from_thread(self._add_imported, FinishedRun(title, result, source=str(path)))
+
+    def _add_imported(self, run: FinishedRun) -> None:
+        self.app.session.finished.append(run)
+        self.refresh_runs()
+        self.notify(f"imported {run.source}")
+
+    def action_export(self) -> None:
+        if len(self.selected()) < 1:
+            self.app.show_error("select the runs to export first (space)")
+            return
+        self.app.push_screen(PathPrompt("export the selected runs to the folder", "e.g. results/compare"),
+                             lambda folder: folder and self._export(folder, self.selected()))
+
+    @work(thread=True, group="export")
+    def _export(self, folder: str, chosen: list[int]) -> None:
+        from workbench.results.exporters import export
+
+        out = Path(folder).expanduser()
+        written: list[str] = []
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for i in chosen:
+                stem = out / f"{i + 1}-{_slug(self.runs[i].title)}"
+                for kind, suffix in (("ycsb", "txt"), ("csv", "csv")):
+                    written.append(str(export(self.runs[i].result, f"{kind}={stem}.{suffix}")))
+            if len(chosen) >= 2:
+                results = [self.runs[i].result for i in chosen]
+                write_comparison_csv(compare(results, [_label(i, self.runs[i]) for i in chosen]),
+                                     out / "comparison.csv")
+                written.append(str(out / "comparison.csv"))
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.app.show_error, WorkbenchError(
+                f"cannot write to {out}: {exc.strerror}", "choose a writable folder"))
+            return
+        self.app.call_from_thread(self.notify, f"wrote {len(written)} files to {out}/")
+
+
+def _label(i: int, run: FinishedRun) -> str:
+    return f"{i + 1}. {run.title}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"

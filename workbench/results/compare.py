@@ -1,0 +1,180 @@
+"""Runs side by side: throughput and per-operation latency, with differences against the first.
+
+`compare(results, labels)` gathers the figures; `comparison_table` draws them with rich (the
+app's Compare screen and the command line share it); `comparison_rows` is the same as CSV rows;
+`percentile_curves` gives each run's latency at each percentile, for an overlaid chart;
+`spec_differences` says in what, besides the database, the runs' properties differ (a
+comparison of two different workloads is not a comparison of two databases).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich import box
+from rich.table import Table
+
+from workbench.results.model import RunResult
+
+FIGURES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9), ("max", None))
+CURVE = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
+BENIGN = {"OK", "BATCHED_OK", "NOT_FOUND"}
+# Properties that name where a run went rather than what it did.
+WHERE = ("db", "hosts", "port", "label", "table", "workers")
+WHERE_PREFIXES = ("cassandra.", "hbase.", "memory.")
+ORDER = ("OVERALL", "INSERT", "READ", "UPDATE", "SCAN", "READ-MODIFY-WRITE", "DELETE")
+
+
+@dataclass(frozen=True)
+class OpFigures:
+    count: int
+    latencies: dict[str, float | None]  # p50 ... max in µs; None when the run lacks it
+    errors: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    labels: tuple[str, ...]
+    throughput: tuple[float, ...]
+    ops: dict[str, tuple[OpFigures | None, ...]]  # operation -> figures per run
+    differences: tuple[str, ...]
+
+
+def compare(results: Sequence[RunResult], labels: Sequence[str]) -> Comparison:
+    if len(results) < 2:
+        raise ValueError("a comparison needs two runs or more")
+    names: list[str] = []
+    for result in results:
+        names += [m.name for m in result.measurements if _is_operation(m.name) and m.name not in names]
+    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    ops = {name: tuple(_figures(r, name) for r in results) for name in names}
+    return Comparison(tuple(labels), tuple(r.throughput for r in results), ops,
+                      tuple(spec_differences(results)))
+
+
+def _is_operation(name: str) -> bool:
+    return name not in ("CLEANUP", "VERIFY") and not name.endswith("-FAILED") \
+        and not name.startswith("Intended-") and "LATENCY-PER-RECORD" not in name
+
+
+def _figures(result: RunResult, name: str) -> OpFigures | None:
+    m = result.measurement(name)
+    if m is None:
+        return None
+    lat = {label: (m.max_us if p is None else m.percentiles.get(p)) for label, p in FIGURES}
+    errors = sum(n for status, n in m.returns.items() if status not in BENIGN)
+    return OpFigures(m.operations, lat, errors)
+
+
+def difference(first: float | None, other: float | None, higher_is_better: bool) -> str:
+    """'+12.3% ✓' (better than the first run) / '-4.0% ✗' (worse) / '' (nothing to compare)."""
+    if first is None or other is None or first == 0:
+        return ""
+    change = (other - first) / first * 100
+    if abs(change) < 0.05:
+        return "±0%"
+    better = (change > 0) == higher_is_better
+    return f"{change:+.1f}% {'✓' if better else '✗'}"
+
+
+def spec_differences(results: Sequence[RunResult]) -> list[str]:
+    """`key: a / b` for every property that differs between the runs, where they went aside.
+    Runs imported from YCSB text carry no properties: they are left out of this check."""
+    out = []
+    unknown = [i + 1 for i, r in enumerate(results) if not r.properties]
+    if unknown:
+        out.append(f"properties of run {', '.join(map(str, unknown))} unknown (YCSB text), not compared")
+    results = [r for r in results if r.properties]
+    keys = sorted({k for r in results for k in r.properties})
+    for key in keys:
+        if key in WHERE or key.startswith(WHERE_PREFIXES):
+            continue
+        values = [r.properties.get(key, "-") for r in results]
+        if len(set(values)) > 1:
+            out.append(f"{key}: {' / '.join(values)}")
+    phases = [r.phase for r in results]
+    if len(set(phases)) > 1:
+        out.insert(0, f"phase: {' / '.join(phases)}")
+    return out
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def comparison_table(c: Comparison) -> Table:
+    """One column per run; after the first, each figure carries its difference to the first
+    (✓ better, ✗ worse: higher throughput, lower latency, fewer errors)."""
+    table = Table(title="runs side by side (differences against the first run)", title_justify="left",
+                  header_style="bold", expand=False, pad_edge=False, box=box.SIMPLE_HEAD)
+    table.add_column("figure", no_wrap=True)
+    for i, label in enumerate(c.labels):
+        table.add_column(label if i == 0 else f"{label}\n(Δ vs first)", justify="right")
+    first = c.throughput[0]
+    table.add_row("throughput ops/s", *[f"{t:,.0f}" + ("" if i == 0 else f"\n{difference(first, t, True)}")
+                                        for i, t in enumerate(c.throughput)])
+    for name, per_run in c.ops.items():
+        table.add_section()
+        base = per_run[0]
+        table.add_row(f"{name} count", *[_us(f.count if f else None) for f in per_run])
+        for label, _ in FIGURES:
+            if all(f is None or f.latencies.get(label) is None for f in per_run):
+                continue  # e.g. p50 of a YCSB 0.17.0 text file, which does not print it
+            cells = []
+            for i, f in enumerate(per_run):
+                value = f.latencies.get(label) if f else None
+                cell = _us(value)
+                if i:
+                    d = difference(base.latencies.get(label) if base else None, value, False)
+                    cell += f" {d}" if d else ""
+                cells.append(cell)
+            table.add_row(f"{name} {label} µs", *cells)
+        if any(f and f.errors for f in per_run):
+            table.add_row(f"{name} errors", *[_us(f.errors if f else None) for f in per_run])
+    if c.differences:
+        table.caption = "note: the runs differ in more than the database: " + "; ".join(c.differences)
+        table.caption_justify = "left"
+    return table
+
+
+def comparison_rows(c: Comparison) -> list[list[object]]:
+    """Tidy rows: run, operation, figure, value, difference to the first run in percent."""
+    rows: list[list[object]] = [["run", "operation", "figure", "value", "diff_vs_first_pct"]]
+    for i, label in enumerate(c.labels):
+        t = c.throughput[i]
+        rows.append([label, "OVERALL", "throughput_ops_s", t, _pct(c.throughput[0], t) if i else ""])
+        for name, per_run in c.ops.items():
+            f, base = per_run[i], per_run[0]
+            if f is None:
+                continue
+            rows.append([label, name, "count", f.count, ""])
+            for fig, _ in FIGURES:
+                value = f.latencies.get(fig)
+                base_value = base.latencies.get(fig) if base else None
+                rows.append([label, name, f"{fig}_us", "" if value is None else value,
+                             _pct(base_value, value) if i else ""])
+            rows.append([label, name, "errors", f.errors, ""])
+    return rows
+
+
+def _pct(first: float | None, other: float | None) -> object:
+    if first in (None, 0) or other is None:
+        return ""
+    return round((other - first) / first * 100, 2)
+
+
+def write_comparison_csv(c: Comparison, path: str | Path) -> None:
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(comparison_rows(c))
+
+
+def percentile_curves(results: Sequence[RunResult], name: str) -> list[list[tuple[float, float]]]:
+    """For each run, (percentile, latency µs) of operation `name` at the percentiles it has."""
+    curves = []
+    for r in results:
+        m = r.measurement(name)
+        curves.append([(p, float(m.percentiles[p])) for p in CURVE if m and p in m.percentiles])
+    return curves
