@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.clusters import paths
+from workbench.clusters.progress import OnProgress
 from workbench.errors import ClusterError
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
@@ -159,14 +160,16 @@ def _download(art: Artifact, target: Path, advance: Callable[[int], None]) -> No
     )
 
 
-def fetch(name: str, cache: Path | None = None, progress: bool = True) -> Path:
-    """Make sure distribution `name` is complete in the cache; return its jar directory."""
-    from workbench.clusters.progress import download_bar
+def fetch(name: str, cache: Path | None = None, progress: OnProgress = True) -> Path:
+    """Make sure distribution `name` is complete in the cache; return its jar directory.
+    `progress`: a rich bar (True), nothing (False) or a callable taking ProgressEvents."""
+    from workbench.clusters.progress import download_bar, report
 
     target = dist_dir(name, cache)
     target.mkdir(parents=True, exist_ok=True)
     todo = missing(name, cache)
     if not todo:
+        report(progress, "fetch", f"{name} {VERSIONS[name]}: jars already cached and verified")
         return target
     total = sum(a.size for a in todo)
     with download_bar(f"{name} {VERSIONS[name]}", total, len(todo), enabled=progress) as advance:
@@ -187,4 +190,6 @@ def fetch(name: str, cache: Path | None = None, progress: bool = True) -> Path:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             _stop.clear()
+    report(progress, "fetch", f"{name} {VERSIONS[name]}: {len(todo)} jars fetched and verified",
+           total, total)
     return target

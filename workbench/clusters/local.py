@@ -28,6 +28,7 @@ from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import NodePlan, NotReady, StartupError, tail
+from workbench.clusters.progress import OnProgress, report
 from workbench.clusters.specs import ClusterSpec
 from workbench.errors import ClusterError
 
@@ -40,7 +41,7 @@ class LocalProvider:
     name = "local"
 
     def __init__(self, state_dir: Path | None = None, cache_dir: Path | None = None,
-                 progress: bool = True, stop_timeout: float = 30.0) -> None:
+                 progress: OnProgress = True, stop_timeout: float = 30.0) -> None:
         self.root = Path(state_dir) if state_dir else paths.state_dir()
         self.cache = Path(cache_dir) if cache_dir else paths.cache_dir()
         self.progress = progress
@@ -70,8 +71,12 @@ class LocalProvider:
                     node = self._launch(plans[name], jdk)
                     cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, node))
                     store.save(cluster, "starting")  # before waiting: a crash leaves a trail
+                    report(self.progress, "start", f"{spec.name}: {name} started on {node.address} "
+                                                   f"(pid {node.pid})")
                 final = number == len(groups)
                 names = list(plans) if final else group
+                report(self.progress, "wait", f"{spec.name}: waiting for {', '.join(names)} to serve "
+                                              f"(at most {spec.start_timeout:.0f} s)")
                 kind.wait_ready(spec, names, final, deadline, lambda c=cluster: _check_alive(c),
                                 run_dir)
         except NotReady as exc:
@@ -89,6 +94,7 @@ class LocalProvider:
             self._abort(cluster, keep_files=reuse)
             raise
         store.save(cluster, "running")
+        report(self.progress, "ready", f"{spec.name}: ready")
         return self.status(spec.name)
 
     def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:

@@ -1,0 +1,113 @@
+"""The Clusters screen: presets listed, refusals in one line, the confirmation before anything
+destructive, and a real Cassandra node started, killed, restarted and taken down from it."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.widgets import DataTable
+
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.screens.clusters import ClustersScreen, Confirm
+from workbench.ui.session import Session
+
+
+async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def rows(app, table: str) -> dict[str, list[str]]:
+    t = app.screen.query_one(f"#{table}", DataTable)
+    return {str(key.value): [str(c) for c in t.get_row(key)] for key in t.rows}
+
+
+def select(app, table: str, key: str) -> None:
+    t = app.screen.query_one(f"#{table}", DataTable)
+    t.move_cursor(row=t.get_row_index(key))
+
+
+def messages(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_presets_are_listed_and_bad_requests_refused(session):
+    app = WorkbenchApp(session, mode="clusters")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "cassandra-single" in rows(app, "clusters"), what="the presets")
+        assert rows(app, "clusters")["hbase-standalone"][:4] == ["hbase-standalone", "hbase preset", "1",
+                                                                 "· not started"]
+        select(app, "clusters", "cassandra-3")
+        await pilot.pause()
+        assert "three nodes" in str(app.screen.query_one("#about").content)
+        await pilot.press("d", "k")
+        await pilot.pause()
+        assert any("cassandra-3 is not started" in m for m in messages(app))
+        assert any("select a node of a started cluster first" in m for m in messages(app))
+        assert not isinstance(app.screen, Confirm)
+
+
+@pytest.mark.servers
+async def test_a_real_node_up_killed_restarted_and_down_from_the_screen(suite_servers, tmp_path, monkeypatch):
+    address = suite_servers.addresses(1)
+    presets = tmp_path / "presets" / "clusters"
+    presets.mkdir(parents=True)
+    (presets / "t-ui-cassandra.toml").write_text(
+        f'kind = "cassandra"\ndescription = "test node"\nnodes = 1\nheap = "512M"\n'
+        f'first_address = "{address}"\n')
+    monkeypatch.setenv("WORKBENCH_PRESETS_DIR", str(tmp_path / "presets"))
+    session = Session(state_dir=suite_servers.state_dir)
+    app = WorkbenchApp(session, mode="clusters")
+    events = []
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, ClustersScreen)
+            original = screen._on_progress
+            screen._on_progress = lambda e: (events.append(e), original(e))
+            await until(pilot, lambda: "t-ui-cassandra" in rows(app, "clusters"), what="the preset")
+            select(app, "clusters", "t-ui-cassandra")
+            await pilot.press("u")
+            await until(pilot, lambda: screen.query_one("#progress-row").display, what="the progress line")
+            await until(pilot, lambda: rows(app, "clusters")["t-ui-cassandra"][3] == "running 1/1",
+                        timeout=240, what="the node up")
+            assert [e.stage for e in events][-3:] == ["start", "wait", "ready"]
+            assert events[0].stage == "fetch"
+            select(app, "clusters", "t-ui-cassandra")
+            await until(pilot, lambda: "node1" in rows(app, "nodes"), what="its node")
+            await until(pilot, lambda: screen.query_one("#log").line_count > 0, what="its log")
+
+            await pilot.press("k")
+            await until(pilot, lambda: isinstance(app.screen, Confirm), what="the confirmation")
+            await pilot.press("y")
+            await until(pilot, lambda: "down" in rows(app, "nodes").get("node1", ["", "", ""])[2],
+                        timeout=60, what="node1 killed")
+            await until(pilot, lambda: not screen._busy, what="the kill to finish")
+            await pilot.press("x")
+            await until(pilot, lambda: "running" in rows(app, "nodes").get("node1", ["", "", ""])[2]
+                        and not screen._busy, timeout=240, what="node1 restarted")
+
+            await pilot.press("d")
+            await until(pilot, lambda: isinstance(app.screen, Confirm), what="the confirmation")
+            await pilot.press("y")
+            await until(pilot, lambda: rows(app, "clusters").get("t-ui-cassandra", ["", "", "", ""])[3]
+                        == "· not started", timeout=120, what="the cluster down")
+    finally:
+        if "t-ui-cassandra" in suite_servers.provider.clusters():
+            suite_servers.provider.down("t-ui-cassandra")
+
+
+async def _listed(pilot) -> None:
+    await until(pilot, lambda: "hbase-standalone" in rows(pilot.app, "clusters"), what="the presets")
+
+
+def test_clusters_snapshot_80x24(session, snap_compare):
+    assert snap_compare(WorkbenchApp(session, mode="clusters"), terminal_size=(80, 24), run_before=_listed)
+
+
+def test_clusters_snapshot_160x48(session, snap_compare):
+    assert snap_compare(WorkbenchApp(session, mode="clusters"), terminal_size=(160, 48), run_before=_listed)
