@@ -42,10 +42,10 @@ async def shoot(size: tuple[int, int]) -> None:
         await pilot.press("1")
         await pilot.pause(1.0)
         app.save_screenshot(str(DOCS / "app-clusters.svg"))
-        # Two finished runs for Compare: workload A at two lane counts.
+        # Two finished runs for Compare (selected on the first look): workload A at two lane counts.
         for lanes in (1, 8):
             request = RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=10000", "operationcount=300000",
-                                                 f"threadcount={lanes}"), ("run",), f"memory {lanes} lanes")
+                                                 f"threadcount={lanes}"), ("run",), f"memory A x{lanes}")
             app.start_run(request)
             await until(pilot, lambda: not session.busy)
         # A live run with a target, raised once.
@@ -59,6 +59,11 @@ async def shoot(size: tuple[int, int]) -> None:
         await pilot.press("s")
         await until(pilot, lambda: not session.busy)
         await pilot.press("4")
+        await pilot.pause(1.0)
+        runs = app.screen.query_one("#runs")
+        runs.deselect_all()
+        runs.select(0)
+        runs.select(1)  # 1 lane vs 8 lanes
         await pilot.pause(1.0)
         app.save_screenshot(str(DOCS / "app-compare.svg"))
         await pilot.press("question_mark")
