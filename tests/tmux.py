@@ -32,16 +32,19 @@ class Terminal:
                               check=check, timeout=30)
 
     def __enter__(self) -> Terminal:
-        command = " ".join(["exec", shlex.quote(sys.executable), "-m", "workbench",
-                            *map(shlex.quote, self.args)])
+        import tempfile
+
+        self._status = Path(tempfile.mkdtemp(prefix="workbench-tmux-")) / "status"
+        command = " ".join([shlex.quote(sys.executable), "-m", "workbench", *map(shlex.quote, self.args)])
         if self.stdout is not None:
             command += f" > {shlex.quote(str(self.stdout))}"
+        # The exit status goes to a file: tmux forgets a pane (and its status) once it closes.
+        command += f"; echo $? > {shlex.quote(str(self._status))}"
         envs = [f"{k}={v}" for k, v in self.env.items()
                 if k.startswith(("WORKBENCH", "PYTHON")) or k in ("PATH", "HOME", "NO_COLOR")]
         self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", str(self.size[0]),
                    "-y", str(self.size[1]), "-c", str(ROOT), "env", "TERM=xterm-256color", *envs,
                    "sh", "-c", command, check=True)
-        self._tmux("set-option", "-t", "app", "remain-on-exit", "on")
         self.pid = int(self._tmux("display-message", "-p", "-t", "app", "#{pane_pid}").stdout)
         return self
 
@@ -73,7 +76,7 @@ class Terminal:
         raise AssertionError(f"{texts} not on the screen (exited: {self.exited()}):\n{screen}")
 
     def exited(self) -> bool:
-        return self._tmux("display-message", "-p", "-t", "app", "#{pane_dead}").stdout.strip() == "1"
+        return self._status.exists() and self._status.read_text().endswith("\n")
 
     def exit_status(self, timeout: float = 60.0) -> int:
         deadline = time.monotonic() + timeout
@@ -81,19 +84,37 @@ class Terminal:
             if time.monotonic() > deadline:
                 raise AssertionError(f"the app did not exit:\n{self.screen()}")
             time.sleep(0.1)
-        return int(self._tmux("display-message", "-p", "-t", "app", "#{pane_dead_status}").stdout)
+        return int(self._status.read_text())
 
     def _note_children(self) -> None:
-        """Remember every process the app started (worker processes), to check they end."""
+        """Remember every process under the terminal's shell (the app and the worker processes
+        it started), to check that they all end."""
         if self.pid is None:
             return
+        parents = {}
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
+                parents[int(pid)] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError):
+                continue
+        family = {self.pid}
+        grew = True
+        while grew:
+            found = {pid for pid, parent in parents.items() if parent in family} - family
+            family |= found
+            grew = bool(found)
+        self.children |= family - {self.pid}
+
+    def worker_processes(self) -> list[int]:
+        """The app's spawned processes running now (multiprocessing's spawn_main)."""
+        found = []
+        for pid in self.children:
+            try:
+                if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == self.pid:
-                self.children.add(int(pid))
+        return found
 
     def alive_children(self) -> list[int]:
         alive = []

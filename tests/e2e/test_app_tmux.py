@@ -95,7 +95,7 @@ def test_run_in_the_app_on_memory(tmp_path):
             "--tui"]
     with Terminal(args, env, stdout=out) as term:
         watch_target_change(term)
-        assert term.children, "the lanes run in a worker process of the app"
+        assert term.worker_processes(), "the lanes run in a worker process of the app"
         term.keys("s")
         screen = term.wait_for("■ stopped")
         read_row = next(line for line in screen.splitlines() if line.strip().startswith("READ"))
