@@ -132,3 +132,13 @@ def test_three_nodes_rf2_survive_one_killed_node_then_restart(cassandra_cluster3
                 time.sleep(1)
     finally:
         driver.shutdown()
+
+
+def test_readiness_checks_use_execution_profiles_not_legacy_parameters(cassandra_node):
+    import warnings
+
+    from workbench.clusters.cassandra_local import node_serves
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # "Legacy execution parameters ..."
+        assert node_serves(cassandra_node.nodes[0].address, 0)

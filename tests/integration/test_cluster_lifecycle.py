@@ -23,7 +23,8 @@ pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_cli_up(suite_servers, tmp_path, name: str) -> tuple[subprocess.Popen, dict]:
+def start_cli_up(suite_servers, tmp_path, name: str, env: dict[str, str] | None = None
+                 ) -> tuple[subprocess.Popen, dict]:
     """Run `workbench cluster up` in a child process; return it once its JVM is recorded."""
     address = suite_servers.addresses(1)
     preset = tmp_path / f"{name}.toml"
@@ -31,7 +32,7 @@ def start_cli_up(suite_servers, tmp_path, name: str) -> tuple[subprocess.Popen, 
     child = subprocess.Popen(
         [sys.executable, "-m", "workbench", "cluster", "--state-dir", str(suite_servers.state_dir),
          "up", str(preset), "--quiet"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     state_file = suite_servers.state_dir / "clusters" / name / "state.json"
     deadline = time.monotonic() + 60
@@ -62,7 +63,17 @@ def test_down_finds_the_nodes_after_the_workbench_crashed(suite_servers, tmp_pat
 
 
 def test_ctrl_c_during_up_leaves_no_jvm_behind(suite_servers, tmp_path):
-    child, node = start_cli_up(suite_servers, tmp_path, "t-interrupt")
+    # The JVM holds still at its very start until a file it creates is removed (HotSpot's
+    # PauseAtStartup, passed through the java launcher's JDK_JAVA_OPTIONS), so the node cannot
+    # be ready when the signal comes, however fast or slow the machine is.
+    paused = tmp_path / "jvm.paused"
+    env = dict(os.environ, JDK_JAVA_OPTIONS="-XX:+UnlockDiagnosticVMOptions -XX:+PauseAtStartup "
+                                            f"-XX:PauseAtStartupFile={paused}")
+    child, node = start_cli_up(suite_servers, tmp_path, "t-interrupt", env)
+    deadline = time.monotonic() + 60
+    while not paused.exists():
+        assert time.monotonic() < deadline and child.poll() is None, child.communicate()
+        time.sleep(0.05)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     assert child.returncode == 130, err

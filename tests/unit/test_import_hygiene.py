@@ -43,3 +43,12 @@ def test_no_source_outside_the_ui_names_textual():
     offenders = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
                  if "ui" not in path.relative_to(PACKAGE).parts[:1] and pattern.search(path.read_text())]
     assert offenders == []
+
+
+def test_the_cassandra_driver_modules_do_not_import_the_binding():
+    # cassandra.py imports the driver modules lazily; they must not import it back.
+    for module in ("workbench.bindings.cassandra_python", "workbench.bindings.cassandra_acsylla"):
+        code = (f"import sys, {module}\n"
+                "sys.exit(1 if 'workbench.bindings.cassandra' in sys.modules else 0)\n")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{module} imports workbench.bindings.cassandra {proc.stderr}"

@@ -24,40 +24,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
+from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.bindings.cassandra_options import parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
 
 _ERROR = Status.ERROR
 _OK = Status.OK
-# Driver exception class name -> the name cassandra-driver (and the report) uses.
-_KINDS = {
-    "CassErrorLibRequestTimedOut": "OperationTimedOut",
-    "CassErrorLibNoHostsAvailable": "NoHostAvailable",
-    "CassErrorServerInvalidQuery": "InvalidRequest",
-    "CassErrorServerSyntaxError": "SyntaxException",
-    "CassErrorServerServerError": "ServerError",
-    "CassErrorServerBadCredentials": "AuthenticationFailed",
-}
 
-
-class QueryFailed(Exception):
-    """A request the driver reported as failed; `kind` names why."""
-
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind
-
-
-def kind_of(exc: BaseException) -> str:
-    """A short, driver-independent name for a driver error (ReadTimeout, Unavailable, ...)."""
-    name = type(exc).__name__
-    if name in _KINDS:
-        return _KINDS[name]
-    for prefix in ("CassErrorServer", "CassErrorLib", "CassError", "CassException"):
-        if name.startswith(prefix) and len(name) > len(prefix):
-            return name[len(prefix):]
-    return name.removesuffix("ErrorMessage")
-
+__all__ = ["CassandraBinding", "QueryFailed", "kind_of"]  # the errors live in cassandra_errors.py
 
 class CassandraBinding(Binding):
     name = "cassandra"

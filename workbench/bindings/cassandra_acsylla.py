@@ -18,7 +18,7 @@ from typing import Any
 import acsylla
 from acsylla.errors import CassException
 
-from workbench.bindings.cassandra import QueryFailed, kind_of
+from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.errors import BindingError
 
 _SHARD_WARNING = "SHARD-AWARENESS"

@@ -23,7 +23,7 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, N
 from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy, TokenAwarePolicy
 from cassandra.query import dict_factory, tuple_factory
 
-from workbench.bindings.cassandra import QueryFailed, kind_of
+from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.bindings.cassandra_schema import connect_failure
 from workbench.errors import BindingError
 

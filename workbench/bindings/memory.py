@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from workbench.bindings.base import Binding, Row, Status
 from workbench.errors import ConfigError
 
+# More records than this do not fit a laptop's memory as Python dicts (about 1.5 KB each).
+PRELOAD_LIMIT = 5_000_000
+
 
 class MemoryStore:
     """Dict for point operations; a sorted key list rebuilt lazily for scans."""
@@ -75,6 +78,13 @@ class MemoryBinding(Binding):
         if preload not in ("true", "false"):
             raise ConfigError(f"memory.preload={preload!r} is not true or false", "write true or false")
         self.preload = preload == "true"
+        records = spec.insert_total if self.preload and context.get("phase") == "run" else 0
+        if records > PRELOAD_LIMIT:
+            why = " (recordcount=0 means YCSB's largest int)" if spec.recordcount == 0 else ""
+            raise ConfigError(
+                f"the memory binding would preload {records:,} records before this run{why}",
+                f"set recordcount to {PRELOAD_LIMIT:,} or fewer, or -p memory.preload=false to run "
+                "on an empty store, where reads are NOT_FOUND")
 
     async def init(self) -> None:
         source = self.context.get("record_source")

@@ -180,12 +180,16 @@ def launch_groups(spec: CassandraSpec, run_dir: Path) -> list[list[str]]:
 
 
 def _query(address: str, cql: str, timeout: float = 5.0, **client: Any) -> list:
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     from cassandra.cluster import Cluster as Driver
     from cassandra.policies import WhiteListRoundRobinPolicy
 
+    # An execution profile, not the driver's legacy keyword arguments (deprecated since 3.x).
+    profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([address]),
+                               request_timeout=timeout)
     driver = Driver([address], port=CQL_PORT, protocol_version=4, connect_timeout=timeout,
                     control_connection_timeout=timeout,
-                    load_balancing_policy=WhiteListRoundRobinPolicy([address]), **client)
+                    execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **client)
     try:
         return list(driver.connect().execute(cql, timeout=timeout))
     finally:

@@ -22,7 +22,7 @@ from workbench.core.controller import Controller, PhaseOutcome
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import merge_into, new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
-from workbench.results.exporters import DESCRIPTIONS, export, parse_spec
+from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.from_run import to_run_result, view
 from workbench.results.model import IntervalMeasurement, RunResult
 from workbench.results.ycsb_status import format_status_line
@@ -152,7 +152,7 @@ def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layo
 
 def run_phase_command(args: argparse.Namespace, phase: str) -> int:
     for item in args.export:  # reject a bad --export before spending time on the run
-        parse_spec(item)
+        check_target(item)
     spec, props = spec_from_args(args.files, overrides_from(args), phase)
     if args.tui:
         result = _watch_in_app(args, phase)
@@ -165,10 +165,18 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
                                status=not args.quiet)
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()
-    for item in args.export:
-        path = export(result, item, layout=args.ycsb_layout)
+    failed = False
+    for item in args.export:  # one that fails still leaves the others (and stdout) written
+        try:
+            path = export(result, item, layout=args.ycsb_layout)
+        except OSError as exc:
+            print(f"workbench: error: --export {item}: {exc.strerror or exc} (the results are on "
+                  "stdout and in the other exports)", file=sys.stderr)
+            failed = True
+            continue
         print(f"workbench: wrote {path}", file=sys.stderr)
-    return exit_status(result)
+    status = exit_status(result)
+    return EXIT_FAILED if failed and status == EXIT_OK else status
 
 
 def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
@@ -17,6 +18,7 @@ from workbench.config.properties import Properties
 from workbench.errors import ConfigError
 
 MAX_INT = 2**31 - 1
+WORKERS_PER_CORE = 4  # more worker processes than this only compete for the cores
 
 DISTRIBUTIONS = ("uniform", "zipfian", "latest", "hotspot", "sequential", "exponential")
 FIELD_LENGTH_DISTRIBUTIONS = ("constant", "uniform", "zipfian", "histogram")
@@ -319,6 +321,17 @@ def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
     for key, value in positive.items():
         if value <= 0:
             raise _fail(props, key, f"{key} must be at least 1", f"set {key} to a positive value")
+    if not spec.table.strip():
+        raise _fail(props, "table", "table must not be empty", "YCSB's is table=usertable")
+    if spec.workers > spec.threadcount:
+        raise _fail(props, "workers", f"workers ({spec.workers}) is more than the lanes "
+                    f"(threadcount={spec.threadcount}): each worker process needs a lane",
+                    "lower --workers or raise -threads")
+    cores = os.cpu_count() or 1
+    if spec.workers > WORKERS_PER_CORE * cores:
+        raise _fail(props, "workers", f"workers ({spec.workers}) is far more than this machine's "
+                    f"{cores} cores", f"use at most {WORKERS_PER_CORE * cores}, {WORKERS_PER_CORE} per core: "
+                    "more processes only compete for the cores")
     if phase == "run" and not spec.operation_weights():
         raise ConfigError(
             "the operation mix is empty: every *proportion is 0",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,8 @@ EXPORTERS: dict[str, Exporter] = {
     "json": lambda result, path, layout: write_json(result, path),
 }
 
+SUFFIXES = {"ycsb": "txt", "timeseries": "csv", "hdr": "hlog"}
+
 DESCRIPTIONS = {
     "ycsb": "YCSB's text summary ([READ], AverageLatency(us), ...)",
     "csv": "one row per measurement",
@@ -43,6 +46,23 @@ def parse_spec(spec: str) -> tuple[str, Path]:
         raise ConfigError(f"unknown export kind {kind!r} in --export {spec!r}",
                           f"kinds: {valid}")
     return kind, Path(file.strip())
+
+
+def check_target(spec: str) -> tuple[str, Path]:
+    """Refuse, before a run, an `--export kind=FILE` that could not be written after it: an
+    unknown kind, a directory, a missing or read-only directory."""
+    kind, path = parse_spec(spec)
+    if path.is_dir():
+        raise ConfigError(f"--export {spec}: {path} is a directory", f"give a file name, e.g. {kind}="
+                          f"{path / ('results.' + SUFFIXES.get(kind, kind))}")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"--export {spec}: the directory {folder} does not exist",
+                          f"create it first with mkdir -p {folder}, or choose another path")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ConfigError(f"--export {spec}: {path} cannot be written (permission denied)",
+                          "choose a path you can write to")
+    return kind, path
 
 
 def export(result: RunResult, spec: str, layout: str = "0.17") -> Path:
