@@ -86,6 +86,29 @@ def test_target_rate_paces_and_records_intended_latency():
     cleanup_store(spec)
 
 
+def test_the_pacing_schedule_starts_after_the_bindings_init():
+    """A slow connect is not a stall of the database: intended latencies start with the lanes."""
+    import time
+
+    from workbench.bindings.memory import MemoryBinding
+    from workbench.core.runner import LocalBudget, WorkerEngine
+
+    spec, _ = make_spec("recordcount=50", "operationcount=40", "target=400")
+    init_done: list[int] = []
+
+    class SlowInit(MemoryBinding):
+        async def init(self):
+            await super().init()
+            await asyncio.sleep(0.3)
+            init_done.append(time.perf_counter_ns())
+
+    engine = WorkerEngine(spec, "run", lambda context: SlowInit(spec, dict(spec.binding_properties), context),
+                          LocalBudget(40), 1, 400)
+    asyncio.run(engine.run())
+    assert init_done and engine.pacer.anchor >= init_done[0]
+    cleanup_store(spec)
+
+
 def test_intended_latency_shows_a_stall_that_service_time_hides():
     register_stall_binding()
     spec, props = make_spec("db=stall", "recordcount=100", "operationcount=600", "target=1000",
@@ -198,7 +221,8 @@ def test_failed_operations_are_counted_by_status_and_kind(workers):
 
     register_flaky_binding()
     spec, props = make_spec("db=flaky", "recordcount=100", "operationcount=4000",
-                            "readproportion=0", "updateproportion=1", f"workers={workers}")
+                            "readproportion=0", "updateproportion=1", "threadcount=2",
+                            f"workers={workers}")
     outcome, _ = run_phase(spec)
     failed = outcome.returns["UPDATE"]["ERROR"]
     assert outcome.returns["UPDATE"]["OK"] + failed == 4000

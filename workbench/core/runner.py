@@ -184,6 +184,7 @@ class WorkerEngine:
         gc.freeze()  # what exists now (modules, connections) is never scanned again during the run
         gc.set_threshold(GC_YOUNG, *thresholds[1:])
         try:
+            self.pacer.restart()  # the schedule starts with the lanes, not before the binding's init
             self._spawn_missing()
             while True:
                 if self._tasks:

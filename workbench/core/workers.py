@@ -51,8 +51,8 @@ class InProcessExecutor:
         self._task: asyncio.Task | None = None
 
     async def start(self) -> None:
+        # Not awaited here: the binding's init runs inside the phase's clock, as with processes.
         self._task = asyncio.get_running_loop().create_task(self.engine.run())
-        await asyncio.sleep(0)
 
     async def drain(self) -> list[TickData]:
         return [self.engine.drain()]

@@ -14,11 +14,25 @@ HELP = """\
 **Screens**: `1` Clusters, `2` Workload, `3` Run, `4` Compare, `?` this help, `q` quit.
 Every screen lists its own keys in the footer; the mouse works too.
 
+## Workload screen keys
+`tab` / `shift+tab` move between fields (▸ marks the one being edited), `esc` leaves a field
+(then `1`-`4`, `?` and `q` work again), `ctrl+r` loads and runs, `ctrl+e` runs on data already
+loaded, `ctrl+s` saves a YCSB workload file. A refused value shows the command line's message
+under its field, and nothing runs until it is fixed.
+
 ## Run screen keys
 `p` pause / resume the run, `s` stop it, `+` / `-` raise / lower the target rate by 10%
-(`t` types a rate, `0` removes the limit), `]` / `[` one lane more / less,
-`k` kill, `z` pause (freeze), `r` resume a node of the cluster under test.
+(`t` types a rate, `0` removes the limit), `]` / `[` one lane more / less, `o` next operation
+in the latency chart; on a cluster: `k` kill, `z` pause (freeze), `r` resume a node, `n` next node.
 Every change is an event of the run: it is drawn on the timeline and kept in its exports.
+
+## Compare screen keys
+`space` selects a run (the first selected is the reference), `c` clears, `o` next operation in
+the chart, `i` imports a YCSB text file, `e` exports the selection. ✓ marks the better figure.
+
+## Clusters screen keys
+`u` up, `d` down, `R` restart a cluster; on its selected node `p` pause, `r` resume, `k` kill,
+`x` restart; `l` shows or hides the log. Down and kill ask first.
 
 ## The figures
 - **ops/s (throughput)**: operations completed per second, over the last interval.
@@ -38,10 +52,12 @@ Every change is an event of the run: it is drawn on the timeline and kept in its
 
 ## Key distributions (Workload screen)
 - **uniform**: every record is equally likely.
-- **zipfian**: a few records are very popular (YCSB's default, constant 0.99): the hottest 1% of
-  the keys get a large share of requests, which is why caches matter. The preview shows the share
-  of requests on the hottest 0.1% / 1% / 10% of keys and the popularity curve (requests per key,
-  hottest first, on a log scale), drawn with the same code as `workbench keys`.
+- **zipfian**: a few records are very popular (YCSB's default, constant 0.99), which is why
+  caches matter. The preview shows the share of requests on the hottest 0.1% / 1% / 10% / 50% of
+  keys, from the same draws as `workbench keys`. It looks flatter than "zipfian 0.99" suggests on
+  a small table: YCSB draws from a huge item space and hashes it onto your records (scrambled
+  zipfian), so several popular items share a record and the popular records are scattered over
+  the key range; with 1,000 records the hottest 10% get about 30% of the requests.
 - **latest**: zipfian over the most recently inserted records.
 - **hotspot**: a fraction of the keys (hot data fraction) gets a fraction of the requests (hot
   operation fraction).
