@@ -7,12 +7,20 @@ started by the suite is still alive.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 
 import pytest
 from servers import SuiteServers  # tests/ is on sys.path (rootdir conftest)
 
 _suite: SuiteServers | None = None
+
+# Every run a test makes is recorded (load, run, demo and the app record by default): into a
+# store of this test run, never the user's own. Subprocesses inherit it.
+if "WORKBENCH_STORE" not in os.environ:
+    _store_dir = tempfile.mkdtemp(prefix="workbench-test-store-")
+    os.environ["WORKBENCH_STORE"] = os.path.join(_store_dir, "runs.db")
 
 
 def _servers() -> SuiteServers:
@@ -54,6 +62,8 @@ def hbase_server(suite_servers):
 
 def pytest_sessionfinish(session, exitstatus):
     """No JVM started by the suite may outlive it (checked after every fixture is torn down)."""
+    if "_store_dir" in globals():
+        shutil.rmtree(_store_dir, ignore_errors=True)
     if _suite is None:
         return
     _suite.down_all()  # clusters a test started itself and did not stop

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "workbench.commands.bench",  # load, run
     "workbench.commands.keys",
     "workbench.commands.demo",
+    "workbench.commands.runs",
     "workbench.commands.cluster", "workbench.commands.servers",
 )
 

@@ -19,6 +19,7 @@ import asyncio
 import threading
 import traceback
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from workbench.config.spec import WorkloadSpec
 from workbench.core.controller import Controller
@@ -26,6 +27,10 @@ from workbench.errors import WorkbenchError
 from workbench.metrics.snapshot import IntervalSnapshot
 from workbench.results.from_run import to_run_result
 from workbench.results.model import RunResult
+from workbench.results.recording import Recording
+
+if TYPE_CHECKING:
+    from workbench.clusters.base import Cluster
 
 HISTORY = 600  # ticks of throughput kept for the sparkline (10 minutes at 1 s)
 COMMANDS = ("pause", "resume", "stop", "set_target", "set_lanes", "mark")
@@ -47,8 +52,13 @@ class BackgroundRun:
     """Runs one phase of `spec` on a thread of its own; see the module docstring."""
 
     def __init__(self, spec: WorkloadSpec, props: dict[str, str], phase: str,
-                 title: str = "") -> None:
+                 title: str = "", *, store: object = False, source: str = "app", workload: str = "",
+                 cluster: Cluster | None = None) -> None:
+        """store: the run store to record into (None: the default one; False: none)."""
         self.spec, self.props, self.phase = spec, props, phase
+        self.store, self.source, self.workload, self.cluster = store, source, workload, cluster
+        self.recording: Recording | None = None
+        self.store_error: str | None = None  # the store failed during the run (the run went on)
         self.title = title or f"{phase} on {spec.db}"
         self.controller = Controller(spec, phase, cumulative_stats=True, processes=True)
         self.state: LiveState | None = None
@@ -62,7 +72,19 @@ class BackgroundRun:
         self._thread = threading.Thread(target=self._main, name=f"workbench-{phase}", daemon=True)
         self._started = threading.Event()
 
+    @property
+    def run_id(self) -> int | None:
+        """The run's ID in the run store, when it is recorded."""
+        return self.recording.run_id if self.recording else None
+
     def start(self) -> BackgroundRun:
+        """Start the phase. A run store that cannot take the run raises a WorkbenchError here,
+        before anything runs."""
+        if self.store is not False:
+            self.recording = Recording.open(self.store, self.spec, self.props, phase=self.phase,
+                                            source=self.source, workload=self.workload,
+                                            cluster=self.cluster)
+            self.recording.attach(self.controller)
         self._thread.start()
         self._started.wait()
         return self
@@ -102,12 +124,16 @@ class BackgroundRun:
             outcome = await task
         except WorkbenchError as exc:
             self.error = str(exc)
-            return
         except Exception as exc:  # noqa: BLE001 - a bug: the viewer shows it, a thread cannot raise
             self.error = f"internal error: {type(exc).__name__}: {exc}"
             self.traceback = traceback.format_exc()
-            return
-        self.result = to_run_result(outcome, self.props)
+        else:
+            self.result = to_run_result(outcome, self.props, self.cluster)
+        if self.recording is not None:
+            try:
+                self.recording.finish(self.result, self.error)
+            except WorkbenchError as exc:
+                self.store_error = str(exc)
 
     def _publish(self, snap: IntervalSnapshot) -> None:
         self._throughput.append(snap.throughput)

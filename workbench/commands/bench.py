@@ -13,8 +13,10 @@ import argparse
 import asyncio
 import signal
 import sys
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from workbench.bindings.registry import BINDINGS
 from workbench.config.spec import WorkloadSpec, spec_from_args
@@ -25,8 +27,16 @@ from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.from_run import to_run_result, view
 from workbench.results.model import IntervalMeasurement, RunResult
+from workbench.results.recording import Recording
+from workbench.results.store import ENV
 from workbench.results.ycsb_status import format_status_line
 from workbench.results.ycsb_text import write_ycsb_text
+
+if TYPE_CHECKING:
+    from workbench.clusters.base import Cluster
+
+# None: the default store; a path: that store; False: do not record.
+StoreChoice = str | Path | bool | None
 
 EXIT_OK, EXIT_OP_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -123,7 +133,9 @@ def register(subparsers) -> None:
                        help=f"write the results to FILE; repeatable. Kinds: {kinds}")
         p.add_argument("--ycsb-layout", choices=("0.17", "master"), default="0.17",
                        help="YCSB text layout: 0.17.0 (95th, 99th) or master (adds the 50th)")
-        p.add_argument("-q", "--quiet", action="store_true", help="no status lines on stderr")
+        p.add_argument("-q", "--quiet", action="store_true",
+                       help="no status lines (nor the recorded run's ID) on stderr")
+        add_store_arguments(p)
         p.add_argument("--tui", action="store_true",
                        help="watch the run in the app's Run screen; the results print when you quit it")
         p.set_defaults(func=lambda args, phase=phase: run_phase_command(args, phase))
@@ -141,19 +153,72 @@ async def _run(controller: Controller, printer: StatusPrinter | None) -> PhaseOu
         loop.remove_signal_handler(signal.SIGINT)
 
 
+@dataclass
+class PhaseRun:
+    """A phase that ran: its result and, when it was recorded, its ID in the run store (and why
+    the recording is incomplete, if the store failed during the run)."""
+
+    result: RunResult
+    run_id: int | None = None
+    store_error: str | None = None
+
+
 def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layout: str = "0.17",
-                  status: bool = True, stream: TextIO = sys.stderr) -> RunResult:
-    """Run one phase with status lines; the result even when it was stopped or failed."""
+                  status: bool = True, stream: TextIO = sys.stderr, store: StoreChoice = None,
+                  source: str = "", workload: str = "", cluster: Cluster | None = None) -> PhaseRun:
+    """Run one phase with status lines, recorded in the run store unless `store` is False; the
+    result even when it was stopped or failed. A store that cannot take the run is refused
+    before the phase starts."""
     controller = Controller(spec, phase)
+    recording = None
+    if store is not False:
+        recording = Recording.open(store, spec, props, phase=phase, source=source or phase,
+                                   workload=workload, cluster=cluster)
+        if status:  # -q: nothing on stderr but errors (`runs list` shows the ID)
+            print(f"workbench: recording run {recording.run_id} in {recording.store.path}", file=stream)
+        recording.attach(controller)
     printer = StatusPrinter(spec, stream, layout, spec.phase_operation_count(phase)) if status else None
-    outcome = asyncio.run(_run(controller, printer))
-    return to_run_result(outcome, props)
+    try:
+        outcome = asyncio.run(_run(controller, printer))
+    except BaseException as exc:
+        if recording is not None:
+            try:
+                recording.finish(None, str(exc) or type(exc).__name__)
+            except WorkbenchError as store_exc:
+                print(f"workbench: error: {store_exc}", file=stream)
+        raise
+    result = to_run_result(outcome, props, cluster)
+    done = PhaseRun(result, recording.run_id if recording else None)
+    if recording is not None:
+        try:
+            recording.finish(result)
+        except WorkbenchError as exc:
+            done.store_error = str(exc)
+    return done
+
+
+def workload_name(files: list[str]) -> str:
+    """What the run store calls the workload: the -P files' names (workloada), '' for -p only."""
+    return ",".join(Path(f).name for f in files)
+
+
+def store_choice(args: argparse.Namespace) -> StoreChoice:
+    """False with --no-store, else the --store path (None: the default store)."""
+    return False if getattr(args, "no_store", False) else getattr(args, "store", None)
+
+
+def add_store_arguments(p: argparse.ArgumentParser, recording: bool = True) -> None:
+    p.add_argument("--store", metavar="FILE", help="the run store (SQLite) to use; default "
+                   f"${ENV} or $XDG_DATA_HOME/workbench/runs.db")
+    if recording:
+        p.add_argument("--no-store", action="store_true", help="do not record the run in the run store")
 
 
 def run_phase_command(args: argparse.Namespace, phase: str) -> int:
     for item in args.export:  # reject a bad --export before spending time on the run
         check_target(item)
     spec, props = spec_from_args(args.files, overrides_from(args), phase)
+    store_error = None
     if args.tui:
         result = _watch_in_app(args, phase)
         if result is None:
@@ -161,8 +226,11 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
                   file=sys.stderr)
             return EXIT_INTERRUPTED
     else:
-        result = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout,
-                               status=not args.quiet)
+        cluster = cluster_of(args.cluster) if args.cluster else None
+        done = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout,
+                             status=not args.quiet, store=store_choice(args), source=phase,
+                             workload=workload_name(args.files), cluster=cluster)
+        result, store_error = done.result, done.store_error
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()
     failed = False
@@ -175,8 +243,18 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
             failed = True
             continue
         print(f"workbench: wrote {path}", file=sys.stderr)
+    if store_error:
+        print(f"workbench: error: {store_error} (the results are on stdout and in the exports)",
+              file=sys.stderr)
+        failed = True
     status = exit_status(result)
     return EXIT_FAILED if failed and status == EXIT_OK else status
+
+
+def cluster_of(name: str) -> Cluster:
+    from workbench.clusters.local import LocalProvider
+
+    return LocalProvider(progress=False).status(name)
 
 
 def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:
@@ -188,7 +266,7 @@ def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:
 
     overrides = overrides_from(args)
     request = RunRequest(tuple(args.files), tuple(overrides), (phase,), cluster=args.cluster)
-    return open_run(request)
+    return open_run(request, store=store_choice(args))
 
 
 def exit_status(result: RunResult) -> int:

@@ -17,7 +17,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from workbench.commands.bench import execute_phase, exit_status
+from workbench.commands.bench import (
+    PhaseRun,
+    add_store_arguments,
+    execute_phase,
+    exit_status,
+    store_choice,
+)
 from workbench.commands.targets import binding_overrides
 from workbench.config.spec import spec_from_args
 from workbench.errors import ConfigError
@@ -39,6 +45,7 @@ def register(subparsers) -> None:
     p.add_argument("--operations", type=int, default=30_000, help="operations per run (default 30000)")
     p.add_argument("--threads", type=int, default=16, help="lanes (default 16)")
     p.add_argument("--out", help="folder for the exports (default results/demo-<time>)")
+    add_store_arguments(p)
     p.add_argument("--no-tui", action="store_true", help=(
         "print to the terminal instead of opening the app (the default when stdout is not a terminal)"))
     p.set_defaults(func=demo_command)
@@ -53,17 +60,25 @@ def demo_command(args: argparse.Namespace) -> int:
     if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
         from workbench.ui.launch import open_demo
 
-        return open_demo(databases, args.records, args.operations, args.threads, out)
+        return open_demo(databases, args.records, args.operations, args.threads, out,
+                         store=store_choice(args))
     console = Console(stderr=True)
     results: dict[str, dict[str, RunResult]] = {}
+    recorded: dict[str, list[int]] = {}  # demo step -> run IDs in the store, one per database
     status = 0
     for db in databases:
         console.rule(f"[bold]{db}")
-        with _server(db, console) as overrides:
+        with _server(db, console) as server:
             results[db] = {}
             for phase, workload in RUNS:
                 console.print(f"[cyan]{phase} {workload} on {db}[/] ({args.threads} lanes)")
-                result = _one(db, phase, workload, overrides, args)
+                done = _one(db, phase, workload, server, args)
+                result = done.result
+                if done.run_id is not None:
+                    recorded.setdefault(f"{phase} {workload}", []).append(done.run_id)
+                if done.store_error:
+                    console.print(f"workbench: error: {done.store_error}", style="red")
+                    status = 2
                 results[db][f"{phase} {workload}"] = result
                 stem = out / f"{db}-{workload}-{phase}"
                 export(result, f"ycsb={stem}.txt")
@@ -73,6 +88,9 @@ def demo_command(args: argparse.Namespace) -> int:
                     break
     Console().print(comparison(results))
     console.print(f"exports written to [bold]{out}/[/]")
+    for step, ids in recorded.items():
+        if len(ids) > 1:
+            console.print(f"{step} side by side: [bold]workbench runs compare {' '.join(map(str, ids))}[/]")
     return status
 
 
@@ -90,10 +108,11 @@ def demo_overrides(db: str, phase: str, overrides: list[str], records: int, oper
     return common
 
 
-def _one(db: str, phase: str, workload: str, overrides: list[str], args) -> RunResult:
-    common = demo_overrides(db, phase, overrides, args.records, args.operations, args.threads)
+def _one(db: str, phase: str, workload: str, server: _server, args) -> PhaseRun:
+    common = demo_overrides(db, phase, server.overrides, args.records, args.operations, args.threads)
     spec, props = spec_from_args([str(WORKLOADS / workload)], common, phase)
-    return execute_phase(spec, props.as_dict(), phase)
+    return execute_phase(spec, props.as_dict(), phase, store=store_choice(args), source="demo",
+                         workload=workload, cluster=server.cluster)
 
 
 class _server:
@@ -101,17 +120,20 @@ class _server:
 
     def __init__(self, db: str, console: Console) -> None:
         self.db, self.console, self.provider, self.cluster = db, console, None, None
+        self.overrides: list[str] = []
 
-    def __enter__(self) -> list[str]:
+    def __enter__(self) -> _server:
         if self.db == "memory":
-            return ["db=memory"]
+            self.overrides = ["db=memory"]
+            return self
         from workbench.clusters import presets
         from workbench.clusters.local import LocalProvider
 
         self.provider = LocalProvider()
         self.console.print(f"starting {PRESETS[self.db]} (jars are fetched the first time)")
         self.cluster = self.provider.up(presets.load(PRESETS[self.db]))
-        return binding_overrides(self.cluster)
+        self.overrides = binding_overrides(self.cluster)
+        return self
 
     def __exit__(self, *exc) -> None:
         if self.cluster is not None:

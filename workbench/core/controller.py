@@ -22,6 +22,8 @@ from workbench.metrics.histograms import encode, merge_into, new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 
 Listener = Callable[[IntervalSnapshot], None]
+# Called after every tick with what the run's record keeps of it and the events since the last.
+RecordListener = Callable[["StoredInterval", list[tuple[float, str, object]]], None]
 
 
 @dataclass
@@ -78,6 +80,8 @@ class Controller:
         self.workers = spec.workers
         self.paused = False
         self._listeners: list[Listener] = []
+        self._record_listeners: list[RecordListener] = []
+        self._events_recorded = 0  # events already handed to the record listeners
         self._events: list[tuple[float, str, object]] = []
         self._executor = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -98,6 +102,11 @@ class Controller:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def subscribe_record(self, listener: RecordListener) -> None:
+        """Hand every tick's StoredInterval (histograms compressed) and the events since the last
+        tick to `listener`, on the controller's loop: the run store writes them as they happen."""
+        self._record_listeners.append(listener)
 
     def _event(self, kind: str, value: object = None) -> None:
         self._events.append((self.elapsed(), kind, value))
@@ -286,11 +295,15 @@ class Controller:
             histograms=merged,
             final=final,
         )
-        self._intervals.append(
-            StoredInterval(
-                snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
-                self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
-            )
+        stored = StoredInterval(
+            snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
+            self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
         )
+        self._intervals.append(stored)
+        if self._record_listeners:
+            events = self._events[self._events_recorded:]
+            self._events_recorded = len(self._events)
+            for record in list(self._record_listeners):
+                record(stored, events)
         for listener in list(self._listeners):
             listener(snapshot)

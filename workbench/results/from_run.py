@@ -13,14 +13,20 @@ import os
 import platform
 import socket
 import sys
+from importlib import metadata
+from typing import TYPE_CHECKING
 
 from hdrh.histogram import HdrHistogram
 
 from workbench import __version__
-from workbench.core.controller import PhaseOutcome
+from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.metrics.histograms import new_histogram
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
 from workbench.results.summarize import measurement_from_histogram
+
+if TYPE_CHECKING:
+    from workbench.clusters.base import Cluster
+    from workbench.config.spec import WorkloadSpec
 
 # Measurements that have no intended start (timed outside the paced schedule).
 _UNPACED = ("CLEANUP", "VERIFY", "SCAN-LATENCY-PER-RECORD")
@@ -45,17 +51,75 @@ def view(histograms: dict[str, HdrHistogram], mode: str) -> dict[str, HdrHistogr
     return out
 
 
-def environment() -> dict[str, object]:
-    return {
+_DRIVERS = {"cassandra": ("acsylla", "cassandra-driver"), "hbase": ("happybase", "thriftpy2")}
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _versions(packages: tuple[str, ...]) -> dict[str, str]:
+    found = {}
+    for name in packages:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None) -> dict[str, object]:
+    """Where a run ran: workbench and Python, the machine, the database drivers and, for a
+    cluster the workbench started, its provider, topology and server version."""
+    env: dict[str, object] = {
         "workbench": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "hostname": socket.gethostname(),
         "cpus": os.cpu_count(),
+        "memory_bytes": _memory_bytes(),
     }
+    if spec is not None and spec.db in _DRIVERS:
+        env["drivers"] = _versions(_DRIVERS[spec.db])
+    if cluster is not None:
+        from workbench.clusters.distributions import VERSIONS  # noqa: PLC0415
+
+        env["cluster"] = {
+            "name": cluster.name,
+            "provider": cluster.provider,
+            "kind": cluster.kind,
+            "server_version": VERSIONS.get(cluster.kind, "unknown"),
+            "nodes": len(cluster.nodes),
+            "heap": getattr(cluster.spec, "heap", None),
+            "replication_factor": getattr(cluster.spec, "replication_factor", None),
+            "addresses": [f"{host}:{port}" for host, port in cluster.contact_points],
+        }
+    return env
 
 
-def to_run_result(outcome: PhaseOutcome, properties: dict[str, str]) -> RunResult:
+def interval_from_stored(i: StoredInterval) -> Interval:
+    """The result model's interval from what the controller kept of one tick."""
+    return Interval(
+        elapsed_s=i.elapsed_s,
+        duration_s=i.interval_s,
+        operations=i.operations,
+        total_operations=i.total_operations,
+        measurements={
+            n: IntervalMeasurement(s.count, s.mean, s.min, s.max, dict(s.percentiles), i.histograms.get(n))
+            for n, s in i.stats.items()
+        },
+        returns={op: dict(c) for op, c in i.returns.items()},
+        lanes=i.lanes,
+        target=i.target or None,
+        paused=i.paused,
+    )
+
+
+def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
+                  cluster: Cluster | None = None) -> RunResult:
     spec = outcome.spec
     shown = view(outcome.histograms, spec.measurement_interval)
     measurements = []
@@ -68,27 +132,9 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str]) -> RunResul
     for op, counts in outcome.returns.items():
         if op not in shown:
             measurements.append(measurement_from_histogram(op, new_histogram(), counts))
-    intervals = [
-        Interval(
-            elapsed_s=i.elapsed_s,
-            duration_s=i.interval_s,
-            operations=i.operations,
-            total_operations=i.total_operations,
-            measurements={
-                n: IntervalMeasurement(
-                    s.count, s.mean, s.min, s.max, dict(s.percentiles), i.histograms.get(n)
-                )
-                for n, s in i.stats.items()
-            },
-            returns={op: dict(c) for op, c in i.returns.items()},
-            lanes=i.lanes,
-            target=i.target or None,
-            paused=i.paused,
-        )
-        for i in outcome.intervals
-    ]
+    intervals = [interval_from_stored(i) for i in outcome.intervals]
     runtime = outcome.runtime_ms
-    env = environment()
+    env = environment(spec, cluster)
     if outcome.error:
         env["error"] = outcome.error
     if outcome.error_kinds:

@@ -18,10 +18,10 @@ from workbench.ui.session import RunRequest, Session
 WORKER_LOG = "worker.log"
 
 
-def _session() -> Session:
+def _session(store: object = None) -> Session:
     from workbench.clusters.paths import state_dir
 
-    session = Session()
+    session = Session(store=store)
     log_dir = Path(session.state_dir or state_dir())
     log_dir.mkdir(parents=True, exist_ok=True)
     from workbench.core.workers import WORKER_LOG_ENV
@@ -54,23 +54,30 @@ def open_app() -> int:
     return 2 if session.error else 0
 
 
-def open_run(request: RunRequest):
+def open_run(request: RunRequest, store: object = None):
     """`workbench load|run ... --tui`: the run in the dashboard; returns its RunResult (None
     when it never started) once the user has quit the app."""
-    session = _session()
+    session = _session(store)
     _run_app(session, request=request)
     if session.error and not session.finished:
         from workbench.errors import WorkbenchError
 
         raise WorkbenchError(session.error)
-    return session.finished[-1].result if session.finished else None
+    if not session.finished:
+        return None
+    last = session.finished[-1]
+    if last.run_id is not None:
+        print(f"workbench: recorded as run {last.run_id} (workbench runs show {last.run_id})",
+              file=sys.stderr)
+    return last.result
 
 
-def open_demo(databases: list[str], records: int, operations: int, threads: int, out: Path) -> int:
+def open_demo(databases: list[str], records: int, operations: int, threads: int, out: Path,
+              store: object = None) -> int:
     """`workbench demo` in a terminal: the demo's steps, live in the app."""
     from workbench.ui.demo import demo_task
 
-    session = _session()
+    session = _session(store)
     task = demo_task(databases, records, operations, threads, out)
     _run_app(session, task=task)
     results: dict = {}
@@ -84,6 +91,10 @@ def open_demo(databases: list[str], records: int, operations: int, threads: int,
 
         Console().print(comparison(results))
         print(f"workbench: exports written to {out}/", file=sys.stderr)
+        ids = [str(done.run_id) for done in session.finished if done.run_id is not None]
+        if ids:
+            print(f"workbench: recorded as runs {', '.join(ids)} (workbench runs compare ID ID ...)",
+                  file=sys.stderr)
     if session.error:
         print(f"workbench: error: {session.error}", file=sys.stderr)
         return 2

@@ -39,6 +39,7 @@ class FinishedRun:
     title: str
     result: RunResult
     source: str = "app"  # "app", "demo", "command line" or the imported file's path
+    run_id: int | None = None  # its ID in the run store, when it was recorded
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Session:
     activity: str = ""  # what a task is doing between runs ("starting cassandra-single ...")
     stopping: bool = False
     traceback: str | None = None  # with an internal error: where it came from
+    store: object = None  # the run store every run is recorded in (None: default; False: none)
     _thread: threading.Thread | None = None
 
     def provider(self, progress: object = False):
@@ -111,15 +113,28 @@ class Session:
         spec, props = spec_from_args(list(request.files), list(request.overrides), phase)
         self.request = request
         title = f"{request.title or spec.db} {phase}".strip()
-        run = BackgroundRun(spec, props.as_dict(), phase, title=title)
+        run = BackgroundRun(spec, props.as_dict(), phase, title=title, store=self.store,
+                            source=source, workload=",".join(Path(f).name for f in request.files),
+                            cluster=self._cluster(request.cluster))
         self.current = run.start()
         run.wait()
-        done = FinishedRun(title, run.result, source) if run.result is not None else None
+        done = FinishedRun(title, run.result, source, run.run_id) if run.result is not None else None
         if done is not None:
             self.finished.append(done)
         if run.error:
             self.error, self.traceback = run.error, run.traceback
+        elif run.store_error:
+            self.error = run.store_error
         return done
+
+    def _cluster(self, name: str | None):
+        """The cluster under test, for the run's record (None when it is not ours to know)."""
+        if name is None:
+            return None
+        try:
+            return self.provider().status(name)
+        except WorkbenchError:
+            return None
 
     def stop(self) -> None:
         """Stop the phase running now and skip the phases after it."""

@@ -1,0 +1,482 @@
+"""The run store: every run, from every command and from the app, as rows of one SQLite file.
+
+Where: ${WORKBENCH_STORE:-${XDG_DATA_HOME:-~/.local/share}/workbench/runs.db}, or `--store FILE`.
+The file is in WAL mode (readers never wait for the writer; a run's intervals are committed one
+by one while other processes read or record) with a busy timeout for two writers at once. Its
+schema version is `PRAGMA user_version`, migrated forward on open; `PRAGMA application_id`
+marks the file as a workbench store, so another SQLite file is refused rather than written into.
+
+A run row is written when the phase starts (status `running`, with the recording process's PID
+and start time), every interval as it is published (histograms in HdrHistogram's compressed
+form), and the final result when the phase ends. A `running` row whose process is gone (a
+SIGKILL, a closed laptop) is marked `incomplete` the next time the store is opened; what its
+intervals hold is still shown, compared and exported.
+
+Tables (schema 1):
+    runs       one row per phase: what was run (properties, environment), where, when, outcome,
+               summary figures, and the final RunResult as workbench JSON without its intervals
+               and events, which have their own tables
+    intervals  (run_id, seq): one Interval of the result model as JSON
+    events     (run_id, seq): one Event of the result model
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.metrics.histograms import decode, merge_into, new_histogram
+from workbench.results.jsonfile import _plain, _restore, from_json_dict, to_json_dict
+from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
+from workbench.results.summarize import measurement_from_histogram
+
+ENV = "WORKBENCH_STORE"
+APPLICATION_ID = 0x57424E43  # "WBNC"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+STATUSES = ("running", "completed", "stopped", "interrupted", "failed", "incomplete")
+
+# Each entry brings the schema from version i to i + 1; never edit one that was released.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        phase        TEXT NOT NULL,
+        db           TEXT NOT NULL,
+        workload     TEXT NOT NULL DEFAULT '',
+        label        TEXT NOT NULL DEFAULT '',
+        status       TEXT NOT NULL,
+        source       TEXT NOT NULL,
+        started_at   REAL NOT NULL,
+        ended_at     REAL,
+        runtime_ms   INTEGER,
+        operations   INTEGER,
+        throughput   REAL,
+        host         TEXT NOT NULL DEFAULT '',
+        pid          INTEGER,
+        pid_started  INTEGER,
+        properties   TEXT NOT NULL DEFAULT '{}',
+        environment  TEXT NOT NULL DEFAULT '{}',
+        result       TEXT
+    );
+    CREATE INDEX runs_started ON runs (started_at);
+    CREATE TABLE intervals (
+        run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        seq       INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        data      TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE events (
+        run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        seq       INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        kind      TEXT NOT NULL,
+        value     TEXT,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    """,
+)
+
+
+def default_path() -> Path:
+    """${WORKBENCH_STORE}, else ${XDG_DATA_HOME:-~/.local/share}/workbench/runs.db."""
+    override = os.environ.get(ENV)
+    if override:
+        return Path(override).expanduser()
+    data = os.environ.get("XDG_DATA_HOME")
+    root = Path(data) if data and os.path.isabs(data) else Path.home() / ".local" / "share"
+    return root / "workbench" / "runs.db"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """What `runs list` shows of a run (the row without its result)."""
+
+    id: int
+    phase: str
+    db: str
+    workload: str
+    label: str
+    status: str
+    source: str
+    started_at: float
+    ended_at: float | None
+    runtime_ms: int | None
+    operations: int | None
+    throughput: float | None
+
+    @property
+    def started(self) -> str:
+        return datetime.fromtimestamp(self.started_at).strftime("%Y-%m-%d %H:%M")
+
+
+_ROW_COLUMNS = ("id, phase, db, workload, label, status, source, started_at, ended_at, "
+                "runtime_ms, operations, throughput")
+
+
+def _why(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return "it is read-only"
+    if "disk is full" in text or "disk I/O" in text:
+        return f"the disk is full or failing ({text})"
+    if "unable to open" in text:
+        return "it cannot be opened (is its directory writable?)"
+    if "locked" in text or "busy" in text:
+        return f"another process holds it locked for too long ({text})"
+    return text
+
+
+def store_error(path: Path, exc: BaseException, doing: str) -> WorkbenchError:
+    reason = _why(exc) if isinstance(exc, sqlite3.Error) else (getattr(exc, "strerror", None) or str(exc))
+    return WorkbenchError(f"the run store {path} cannot {doing}: {reason}",
+                          f"free some space or fix its permissions, use --store FILE (or {ENV}) for "
+                          "another file, or --no-store to run without recording")
+
+
+def process_started(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (tells a PID apart from its reuse)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(b")") + 2:].split()[19])
+
+
+def _alive(pid: int | None, started: int | None) -> bool:
+    if pid is None:
+        return False
+    now = process_started(pid)
+    return now is not None and (started is None or now == started)
+
+
+class RunStore:
+    """One open store. Not shared between threads: the recorder opens its own."""
+
+    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        if not create and not self.path.exists():
+            raise WorkbenchError(f"no run store at {self.path}",
+                                 "record a run first (load, run or demo), or point --store at one")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise store_error(self.path, exc, "be created") from None
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                        isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "be opened") from None
+        try:
+            self._prepare()
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise WorkbenchError(f"{self.path} is not a workbench run store ({exc})",
+                                     f"point --store (or {ENV}) at a store, or move that file away") from None
+            raise store_error(self.path, exc, "be opened") from None
+        except WorkbenchError:
+            self.conn.close()
+            raise
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        app = c.execute("PRAGMA application_id").fetchone()[0]
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app != APPLICATION_ID and (tables or version):
+            raise WorkbenchError(f"{self.path} is an SQLite file but not a workbench run store",
+                                 f"point --store (or {ENV}) at a store, or move that file away")
+        if version > SCHEMA_VERSION:
+            raise WorkbenchError(f"the run store {self.path} has schema version {version}, newer "
+                                 f"than this workbench knows ({SCHEMA_VERSION})",
+                                 "upgrade workbench, or use --store FILE for another store")
+        if c.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash keeps every committed interval
+        c.execute("PRAGMA foreign_keys = ON")
+        if version < SCHEMA_VERSION:
+            self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while this one waited for the lock.
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+            c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- recording a live run ------------------------------------------------------------------
+
+    def begin(self, *, phase: str, db: str, workload: str, label: str, source: str,
+              properties: dict[str, str], environment: dict[str, Any]) -> int:
+        """A `running` row for a phase about to start; its ID."""
+        pid = os.getpid()
+        cur = self.conn.execute(
+            "INSERT INTO runs (phase, db, workload, label, status, source, started_at, host, pid, "
+            "pid_started, properties, environment) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+            (phase, db, workload, label, source, time.time(), socket.gethostname(), pid,
+             process_started(pid), _dumps(_masked(properties)), _dumps(environment)),
+        )
+        return int(cur.lastrowid)
+
+    def add_interval(self, run_id: int, seq: int, interval: Interval,
+                     events: Iterable[tuple[int, Event]] = ()) -> None:
+        """One interval (and the events since the last), committed at once."""
+        with self._transaction():
+            self._insert_interval(run_id, seq, interval)
+            for n, event in events:
+                self._insert_event(run_id, n, event)
+
+    def finish(self, run_id: int, result: RunResult) -> None:
+        """The final result; its intervals and events replace those recorded live."""
+        with self._transaction():
+            self.conn.execute("DELETE FROM intervals WHERE run_id = ?", (run_id,))
+            self.conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            self._write_result(run_id, result)
+
+    def fail(self, run_id: int, error: str) -> None:
+        """A phase that ended without a result (it could not start): `failed`, with the reason."""
+        with self._transaction():
+            env = self.conn.execute("SELECT environment FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+            environment = {**json.loads(env), "error": error}
+            last = self.conn.execute("SELECT max(elapsed_s) FROM intervals WHERE run_id = ?",
+                                     (run_id,)).fetchone()[0] or 0
+            self.conn.execute("UPDATE runs SET status = 'failed', environment = ?, runtime_ms = ?, "
+                              "ended_at = ? WHERE id = ?",
+                              (_dumps(environment), int(last * 1000), time.time(), run_id))
+
+    def add(self, result: RunResult, *, source: str, workload: str = "") -> int:
+        """A finished run in one go (an import); its ID."""
+        with self._transaction():
+            return self._add(result, source=source, workload=workload)
+
+    def add_many(self, results: Sequence[tuple[RunResult, str, str]]) -> list[int]:
+        """(result, source, workload) each, all or none."""
+        with self._transaction():
+            return [self._add(r, source=s, workload=w) for r, s, w in results]
+
+    def _add(self, result: RunResult, *, source: str, workload: str) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO runs (phase, db, workload, label, status, source, started_at) "
+            "VALUES (?, ?, ?, ?, 'running', ?, ?)",
+            (result.phase, result.db, workload, result.label, source,
+             result.started_at if result.started_at is not None else time.time()),
+        )
+        run_id = int(cur.lastrowid)
+        self._write_result(run_id, result)
+        return run_id
+
+    def _write_result(self, run_id: int, result: RunResult) -> None:
+        for seq, interval in enumerate(result.intervals):
+            self._insert_interval(run_id, seq, interval)
+        for seq, event in enumerate(result.events):
+            self._insert_event(run_id, seq, event)
+        doc = to_json_dict(result)
+        doc["run"]["intervals"], doc["run"]["events"] = [], []
+        ended = (result.started_at or time.time()) + result.runtime_ms / 1000
+        self.conn.execute(
+            "UPDATE runs SET status = ?, label = ?, started_at = coalesce(?, started_at), "
+            "ended_at = ?, runtime_ms = ?, operations = ?, throughput = ?, properties = ?, "
+            "environment = ?, result = ? WHERE id = ?",
+            (result.outcome if result.outcome in STATUSES else "completed", result.label,
+             result.started_at, ended, result.runtime_ms, result.operations, result.throughput,
+             _dumps(result.properties), _dumps(result.environment), _dumps(doc), run_id),
+        )
+
+    def _insert_interval(self, run_id: int, seq: int, interval: Interval) -> None:
+        self.conn.execute("INSERT INTO intervals (run_id, seq, elapsed_s, data) VALUES (?, ?, ?, ?)",
+                          (run_id, seq, interval.elapsed_s, _dumps(asdict(interval))))
+
+    def _insert_event(self, run_id: int, seq: int, event: Event) -> None:
+        self.conn.execute("INSERT INTO events (run_id, seq, elapsed_s, kind, value) VALUES (?, ?, ?, ?, ?)",
+                          (run_id, seq, event.elapsed_s, event.kind, _dumps(event.value)))
+
+    def _transaction(self):
+        return _Transaction(self.conn)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def mark_incomplete(self) -> list[int]:
+        """`running` rows of this machine whose recording process is gone become `incomplete`."""
+        host = socket.gethostname()
+        rows = self.conn.execute(
+            "SELECT id, pid, pid_started FROM runs WHERE status = 'running' AND host = ?", (host,)
+        ).fetchall()
+        gone = [run_id for run_id, pid, started in rows if not _alive(pid, started)]
+        if gone:
+            with self._transaction():
+                for run_id in gone:
+                    last = self.conn.execute(
+                        "SELECT max(elapsed_s) FROM intervals WHERE run_id = ?", (run_id,)
+                    ).fetchone()[0]
+                    self.conn.execute(
+                        "UPDATE runs SET status = 'incomplete', runtime_ms = ?, ended_at = "
+                        "started_at + ? WHERE id = ? AND status = 'running'",
+                        (int((last or 0) * 1000), last or 0, run_id),
+                    )
+        return gone
+
+    def list(self, *, db: str | None = None, workload: str | None = None, label: str | None = None,
+             since: float | None = None, until: float | None = None, status: str | None = None,
+             limit: int | None = None) -> list[RunRow]:
+        """Newest first. `workload` and `label` match a part of the name, case-insensitively."""
+        where, args = [], []
+        for column, value in (("db", db), ("status", status)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        for column, value in (("workload", workload), ("label", label)):
+            if value:
+                where.append(f"instr(lower({column}), lower(?)) > 0")
+                args.append(value)
+        if since is not None:
+            where.append("started_at >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("started_at < ?")
+            args.append(until)
+        sql = f"SELECT {_ROW_COLUMNS} FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY started_at DESC, id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [RunRow(*row) for row in self.conn.execute(sql, args)]
+
+    def row(self, run_id: int) -> RunRow:
+        found = self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if found is None:
+            raise WorkbenchError(f"no run {run_id} in {self.path}", "see `workbench runs list` for the IDs")
+        return RunRow(*found)
+
+    def check_ids(self, ids: Iterable[int]) -> None:
+        for run_id in ids:
+            self.row(run_id)
+
+    def result(self, run_id: int) -> RunResult:
+        """The run as the result model: the final result, or for a run that did not end (running,
+        incomplete) what its intervals add up to."""
+        row = self.row(run_id)
+        intervals = [_interval(json.loads(data)) for (data,) in self.conn.execute(
+            "SELECT data FROM intervals WHERE run_id = ? ORDER BY seq", (run_id,))]
+        events = [Event(t, kind, _restore(json.loads(value)) if value is not None else None)
+                  for t, kind, value in self.conn.execute(
+                      "SELECT elapsed_s, kind, value FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]
+        stored = self.conn.execute("SELECT result, properties, environment FROM runs WHERE id = ?",
+                                   (run_id,)).fetchone()
+        if stored[0] is not None:
+            result = from_json_dict(json.loads(stored[0]), f"run {run_id}")
+            result.intervals, result.events = intervals, events
+            return result
+        properties = _restore(json.loads(stored[1]))
+        environment = _restore(json.loads(stored[2]))
+        return result_from_intervals(row, properties, environment, intervals, events)
+
+    def delete(self, ids: Sequence[int]) -> None:
+        """All or none: an unknown ID deletes nothing."""
+        self.check_ids(ids)
+        with self._transaction():
+            for run_id in ids:
+                self.conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+                return
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        self.conn.execute("ROLLBACK")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(_plain(value), separators=(",", ":"))
+
+
+def _masked(properties: dict[str, str]) -> dict[str, str]:
+    return {k: ("***" if "password" in k.lower() else v) for k, v in properties.items()}
+
+
+def _interval(data: dict[str, Any]) -> Interval:
+    data = _restore(data)
+    data["measurements"] = {k: IntervalMeasurement(**m) for k, m in data.get("measurements", {}).items()}
+    return Interval(**data)
+
+
+def result_from_intervals(row: RunRow, properties: dict[str, str], environment: dict[str, Any],
+                          intervals: list[Interval], events: list[Event]) -> RunResult:
+    """What a run that never finished adds up to: interval histograms merged (never percentiles
+    averaged), status counts summed, the runtime up to the last interval recorded."""
+    from workbench.results.from_run import view  # noqa: PLC0415 - from_run pulls in the engine
+
+    cumulative: dict = {}
+    returns: dict[str, dict[str, int]] = {}
+    for interval in intervals:
+        for name, m in interval.measurements.items():
+            if m.histogram:
+                target = cumulative.get(name)
+                if target is None:
+                    target = cumulative[name] = new_histogram()
+                merge_into(target, decode(m.histogram))
+        for op, counts in interval.returns.items():
+            into = returns.setdefault(op, {})
+            for status, n in counts.items():
+                into[status] = into.get(status, 0) + n
+    shown = view(cumulative, properties.get("measurement.interval", "op"))
+    measurements = []
+    for name, h in shown.items():
+        own = name.removeprefix("Intended-") == name
+        measurements.append(measurement_from_histogram(name, h, returns.get(name, {}) if own else {}))
+    for op, counts in returns.items():
+        if op not in shown:
+            measurements.append(measurement_from_histogram(op, new_histogram(), counts))
+    runtime_ms = int(intervals[-1].elapsed_s * 1000) if intervals else 0
+    operations = intervals[-1].total_operations if intervals else 0
+    return RunResult(
+        phase=row.phase, db=row.db, runtime_ms=runtime_ms, operations=operations,
+        throughput=operations * 1000.0 / runtime_ms if runtime_ms > 0 else 0.0,
+        measurements=measurements, intervals=intervals, events=events, properties=properties,
+        environment=environment, label=row.label, started_at=row.started_at, outcome=row.status,
+    )
