@@ -77,8 +77,9 @@ def register(subparsers) -> None:
     p.set_defaults(func=delete_command)
 
 
-def _open(args: argparse.Namespace, create: bool = False) -> RunStore:
-    store = RunStore(args.store, create=create)
+def _open(args: argparse.Namespace, write: bool = False) -> RunStore:
+    """The store for reading (list, show, compare, export) or for changing it (import, delete)."""
+    store = RunStore(args.store, create=write, write=write)
     store.mark_incomplete()
     return store
 
@@ -232,7 +233,7 @@ def import_command(args: argparse.Namespace) -> int:
     results = [(import_file(f), f"import:{Path(f).resolve()}", "") for f in args.files]
     results = [(r if r.started_at is not None else _dated(r, Path(f.removeprefix("import:"))), f, w)
                for r, f, w in results]
-    with _open(args, create=True) as store:
+    with _open(args, write=True) as store:
         ids = store.add_many(results)
         for run_id, f in zip(ids, args.files, strict=True):
             print(f"workbench: imported {f} as run {run_id}", file=sys.stderr)
@@ -246,7 +247,7 @@ def _dated(result: RunResult, path: Path) -> RunResult:
 
 
 def delete_command(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with _open(args, write=True) as store:
         store.delete(args.ids)
     print(f"workbench: deleted run{'s' if len(args.ids) > 1 else ''} "
           f"{', '.join(map(str, args.ids))}", file=sys.stderr)

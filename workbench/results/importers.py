@@ -35,6 +35,6 @@ def import_file(path: str | Path) -> RunResult:
             raise WorkbenchError(f"{path}: not valid JSON ({e})") from None
         return from_json_dict(doc, str(path))
     if kind == "ycsb":
-        return read_ycsb_text(text)
+        return read_ycsb_text(Path(path))
     raise WorkbenchError(f"{path}: neither a workbench JSON run nor YCSB text output",
                          "expected '[OVERALL], RunTime(ms), ...' lines or a workbench JSON file")

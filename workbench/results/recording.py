@@ -48,7 +48,13 @@ class Recording:
     def open(cls, path: Any, spec: WorkloadSpec, props: dict[str, str], *, phase: str, source: str,
              workload: str = "", cluster: Any = None) -> Recording:
         """The run's row, written now; raises a WorkbenchError when the store cannot take it."""
-        store = RunStore(path)
+        try:
+            store = RunStore(path)
+        except WorkbenchError as exc:
+            if "--no-store" not in (exc.hint or ""):
+                exc.hint = f"{exc.hint}, or --no-store to run without recording" if exc.hint \
+                    else "--no-store runs without recording"
+            raise
         try:
             run_id = store.begin(phase=phase, db=spec.db, workload=workload, label=spec.label,
                                  source=source, properties=props,

@@ -144,6 +144,13 @@ def store_error(path: Path, exc: BaseException, doing: str) -> WorkbenchError:
                           "another file, or --no-store to run without recording")
 
 
+def _read_only_fs(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def process_started(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (tells a PID apart from its reuse)."""
     try:
@@ -164,7 +171,9 @@ def _alive(pid: int | None, started: int | None) -> bool:
 class RunStore:
     """One open store. Not shared between threads: the recorder opens its own."""
 
-    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path | None = None, *, create: bool = True, write: bool = True) -> None:
+        """create: make the store if there is none. write: False to only read it, which also
+        works on a read-only file system (a store on a DVD, or a copy in a read-only mount)."""
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
             raise WorkbenchError(f"no run store at {self.path}",
@@ -173,12 +182,31 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise store_error(self.path, exc, "be created") from None
+        self.read_only = _read_only_fs(self.path.parent)
+        if self.read_only and (write or not self.path.exists()):
+            raise WorkbenchError(f"the run store {self.path} cannot be written: it is on a read-only "
+                                 "file system", f"use --store FILE (or {ENV}) for a writable place, "
+                                 "or --no-store to run without recording")
         try:
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                        isolation_level=None, check_same_thread=False)
+            if self.read_only:  # nothing can change it: read it as it is, without a lock file
+                self.conn = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True,
+                                            isolation_level=None, check_same_thread=False)
+            else:
+                self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                            isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "be opened") from None
         try:
+            self._prepare()
+        except sqlite3.OperationalError as exc:
+            self.conn.close()
+            if write or not self._can_read_as_is(exc):
+                raise store_error(self.path, exc, "be opened") from None
+            # A full disk cannot take SQLite's shared-memory file: a store whose log was folded
+            # in when it was last closed still reads as it is.
+            self.read_only = True
+            self.conn = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True,
+                                        isolation_level=None, check_same_thread=False)
             self._prepare()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
@@ -191,6 +219,10 @@ class RunStore:
             raise
 
     # -- opening -------------------------------------------------------------------------------
+
+    def _can_read_as_is(self, exc: sqlite3.Error) -> bool:
+        wal = self.path.with_name(self.path.name + "-wal")
+        return "disk" in str(exc) and (not wal.exists() or wal.stat().st_size == 0)
 
     def _prepare(self) -> None:
         c = self.conn
@@ -205,6 +237,12 @@ class RunStore:
             raise WorkbenchError(f"the run store {self.path} has schema version {version}, newer "
                                  f"than this workbench knows ({SCHEMA_VERSION})",
                                  "upgrade workbench, or use --store FILE for another store")
+        if self.read_only:
+            if version < SCHEMA_VERSION:
+                raise WorkbenchError(f"the run store {self.path} has schema version {version} and "
+                                     "is read-only, so it cannot be brought up to date",
+                                     "copy it somewhere writable and point --store at the copy")
+            return
         if c.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             c.execute("PRAGMA journal_mode = WAL")
         c.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash keeps every committed interval
@@ -331,6 +369,8 @@ class RunStore:
 
     def mark_incomplete(self) -> list[int]:
         """`running` rows of this machine whose recording process is gone become `incomplete`."""
+        if self.read_only:
+            return []
         host = socket.gethostname()
         rows = self.conn.execute(
             "SELECT id, pid, pid_started FROM runs WHERE status = 'running' AND host = ?", (host,)

@@ -145,10 +145,11 @@ def read_ycsb_text(path_or_text: str | Path, phase: str | None = None, db: str =
     used: set[tuple[str, str]] = {("OVERALL", "RunTime(ms)"), ("OVERALL", "Throughput(ops/sec)")}
     for name, fields in sections.items():
         if name != "OVERALL" and any(what == "Operations" for what, _ in fields):
-            measurements.append(_measurement(name, fields, used))
+            measurements.append(_measurement(name, fields, used, where))
     extras = [item for item in order if (item[0], item[1]) not in used]
-    runtime_ms = int(overall["RunTime(ms)"])
-    throughput = float(overall.get("Throughput(ops/sec)", 0.0))
+    runtime_ms = _number(int, overall["RunTime(ms)"], where, "OVERALL", "RunTime(ms)")
+    throughput = _number(float, overall.get("Throughput(ops/sec)", 0.0), where, "OVERALL",
+                         "Throughput(ops/sec)")
     if runtime_ms > 0:
         operations = round(throughput * runtime_ms / 1000.0)
     else:
@@ -160,24 +161,36 @@ def read_ycsb_text(path_or_text: str | Path, phase: str | None = None, db: str =
     )
 
 
+def _number(kind: type, value: int | float | str, where: str, name: str, what: str):
+    """int(value) or float(value); a value that is not one is a corrupt file, said in one line."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError, OverflowError):
+        raise WorkbenchError(f"{where}: corrupt YCSB output: [{name}], {what}, {value!r} is not a number",
+                             "use the file exactly as YCSB wrote it") from None
+
+
 def _measurement(name: str, fields: list[tuple[str, int | float | str]],
-                 used: set[tuple[str, str]]) -> Measurement:
+                 used: set[tuple[str, str]], where: str = "<text>") -> Measurement:
     m = Measurement(name=name, operations=0, average_us=0.0, min_us=0, max_us=0)
     for what, value in fields:
         known = True
         pct = _PERCENTILE.match(what)
         if what == "Operations":
-            m.operations = int(value)
+            m.operations = _number(int, value, where, name, what)
         elif what == "AverageLatency(us)":
-            m.average_us = float(value)
+            m.average_us = _number(float, value, where, name, what)
         elif what == "MinLatency(us)":
-            m.min_us = int(value)
+            m.min_us = _number(int, value, where, name, what)
         elif what == "MaxLatency(us)":
-            m.max_us = int(value)
+            m.max_us = _number(int, value, where, name, what)
         elif what.startswith("Return="):
-            m.returns[what.removeprefix("Return=")] = int(value)
+            m.returns[what.removeprefix("Return=")] = _number(int, value, where, name, what)
         elif pct and isinstance(value, int):
             m.percentiles[float(pct["p"])] = value
+        elif pct and isinstance(value, str):
+            _number(float, value, where, name, what)
+            known = False
         else:
             known = False
         if known:

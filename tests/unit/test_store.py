@@ -1,0 +1,136 @@
+"""The run store on a real SQLite file: schema, refusal of foreign files, recording, history."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from engine_helpers import cleanup_store, make_spec, run_phase
+
+from workbench.errors import WorkbenchError
+from workbench.results import store as store_module
+from workbench.results.from_run import to_run_result
+from workbench.results.jsonfile import to_json_dict
+from workbench.results.store import APPLICATION_ID, SCHEMA_VERSION, RunStore
+
+
+def a_result(*overrides: str):
+    spec, props = make_spec("recordcount=100", "operationcount=2000", *overrides)
+    outcome, _ = run_phase(spec)
+    cleanup_store(spec)
+    return spec, props.as_dict(), to_run_result(outcome, props.as_dict())
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_new_store_is_wal_versioned_and_marked(tmp_path):
+    path = tmp_path / "deep" / "runs.db"
+    with RunStore(path) as store:
+        c = store.conn
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert c.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    with RunStore(path) as again:  # opening it again changes nothing
+        assert again.list() == []
+
+
+def test_foreign_files_are_refused_and_left_as_they_were(tmp_path):
+    other = tmp_path / "other.db"
+    c = sqlite3.connect(other)
+    c.execute("CREATE TABLE notes (x)")
+    c.commit()
+    c.close()
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, not a database at all\n" * 100)
+    for path, says in ((other, "not a workbench run store"), (text, "not a workbench run store")):
+        before = path.read_bytes()
+        with pytest.raises(WorkbenchError, match=says):
+            RunStore(path)
+        assert path.read_bytes() == before
+
+
+def test_a_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "runs.db"
+    RunStore(path).close()
+    c = sqlite3.connect(path)
+    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    c.commit()
+    c.close()
+    with pytest.raises(WorkbenchError, match="newer than this workbench knows"):
+        RunStore(path)
+
+
+def test_an_older_schema_is_migrated_forward_keeping_its_runs(tmp_path, monkeypatch):
+    path = tmp_path / "runs.db"
+    _, _, result = a_result()
+    with RunStore(path) as store:
+        run_id = store.add(result, source="test")
+    monkeypatch.setattr(store_module, "MIGRATIONS",
+                        (*store_module.MIGRATIONS, "ALTER TABLE runs ADD COLUMN note TEXT DEFAULT 'x'"))
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with RunStore(path) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+        assert store.conn.execute("SELECT note FROM runs WHERE id = ?", (run_id,)).fetchone() == ("x",)
+        assert store.result(run_id) == result
+
+
+def test_a_finished_run_reads_back_equal(tmp_path):
+    _, _, result = a_result("target=4000", "measurement.interval=both")
+    with RunStore(tmp_path / "runs.db") as store:
+        run_id = store.add(result, source="test", workload="workloada")
+        assert store.result(run_id) == result
+        assert to_json_dict(store.result(run_id)) == to_json_dict(result)
+        row = store.row(run_id)
+        assert (row.status, row.workload, row.operations) == ("completed", "workloada", 2000)
+
+
+def test_a_run_whose_process_died_is_incomplete_with_what_its_intervals_hold(tmp_path):
+    spec, props, result = a_result()
+    with RunStore(tmp_path / "runs.db") as store:
+        run_id = store.begin(phase="run", db="memory", workload="w", label="", source="run",
+                             properties=props, environment={})
+        for seq, interval in enumerate(result.intervals):
+            store.add_interval(run_id, seq, interval)
+        assert store.mark_incomplete() == []  # its process (this one) is alive: still running
+        assert store.row(run_id).status == "running"
+        store.conn.execute("UPDATE runs SET pid = ? WHERE id = ?", (dead_pid(), run_id))
+        assert store.mark_incomplete() == [run_id]
+        partial = store.result(run_id)
+    assert partial.outcome == "incomplete"
+    assert partial.operations == result.operations
+    # Every interval is there, so the merged interval histograms are the whole run's.
+    assert [m.name for m in partial.measurements] == [m.name for m in result.measurements]
+    for got, want in zip(partial.measurements, result.measurements, strict=True):
+        assert (got.name, got.operations, got.percentiles, got.max_us, got.returns) == \
+            (want.name, want.operations, want.percentiles, want.max_us, want.returns)
+
+
+def test_list_filters_newest_first_and_delete_is_all_or_none(tmp_path):
+    _, _, result = a_result()
+    with RunStore(tmp_path / "runs.db") as store:
+        ids = []
+        for i, (db, workload, label) in enumerate((("memory", "workloada", "first"),
+                                                   ("cassandra", "workloadc", "second"),
+                                                   ("memory", "workloadc", "Third"))):
+            result.db, result.label, result.started_at = db, label, 1_700_000_000 + i * 86400
+            ids.append(store.add(result, source="test", workload=workload))
+        assert [r.id for r in store.list()] == ids[::-1]
+        assert [r.id for r in store.list(db="memory")] == [ids[2], ids[0]]
+        assert [r.id for r in store.list(workload="loadc")] == [ids[2], ids[1]]
+        assert [r.id for r in store.list(label="third")] == [ids[2]]
+        assert [r.id for r in store.list(since=1_700_000_000 + 86400)] == [ids[2], ids[1]]
+        assert [r.id for r in store.list(until=1_700_000_000 + 86400)] == [ids[0]]
+        assert [r.id for r in store.list(limit=1)] == [ids[2]]
+        with pytest.raises(WorkbenchError, match="no run 999"):
+            store.delete([ids[0], 999])
+        assert len(store.list()) == 3
+        store.delete([ids[0], ids[1]])
+        assert [r.id for r in store.list()] == [ids[2]]
+        left = store.conn.execute("SELECT count(DISTINCT run_id) FROM intervals").fetchone()[0]
+        assert left == 1  # a deleted run's intervals go with it
