@@ -97,6 +97,39 @@ async def test_a_corrupt_file_is_refused_in_one_line(session, tmp_path):
         assert session.finished == []
 
 
+async def test_runs_of_the_app_are_recorded_and_h_brings_back_the_store_history(tmp_path, monkeypatch):
+    from workbench.results.store import RunStore
+    from workbench.ui.session import Session
+
+    store = tmp_path / "runs.db"
+    monkeypatch.setenv("WORKBENCH_STORE", str(store))
+    with RunStore(store) as s:  # two runs of earlier sessions (here: imported YCSB output)
+        earlier = [s.add(import_file(DATA / name), source=f"import:{name}", workload="workloada")
+                   for name in ("cassandra-workloada-run.txt", "hbase-workloada-run.txt")]
+    session = Session(state_dir=tmp_path / "state")
+    app = WorkbenchApp(session, mode="compare")
+    async with app.run_test(size=(100, 40)) as pilot:
+        session.start(RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=300", "operationcount=2000"),
+                                 ("run",), "memory"))
+        await until(pilot, lambda: not session.busy and len(session.finished) == 1, what="a memory run")
+        made = session.finished[0].run_id
+        assert made is not None and made not in earlier
+        await pilot.press("h")
+        runs = app.screen.query_one("#runs", SelectionList)
+        await until(pilot, lambda: runs.option_count == 3, what="the store's two earlier runs")
+        labels = [str(runs.get_option_at_index(i).prompt) for i in range(3)]
+        assert [f"#{earlier[0]}" in labels[1], f"#{earlier[1]}" in labels[2]] == [True, True], labels
+        await pilot.press("h")  # again: nothing new, nothing listed twice
+        await pilot.pause(0.2)
+        await until(pilot, lambda: not app.screen.workers, what="the second look at the store")
+        assert runs.option_count == 3
+    with RunStore(store) as s:
+        row = s.row(made)
+        assert (row.status, row.source, row.workload, row.operations) == \
+            ("completed", "app", "workloada", 2000)
+        assert s.result(made) == session.finished[0].result
+
+
 def test_compare_snapshot_80x24(session, snap_compare):
     imported(session)
     assert snap_compare(WorkbenchApp(session, mode="compare"), terminal_size=(80, 24))

@@ -3,8 +3,9 @@
 Space selects runs; the first selected is the reference the others are measured against. The
 figures and differences come from `workbench.results.compare` (the same table as the command
 line); the chart overlays the selected runs' latency percentiles for one operation (o for the
-next). i imports a YCSB text (or our JSON) file, e writes the selection as YCSB text and CSV plus
-a comparison CSV. File reads and writes run in thread workers.
+next). i imports a YCSB text (or our JSON) file, h adds the run store's recent history (runs of
+earlier sessions and of the command line), e writes the selection as YCSB text and CSV plus a
+comparison CSV. File and store reads and writes run in thread workers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from workbench.ui.session import FinishedRun
 from workbench.ui.widgets.percentile_overlay import PercentileOverlay
 
 EMPTY = ("No runs yet: runs made in the app (2 composes one, `workbench demo` makes four) appear "
-         "here; i imports a YCSB text file.")
+         "here; h adds earlier runs from the run store, i imports a YCSB text file.")
+HISTORY = 30  # runs h brings in from the store, newest first
 
 
 class PathPrompt(ModalScreen[str | None]):
@@ -51,6 +53,7 @@ class CompareScreen(Screen):
     BINDINGS = [
         Binding("space", "toggle", "Select", show=True),
         Binding("o", "next_op", "Next op"),
+        Binding("h", "history", "History"),
         Binding("i", "import_file", "Import"),
         Binding("e", "export", "Export"),
         Binding("c", "clear", "Clear"),
@@ -87,7 +90,8 @@ class CompareScreen(Screen):
         new = self.runs[self._shown:]
         for i, run in enumerate(new, start=self._shown):
             r = run.result
-            where = "" if run.source in ("app", "demo", "command line") else f" · {Path(run.source).name}"
+            where = "" if run.source in ("app", "demo", "command line", "store") \
+                else f" · {Path(run.source).name}"
             listing.add_option((f"{i + 1}. {run.title} · {r.throughput:,.0f} ops/s · {r.outcome}{where}", i))
         self._shown = len(self.runs)
         if new and not self._auto_selected:
@@ -171,6 +175,36 @@ class CompareScreen(Screen):
         self.app.session.finished.append(run)
         self.refresh_runs()
         self.notify(f"imported {run.source}")
+
+    def action_history(self) -> None:
+        self._history(self.app.session.store)
+
+    @work(thread=True, group="history", exclusive=True)
+    def _history(self, where: object) -> None:
+        from workbench.results.store import RunStore
+
+        if where is False:
+            self.app.call_from_thread(self.app.show_error, WorkbenchError(
+                "this session records nothing (--no-store)", "leave out --no-store to keep a history"))
+            return
+        known = {run.run_id for run in self.runs if run.run_id is not None}
+        found: list[FinishedRun] = []
+        try:
+            with RunStore(where, create=False, write=False) as store:
+                for row in store.list(limit=HISTORY):
+                    if row.id in known or row.status in ("running", "failed"):
+                        continue
+                    title = f"#{row.id} {row.db or '?'} {row.workload or '-'} {row.phase}"
+                    found.append(FinishedRun(title, store.result(row.id), "store", row.id))
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        self.app.call_from_thread(self._add_history, found[::-1])  # oldest first, as made
+
+    def _add_history(self, runs: list[FinishedRun]) -> None:
+        self.app.session.finished.extend(runs)
+        self.refresh_runs()
+        self.notify(f"{len(runs)} runs from the store" if runs else "no other runs in the store")
 
     def action_export(self) -> None:
         if len(self.selected()) < 1:

@@ -28,7 +28,8 @@ Every change is an event of the run: it is drawn on the timeline and kept in its
 
 ## Compare screen keys
 `space` selects a run (the first selected is the reference), `c` clears, `o` next operation in
-the chart, `i` imports a YCSB text file, `e` exports the selection. ✓ marks the better figure.
+the chart, `h` adds earlier runs from the run store, `i` imports a YCSB text file, `e` exports
+the selection. ✓ marks the better figure.
 
 ## Clusters screen keys
 `u` up, `d` down, `R` restart a cluster; on its selected node `p` pause, `r` resume, `k` kill,
