@@ -128,7 +128,7 @@ def list_command(args: argparse.Namespace) -> int:
                           ("ops", "right"), ("ops/s", "right"), ("time s", "right")):
         table.add_column(name, justify=justify, no_wrap=name in ("ID", "started", "status"))
     for r in rows:
-        table.add_row(str(r.id), r.started, r.phase, r.db, r.workload or _origin(r), r.label,
+        table.add_row(str(r.id), r.started, r.phase, r.db or "?", r.workload or _origin(r), r.label,
                       _status(r.status), _figure(r.operations), _figure(r.throughput),
                       _figure(r.runtime_ms / 1000 if r.runtime_ms is not None else None, "{:,.1f}"))
     console.print(table)
