@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import decode, merge_into, new_histogram
@@ -169,7 +170,8 @@ def _alive(pid: int | None, started: int | None) -> bool:
 
 
 class RunStore:
-    """One open store. Not shared between threads: the recorder opens its own."""
+    """One open store. Used by one thread at a time (a recording hands it from the thread that
+    opened it to its writer thread)."""
 
     def __init__(self, path: str | Path | None = None, *, create: bool = True, write: bool = True) -> None:
         """create: make the store if there is none. write: False to only read it, which also
@@ -189,8 +191,7 @@ class RunStore:
                                  "or --no-store to run without recording")
         try:
             if self.read_only:  # nothing can change it: read it as it is, without a lock file
-                self.conn = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True,
-                                            isolation_level=None, check_same_thread=False)
+                self.conn = self._connect_immutable()
             else:
                 self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                             isolation_level=None, check_same_thread=False)
@@ -205,9 +206,12 @@ class RunStore:
             # A full disk cannot take SQLite's shared-memory file: a store whose log was folded
             # in when it was last closed still reads as it is.
             self.read_only = True
-            self.conn = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True,
-                                        isolation_level=None, check_same_thread=False)
-            self._prepare()
+            self.conn = self._connect_immutable()
+            try:
+                self._prepare()
+            except sqlite3.Error as again:
+                self.conn.close()
+                raise store_error(self.path, again, "be opened") from None
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             if "not a database" in str(exc) or "malformed" in str(exc):
@@ -219,6 +223,10 @@ class RunStore:
             raise
 
     # -- opening -------------------------------------------------------------------------------
+
+    def _connect_immutable(self) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?immutable=1", uri=True,
+                               isolation_level=None, check_same_thread=False)
 
     def _can_read_as_is(self, exc: sqlite3.Error) -> bool:
         wal = self.path.with_name(self.path.name + "-wal")

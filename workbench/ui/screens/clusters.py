@@ -114,10 +114,11 @@ class ClustersScreen(Screen):
 
     def poll(self) -> None:
         if self.is_current:
-            self._read()
+            # Widgets are read here, on the app's thread; the worker only reads files.
+            self._read(self._selected_node(), bool(self.query_one("#log").display))
 
     @work(thread=True, exclusive=True, group="read")
-    def _read(self) -> None:
+    def _read(self, key: tuple[str, str] | None, want_log: bool) -> None:
         provider = self.provider()
         found: dict[str, tuple[Cluster, str]] = {}
         for name in provider.clusters():
@@ -132,8 +133,7 @@ class ClustersScreen(Screen):
             except WorkbenchError as exc:  # a broken preset file is listed with its error
                 descriptions[name] = (str(exc), None)
         log = ""
-        key = self._selected_node()
-        if key and self.query_one("#log").display:
+        if key and want_log:
             try:
                 log = provider.logs(key[0], key[1], LOG_LINES).get(key[1], "")
             except WorkbenchError as exc:
@@ -141,6 +141,8 @@ class ClustersScreen(Screen):
         self.app.call_from_thread(self._show, found, descriptions, key, log)
 
     def _show(self, found, descriptions, key, log: str) -> None:
+        if not self.is_mounted:  # the app closed while the worker read
+            return
         self._clusters, self._presets = found, descriptions
         table = self.query_one("#clusters", DataTable)
         keep = table.cursor_row
@@ -240,6 +242,8 @@ class ClustersScreen(Screen):
 
     def _done(self) -> None:
         self._busy = ""
+        if not self.is_mounted:
+            return
         self.query_one("#progress-row").display = False
         self.poll()
 
