@@ -153,7 +153,8 @@ def main() -> None:
     if not shutil.which("tmux"):
         raise SystemExit("bench_app needs tmux (apt-get install tmux)")
     common = ["-P", WORKLOAD_A, "-threads", str(args.lanes), "-p", f"recordcount={args.records}"]
-    env = dict(os.environ)
+    # Both sides record their runs (as users' runs are), into a store of this bench, not the user's.
+    env = dict(os.environ, WORKBENCH_STORE=os.path.join(tempfile.mkdtemp(prefix="bench-app-"), "runs.db"))
     print(f"bench_app: {os.cpu_count()} cores, terminal {args.size}, {args.lanes} lanes, "
           f"{args.repeat} repetitions each, alternating\n", flush=True)
     for db in args.db.split(","):

@@ -34,7 +34,7 @@ async def until(pilot, condition, timeout: float = 120.0) -> None:
 
 async def shoot(size: tuple[int, int]) -> None:
     state = Path(tempfile.mkdtemp(prefix="workbench-shots-"))
-    session = Session(state_dir=state)
+    session = Session(state_dir=state, store=False)  # screenshots are not runs to keep
     app = WorkbenchApp(session)
     async with app.run_test(size=size) as pilot:
         await pilot.pause(1.0)
