@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "workbench.commands.keys",
     "workbench.commands.demo",
     "workbench.commands.runs",
+    "workbench.commands.experiment",
     "workbench.commands.cluster", "workbench.commands.servers",
 )
 

@@ -134,3 +134,22 @@ def test_list_filters_newest_first_and_delete_is_all_or_none(tmp_path):
         assert [r.id for r in store.list()] == [ids[2]]
         left = store.conn.execute("SELECT count(DISTINCT run_id) FROM intervals").fetchone()[0]
         assert left == 1  # a deleted run's intervals go with it
+
+
+def test_a_store_of_schema_1_gains_the_experiment_columns(tmp_path):
+    path = tmp_path / "v1.db"
+    c = sqlite3.connect(path)
+    for statement in store_module.MIGRATIONS[0].split(";"):
+        if statement.strip():
+            c.execute(statement)
+    c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    c.execute("PRAGMA user_version = 1")
+    c.execute("INSERT INTO runs (phase, db, status, source, started_at) VALUES ('run', 'memory', "
+              "'completed', 'run', 1.0)")
+    c.commit()
+    c.close()
+    with RunStore(path) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        rows = store.conn.execute("SELECT db, experiment, step FROM runs").fetchall()
+        assert rows == [("memory", None, None)]
+        assert store.experiment_runs("anything", "full") == []

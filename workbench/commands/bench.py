@@ -28,7 +28,7 @@ from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.from_run import to_run_result, view
 from workbench.results.model import IntervalMeasurement, RunResult
 from workbench.results.recording import Recording
-from workbench.results.store import ENV
+from workbench.results.store import ENV, ExperimentTag
 from workbench.results.ycsb_status import format_status_line
 from workbench.results.ycsb_text import write_ycsb_text
 
@@ -165,7 +165,8 @@ class PhaseRun:
 
 def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layout: str = "0.17",
                   status: bool = True, stream: TextIO = sys.stderr, store: StoreChoice = None,
-                  source: str = "", workload: str = "", cluster: Cluster | None = None) -> PhaseRun:
+                  source: str = "", workload: str = "", cluster: Cluster | None = None,
+                  experiment: ExperimentTag | None = None) -> PhaseRun:
     """Run one phase with status lines, recorded in the run store unless `store` is False; the
     result even when it was stopped or failed. A store that cannot take the run is refused
     before the phase starts."""
@@ -173,7 +174,7 @@ def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layo
     recording = None
     if store is not False:
         recording = Recording.open(store, spec, props, phase=phase, source=source or phase,
-                                   workload=workload, cluster=cluster)
+                                   workload=workload, cluster=cluster, experiment=experiment)
         if status:  # -q: nothing on stderr but errors (`runs list` shows the ID)
             print(f"workbench: recording run {recording.run_id} in {recording.store.path}", file=stream)
         recording.attach(controller)

@@ -24,7 +24,7 @@ from workbench.core.controller import Controller, StoredInterval
 from workbench.errors import WorkbenchError
 from workbench.results.from_run import environment, interval_from_stored
 from workbench.results.model import Event, RunResult
-from workbench.results.store import RunStore, store_error
+from workbench.results.store import ExperimentTag, RunStore, store_error
 
 _DONE = object()
 
@@ -46,7 +46,8 @@ class Recording:
 
     @classmethod
     def open(cls, path: Any, spec: WorkloadSpec, props: dict[str, str], *, phase: str, source: str,
-             workload: str = "", cluster: Any = None) -> Recording:
+             workload: str = "", cluster: Any = None, experiment: ExperimentTag | None = None
+             ) -> Recording:
         """The run's row, written now; raises a WorkbenchError when the store cannot take it."""
         try:
             store = RunStore(path)
@@ -58,7 +59,7 @@ class Recording:
         try:
             run_id = store.begin(phase=phase, db=spec.db, workload=workload, label=spec.label,
                                  source=source, properties=props,
-                                 environment=environment(spec, cluster))
+                                 environment=environment(spec, cluster), experiment=experiment)
         except Exception as exc:
             store.close()
             raise store_error(store.path, exc, "record a run") from None

@@ -12,12 +12,13 @@ form), and the final result when the phase ends. A `running` row whose process i
 SIGKILL, a closed laptop) is marked `incomplete` the next time the store is opened; what its
 intervals hold is still shown, compared and exported.
 
-Tables (schema 1):
+Tables (schema 2):
     runs       one row per phase: what was run (properties, environment), where, when, outcome,
                summary figures, and the final RunResult as workbench JSON without its intervals
                and events, which have their own tables
     intervals  (run_id, seq): one Interval of the result model as JSON
     events     (run_id, seq): one Event of the result model
+Schema 2 added the experiment, step, repetition and scale of runs made by `workbench experiment`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from workbench.results.summarize import measurement_from_histogram
 
 ENV = "WORKBENCH_STORE"
 APPLICATION_ID = 0x57424E43  # "WBNC"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 STATUSES = ("running", "completed", "stopped", "interrupted", "failed", "incomplete")
 
@@ -86,6 +87,15 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     ) WITHOUT ROWID;
     """,
+    # 2: experiments (workbench experiment run): which experiment, step and repetition a run is,
+    # at which scale, so that running the experiment again repeats no finished run.
+    """
+    ALTER TABLE runs ADD COLUMN experiment TEXT;
+    ALTER TABLE runs ADD COLUMN step TEXT;
+    ALTER TABLE runs ADD COLUMN repetition INTEGER;
+    ALTER TABLE runs ADD COLUMN scale TEXT;
+    CREATE INDEX runs_experiment ON runs (experiment, scale)
+    """,
 )
 
 
@@ -97,6 +107,16 @@ def default_path() -> Path:
     data = os.environ.get("XDG_DATA_HOME")
     root = Path(data) if data and os.path.isabs(data) else Path.home() / ".local" / "share"
     return root / "workbench" / "runs.db"
+
+
+@dataclass(frozen=True)
+class ExperimentTag:
+    """Which run of which experiment a run is (`workbench experiment run`)."""
+
+    experiment: str | None
+    step: str | None  # the step's key, e.g. cassandra/workloada/operationcount=100000
+    repetition: int | None
+    scale: str | None
 
 
 @dataclass(frozen=True)
@@ -287,16 +307,26 @@ class RunStore:
     # -- recording a live run ------------------------------------------------------------------
 
     def begin(self, *, phase: str, db: str, workload: str, label: str, source: str,
-              properties: dict[str, str], environment: dict[str, Any]) -> int:
+              properties: dict[str, str], environment: dict[str, Any],
+              experiment: ExperimentTag | None = None) -> int:
         """A `running` row for a phase about to start; its ID."""
         pid = os.getpid()
+        tag = experiment or ExperimentTag(None, None, None, None)
         cur = self.conn.execute(
             "INSERT INTO runs (phase, db, workload, label, status, source, started_at, host, pid, "
-            "pid_started, properties, environment) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+            "pid_started, properties, environment, experiment, step, repetition, scale) "
+            "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (phase, db, workload, label, source, time.time(), socket.gethostname(), pid,
-             process_started(pid), _dumps(_masked(properties)), _dumps(environment)),
+             process_started(pid), _dumps(_masked(properties)), _dumps(environment),
+             tag.experiment, tag.step, tag.repetition, tag.scale),
         )
         return int(cur.lastrowid)
+
+    def experiment_runs(self, experiment: str, scale: str) -> list[tuple[int, str, int, str]]:
+        """(id, step, repetition, status) of the experiment's runs at this scale, oldest first."""
+        return self.conn.execute(
+            "SELECT id, step, repetition, status FROM runs WHERE experiment = ? AND scale = ? "
+            "ORDER BY id", (experiment, scale)).fetchall()
 
     def add_interval(self, run_id: int, seq: int, interval: Interval,
                      events: Iterable[tuple[int, Event]] = ()) -> None:

@@ -1,0 +1,114 @@
+"""`workbench experiment`: list, show and run experiment files (presets/experiments/*.toml).
+
+An experiment is databases x workloads x one or two swept parameters x repetitions (see
+workbench/experiments/plan.py for the file format). `run` starts the clusters it needs with the
+local provider, one database at a time, records every run in the run store with the
+experiment's name, step and repetition, and resumes: run it again after Ctrl-C, a SIGKILL or a
+reboot and it makes only the runs that did not complete. `--scale laptop` divides record and
+operation counts by the file's divisor (the scale is recorded with each run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from workbench.commands.bench import add_store_arguments, store_choice
+from workbench.errors import WorkbenchError
+from workbench.experiments import plan
+from workbench.experiments.runner import remaining, run_experiment
+from workbench.results.store import RunStore
+
+
+def register(subparsers) -> None:
+    exp = subparsers.add_parser("experiment", help="experiments: databases x workloads x sweeps x "
+                                "repetitions, resumable", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = exp.add_subparsers(dest="experiment_command", metavar="ACTION", required=True)
+    p = sub.add_parser("list", help="the shipped experiments")
+    p.set_defaults(func=list_command)
+    for name, help_text, func in (("show", "what an experiment would run, and what is done", show_command),
+                                  ("run", "run (or resume) an experiment", run_command)):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("experiment", help="a shipped experiment's name or a .toml file")
+        p.add_argument("--scale", default="full", help="full (the studies' sizes) or a scale the file "
+                       "defines, such as laptop")
+        add_store_arguments(p, recording=name == "run")
+        p.set_defaults(func=func)
+
+
+def list_command(args: argparse.Namespace) -> int:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for column in ("experiment", "runs", "scales", "description"):
+        table.add_column(column, justify="right" if column == "runs" else "left")
+    for name in plan.shipped():
+        e = plan.load(name)
+        table.add_row(name, str(len(e.runs())), ", ".join(["full", *e.scales]), e.description)
+    Console(highlight=False).print(table)
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    e = plan.load(args.experiment)
+    e.divisor(args.scale)
+    todo, before = remaining(e, args.scale, store_choice(args))
+    console = Console(highlight=False)
+    console.print(f"[bold]{e.name}[/] ({e.path}): {e.description}")
+    swept = "; ".join(f"{p} = {', '.join(map(str, v))}" for p, v in e.sweep) or "nothing"
+    console.print(f"databases {', '.join(t.name for t in e.targets)}; workloads {', '.join(e.workloads)}; "
+                  f"swept {swept}; {e.repetitions} repetitions; order {e.order}; load {e.load}")
+    console.print(f"{len(e.steps())} steps, {before + len(todo)} runs at scale {args.scale}: "
+                  f"{before} done, {len(todo)} to make")
+    if todo:
+        first = todo[0]
+        console.print(f"next: {first.step.key} repetition {first.repetition}, -p "
+                      + " ".join(e.overrides(first, args.scale)))
+    _summary(e, args.scale, store_choice(args), console)
+    return 0
+
+
+def run_command(args: argparse.Namespace) -> int:
+    e = plan.load(args.experiment)
+    store = store_choice(args)
+    if store is False:
+        raise WorkbenchError("an experiment needs the run store (it resumes from it)",
+                             "leave out --no-store")
+    console = Console(stderr=True, highlight=False)
+    status = run_experiment(e, args.scale, store=store, say=console.print)
+    _summary(e, args.scale, store, Console(highlight=False))
+    return status
+
+
+def _summary(e: plan.Experiment, scale: str, store: object, console: Console) -> None:
+    """Throughput per step over its completed repetitions: mean and standard deviation."""
+    if store is False:
+        return
+    try:
+        s = RunStore(store, create=False, write=False)
+    except WorkbenchError:
+        return
+    with s:
+        by_step: dict[str, list[float]] = defaultdict(list)
+        for run_id, step, rep, status in s.experiment_runs(e.name, scale):
+            if status == "completed" and rep:
+                row = s.row(run_id)
+                by_step[step].append(row.throughput or 0.0)
+    if not by_step:
+        return
+    table = Table(title=f"{e.name} at scale {scale}: throughput per step (completed repetitions)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for column in ("step", "n", "mean ops/s", "sd"):
+        table.add_column(column, justify="left" if column == "step" else "right")
+    for step in e.steps():
+        values = by_step.get(step.key)
+        if values:
+            sd = f"{statistics.stdev(values):,.0f}" if len(values) > 1 else "-"
+            table.add_row(step.key, str(len(values)), f"{statistics.fmean(values):,.0f}", sd)
+    console.print(table)
+    print(f"every run: workbench runs list --label {e.name}", file=sys.stderr)
