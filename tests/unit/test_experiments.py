@@ -63,6 +63,7 @@ operationcount = [100, 200]
     (BASE.replace("operationcount =", "warpfactor ="), "key 'sweep.warpfactor' is not a parameter"),
     (BASE.replace('"memory"', '"mongodb"'), "key 'databases' names an unknown database 'mongodb'"),
     (BASE.replace('"workloada"', '"workloadz"'), "key 'workloads' names 'workloadz'"),
+    (BASE.replace('["memory"]', '["memory", "memory"]'), "key 'databases' lists memory twice"),
     ('settle = "flush"\n' + BASE, "not implemented yet"),
     ("repetitions = 0\n" + BASE, "key 'repetitions' must be a whole number"),
     ("databases = [\n", "not valid TOML"),
@@ -141,3 +142,37 @@ operationcount = [800, 1200]
     shown = workbench(store, "experiment", "show", str(path))
     assert "4 done, 0 to make" in shown.stdout
     assert "memory/workloada/operationcount=1200" in shown.stdout  # the summary table
+
+
+def test_show_gives_each_steps_confidence_interval_and_welchs_test_between_the_databases(tmp_path):
+    from engine_helpers import cleanup_store, make_spec, run_phase
+    from scipy import stats
+
+    from workbench.results.from_run import to_run_result
+    from workbench.results.store import ExperimentTag
+
+    path = tmp_path / "pair.toml"
+    path.write_text('databases = ["memory", "cassandra"]\nworkloads = ["workloadc"]\nrepetitions = 3\n'
+                    "[properties]\nrecordcount = 100\noperationcount = 300\n")
+    spec, props = make_spec("recordcount=100", "operationcount=300")
+    outcome, _ = run_phase(spec)
+    cleanup_store(spec)
+    result = to_run_result(outcome, props.as_dict())
+    figures = {"memory": [1000.0, 1100.0, 1050.0], "cassandra": [700.0, 760.0, 650.0]}
+    store = tmp_path / "runs.db"
+    with RunStore(store) as s:  # what three repetitions on each database would have recorded
+        for db, values in figures.items():
+            for rep, throughput in enumerate(values, start=1):
+                run_id = s.begin(phase="run", db=db, workload="workloadc", label="pair", source="experiment",
+                                 properties={}, environment={},
+                                 experiment=ExperimentTag("pair", f"{db}/workloadc", rep, "full"))
+                result.throughput = throughput
+                s.finish(run_id, result)
+    shown = workbench(store, "experiment", "show", str(path))
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "6 done, 0 to make" in text
+    low, high = stats.t.interval(0.95, 2, loc=1050.0, scale=stats.sem(figures["memory"]))
+    assert f"{low:,.0f} - {high:,.0f}" in text  # the memory step's 95% CI
+    p = stats.ttest_ind(figures["memory"], figures["cassandra"], equal_var=False).pvalue
+    assert "Welch's t-test" in text and f"{p:.4f}" in text

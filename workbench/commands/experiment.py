@@ -11,7 +11,6 @@ operation counts by the file's divisor (the scale is recorded with each run).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from collections import defaultdict
 
@@ -23,6 +22,7 @@ from workbench.commands.bench import add_store_arguments, store_choice
 from workbench.errors import WorkbenchError
 from workbench.experiments import plan
 from workbench.experiments.runner import remaining, run_experiment
+from workbench.experiments.stats import cell, welch
 from workbench.results.store import RunStore
 
 
@@ -86,7 +86,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _summary(e: plan.Experiment, scale: str, store: object, console: Console) -> None:
-    """Throughput per step over its completed repetitions: mean and standard deviation."""
+    """Throughput per step over its completed repetitions (n, mean, sd, 95% confidence interval)
+    and, with two databases, Welch's t-test of the first against the second, step by step."""
     if store is False:
         return
     try:
@@ -103,12 +104,42 @@ def _summary(e: plan.Experiment, scale: str, store: object, console: Console) ->
         return
     table = Table(title=f"{e.name} at scale {scale}: throughput per step (completed repetitions)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
-    for column in ("step", "n", "mean ops/s", "sd"):
-        table.add_column(column, justify="left" if column == "step" else "right")
+    for column in ("step", "n", "mean ops/s", "sd", "95% CI"):
+        table.add_column(column, justify="left" if column == "step" else "right", no_wrap=True)
     for step in e.steps():
         values = by_step.get(step.key)
         if values:
-            sd = f"{statistics.stdev(values):,.0f}" if len(values) > 1 else "-"
-            table.add_row(step.key, str(len(values)), f"{statistics.fmean(values):,.0f}", sd)
+            c = cell(values)
+            table.add_row(step.key, str(c.n), f"{c.mean:,.0f}", "-" if c.sd is None else f"{c.sd:,.0f}",
+                          "-" if c.ci_low is None else f"{c.ci_low:,.0f} - {c.ci_high:,.0f}")
     console.print(table)
+    if len(e.targets) >= 2:
+        _welch_table(e, scale, by_step, console)
     print(f"every run: workbench runs list --label {e.name}", file=sys.stderr)
+
+
+def _welch_table(e: plan.Experiment, scale: str, by_step: dict[str, list[float]], console: Console) -> None:
+    first, second = e.targets[0], e.targets[1]
+    table = Table(title=f"{first.name} vs {second.name}: Welch's t-test of throughput",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for column in ("workload / sweep", f"{first.name} mean", f"{second.name} mean", "difference",
+                   "t", "df", "p"):
+        table.add_column(column, justify="left" if column == "workload / sweep" else "right",
+                         no_wrap=column == "workload / sweep")
+    rows = 0
+    for step in e.steps():
+        if step.target != first:
+            continue
+        twin = next(s for s in e.steps() if s.target == second and s.workload == step.workload
+                    and s.values == step.values)
+        a, b = by_step.get(step.key, []), by_step.get(twin.key, [])
+        if len(a) < 2 or len(b) < 2:
+            continue
+        w = welch(a, b)
+        ma, mb = cell(a).mean, cell(b).mean
+        where = step.key.split("/", 1)[1]
+        table.add_row(where, f"{ma:,.0f}", f"{mb:,.0f}", f"{(ma - mb) / mb * 100:+.1f}%" if mb else "-",
+                      f"{w.t:.2f}", f"{w.df:.1f}", f"{w.p:.4f}")
+        rows += 1
+    if rows:
+        console.print(table)

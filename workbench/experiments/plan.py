@@ -195,7 +195,10 @@ def load(name_or_path: str) -> Experiment:
                         f"databases: {', '.join(DATABASES)} (optionally db:preset)")
         if db == "memory" and preset:
             raise _fail(path, "databases", "gives a preset for memory", "memory runs in-process")
-        targets.append(Target(db, None if db == "memory" else preset or DEFAULT_PRESETS[db]))
+        target = Target(db, None if db == "memory" else preset or DEFAULT_PRESETS[db])
+        if target in targets:
+            raise _fail(path, "databases", f"lists {target.name} twice", "list each database once")
+        targets.append(target)
     workloads = _strings(path, data, "workloads")
     for workload in workloads:
         if not (WORKLOADS_DIR / workload).is_file() and not (path.parent / workload).is_file():
