@@ -34,13 +34,22 @@ def register(subparsers) -> None:
     p = sub.add_parser("list", help="the shipped experiments")
     p.set_defaults(func=list_command)
     for name, help_text, func in (("show", "what an experiment would run, and what is done", show_command),
-                                  ("run", "run (or resume) an experiment", run_command)):
+                                  ("run", "run (or resume) an experiment", run_command),
+                                  ("report", "write its tidy CSV and self-contained HTML report",
+                                   report_command)):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("experiment", help="a shipped experiment's name or a .toml file")
         p.add_argument("--scale", default="full", help="full (the studies' sizes) or a scale the file "
                        "defines, such as laptop")
         add_store_arguments(p, recording=name == "run")
+        if name == "report":
+            p.add_argument("--out", default="results", help="folder for the report (default results/)")
         p.set_defaults(func=func)
+
+
+def _console() -> Console:
+    # Piped into a file or another tool: wide enough that no figure or step name is cut.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def list_command(args: argparse.Namespace) -> int:
@@ -50,7 +59,7 @@ def list_command(args: argparse.Namespace) -> int:
     for name in plan.shipped():
         e = plan.load(name)
         table.add_row(name, str(len(e.runs())), ", ".join(["full", *e.scales]), e.description)
-    Console(highlight=False).print(table)
+    _console().print(table)
     return 0
 
 
@@ -58,7 +67,7 @@ def show_command(args: argparse.Namespace) -> int:
     e = plan.load(args.experiment)
     e.divisor(args.scale)
     todo, before = remaining(e, args.scale, store_choice(args))
-    console = Console(highlight=False)
+    console = _console()
     console.print(f"[bold]{e.name}[/] ({e.path}): {e.description}")
     swept = "; ".join(f"{p} = {', '.join(map(str, v))}" for p, v in e.sweep) or "nothing"
     console.print(f"databases {', '.join(t.name for t in e.targets)}; workloads {', '.join(e.workloads)}; "
@@ -81,8 +90,42 @@ def run_command(args: argparse.Namespace) -> int:
                              "leave out --no-store")
     console = Console(stderr=True, highlight=False)
     status = run_experiment(e, args.scale, store=store, say=console.print)
-    _summary(e, args.scale, store, Console(highlight=False))
+    _summary(e, args.scale, store, _console())
     return status
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from workbench.experiments.report import anova_tables, collect, write_csv, write_html
+
+    e = plan.load(args.experiment)
+    e.divisor(args.scale)
+    store = store_choice(args)
+    records = collect(e, args.scale, store)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        stem = out / f"{e.name}-{args.scale}"
+        write_csv(e, args.scale, records, stem.with_suffix(".csv"))
+        write_html(e, args.scale, records, stem.with_suffix(".html"))
+    except OSError as exc:
+        raise WorkbenchError(f"cannot write the report to {out}: {exc.strerror or exc}",
+                             "choose a writable folder with --out") from None
+    console = _console()
+    _summary(e, args.scale, store, console)
+    if e.anova:
+        for title, rows in anova_tables(e, records, e.anova):
+            table = Table(title=f"two-way ANOVA of throughput, {title}", title_justify="left",
+                          box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+            for column in ("source", "SS", "df", "MS", "F", "p"):
+                table.add_column(column, justify="left" if column == "source" else "right", no_wrap=True)
+            for r in rows:
+                table.add_row(r.source, f"{r.ss:,.1f}", str(r.df), f"{r.ms:,.1f}",
+                              "" if r.f is None else f"{r.f:.2f}", "" if r.p is None else f"{r.p:.4f}")
+            console.print(table)
+    print(f"workbench: wrote {stem.with_suffix('.csv')} and {stem.with_suffix('.html')}", file=sys.stderr)
+    return 0
 
 
 def _summary(e: plan.Experiment, scale: str, store: object, console: Console) -> None:

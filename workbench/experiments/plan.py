@@ -19,6 +19,8 @@
     [scale]                                    # --scale NAME divides record and operation counts
     laptop = 20
 
+    anova = ["recordcount", "workload"]        # the report's two-way ANOVA (optional; at the top)
+
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
 the runs of each database with the seed, which the statistics need. Every run is stored with the
@@ -52,7 +54,7 @@ SWEEPABLE = {
 }
 SCALED = ("recordcount", "operationcount")
 KEYS = {"name", "description", "databases", "workloads", "repetitions", "order", "seed", "load",
-        "settle", "properties", "sweep", "scale"}
+        "settle", "properties", "sweep", "scale", "anova"}
 ORDERS = ("as-written", "random")
 LOADS = ("once", "every-step")
 SETTLES = ("none",)
@@ -106,6 +108,7 @@ class Experiment:
     settle: str
     properties: dict[str, str] = field(default_factory=dict)
     scales: dict[str, int] = field(default_factory=dict)
+    anova: tuple[str, str] | None = None  # the two factors of the report's two-way ANOVA
 
     def workload_file(self, workload: str) -> Path:
         own = WORKLOADS_DIR / workload
@@ -245,11 +248,18 @@ def load(name_or_path: str) -> Experiment:
     scales = data.get("scale", {})
     if not isinstance(scales, dict) or not all(isinstance(v, int) and v >= 1 for v in scales.values()):
         raise _fail(path, "scale", "must map names to whole divisors of 1 or more", "e.g. laptop = 20")
+    anova = data.get("anova")
+    if anova is not None:
+        factors = ("workload", *(p for p, _ in sweep))
+        if (not isinstance(anova, list) or len(anova) != 2 or len(set(anova)) != 2
+                or not all(f in factors for f in anova)):
+            raise _fail(path, "anova", "must name two different factors", f"factors: {', '.join(factors)}")
+        anova = tuple(anova)
     return Experiment(
         name=str(data.get("name", path.stem)), path=path, description=str(data.get("description", "")),
         targets=tuple(targets), workloads=workloads, sweep=tuple(sweep), repetitions=repetitions,
         order=picked["order"], seed=seed, load=picked["load"], settle=picked["settle"],
-        properties={k: _prop(v) for k, v in properties.items()}, scales=dict(scales),
+        properties={k: _prop(v) for k, v in properties.items()}, scales=dict(scales), anova=anova,
     )
 
 

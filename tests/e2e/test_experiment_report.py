@@ -1,0 +1,91 @@
+"""An experiment end to end on the memory binding, then its report: the tidy CSV, the HTML page
+self-contained, and every chart rendered by a real browser (Debian's headless Chromium)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium")
+EXPERIMENT = '''description = "report test"
+databases = ["memory"]
+workloads = ["workloada", "workloadc"]
+repetitions = 3
+order = "random"
+seed = 2
+anova = ["operationcount", "workload"]
+[properties]
+recordcount = 300
+[sweep]
+operationcount = [1000, 2000]
+'''
+
+
+def workbench(store: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, WORKBENCH_STORE=str(store))
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    path = tmp / "rt.toml"
+    path.write_text(EXPERIMENT)
+    store = tmp / "runs.db"
+    ran = workbench(store, "experiment", "run", str(path))
+    assert ran.returncode == 0, ran.stderr
+    made = workbench(store, "experiment", "report", str(path), "--out", str(tmp / "out"))
+    assert made.returncode == 0, made.stderr
+    return tmp / "out", made
+
+
+def test_the_csv_has_a_row_per_run_and_operation_and_the_terminal_the_anova(report):
+    out, made = report
+    rows = list(csv.DictReader((out / "rt-full.csv").open()))
+    # 2 workloads x 2 operation counts x 3 repetitions = 12 runs; A has READ and UPDATE, C only READ
+    assert len({r["run_id"] for r in rows}) == 12
+    assert len(rows) == 6 * 2 + 6 * 1
+    assert {r["operation"] for r in rows if r["workload"] == "workloadc"} == {"READ"}
+    assert all(float(r["throughput_ops_s"]) > 0 and int(r["p99_us"]) >= int(r["p50_us"]) for r in rows)
+    assert "two-way ANOVA of throughput" in made.stdout and "operationcount x workload" in made.stdout
+
+
+def test_the_html_is_self_contained(report):
+    out, _ = report
+    page = (out / "rt-full.html").read_text()
+    assert "<script" not in page and "<link" not in page and " src=" not in page
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", page)  # nothing fetched from anywhere
+    assert page.count("<figure class=chart") == 3  # throughput, READ, UPDATE
+    assert "Two-way ANOVA" in page and "95% CI" in page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_every_chart_renders_in_headless_chromium(report, tmp_path):
+    from PIL import Image
+
+    out, _ = report
+    page = (out / "rt-full.html").resolve().as_uri()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    figures = re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S)
+    assert [name for name, _ in figures] == ["throughput", "latency-READ", "latency-UPDATE"]
+    for name, body in figures:
+        assert body.count("<circle") >= 4 and "<polyline" in body, name  # every point drawn
+    shot = tmp_path / "report.png"
+    done = subprocess.run([CHROMIUM, *flags, "--window-size=1150,2600", f"--screenshot={shot}", page],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    colours = {c for _, c in Image.open(shot).convert("RGB").getcolors(1 << 20)}
+    assert (0x1F, 0x77, 0xB4) in colours and (0xD6, 0x27, 0x28) in colours  # both series painted

@@ -1,0 +1,339 @@
+"""The report of an experiment: a tidy CSV and one self-contained HTML file.
+
+`collect` reads the experiment's completed runs back from the run store. `write_csv` writes one
+row per run x operation (the form spreadsheets and R/pandas want). `write_html` writes one page
+that works offline: inline CSS and inline SVG charts drawn here, no script, font or image from
+anywhere else. Charts: throughput against the first swept parameter with 95% confidence
+intervals, one line per database and workload; per operation, p50 and p99 latency against the
+same parameter. Tables: every step (n, mean, sd, 95% CI), Welch's t-test of the first database
+against the second, and the two-way ANOVA the file asks for (`anova = ["recordcount",
+"workload"]`), one table per database and per value of any other swept parameter.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+from workbench.experiments.plan import Experiment, Step
+from workbench.experiments.stats import AnovaRow, anova2, cell, welch
+from workbench.results.store import RunStore
+
+OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE")
+PERCENTILES = ((50.0, "p50"), (95.0, "p95"), (99.0, "p99"), (99.9, "p99.9"))
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+
+
+@dataclass
+class OpFigures:
+    count: int
+    mean_us: float
+    percentiles: dict[str, int]
+    max_us: int
+
+
+@dataclass
+class RunRecord:
+    run_id: int
+    step: Step
+    repetition: int
+    throughput: float
+    runtime_ms: int
+    started_at: float
+    ops: dict[str, OpFigures] = field(default_factory=dict)
+
+
+def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
+    """The experiment's completed runs at this scale, in the order they were made."""
+    steps = {s.key: s for s in e.steps()}
+    out = []
+    with RunStore(store, create=False, write=False) as s:
+        for run_id, key, rep, status in s.experiment_runs(e.name, scale):
+            if status != "completed" or not rep or key not in steps:
+                continue
+            result = s.result(run_id)
+            record = RunRecord(run_id, steps[key], rep, result.throughput, result.runtime_ms,
+                               result.started_at or 0.0)
+            for name in OPERATIONS:
+                m = result.measurement(name)
+                if m is not None and m.operations:
+                    record.ops[name] = OpFigures(m.operations, m.average_us,
+                                                 {label: m.percentiles.get(p, 0) for p, label in PERCENTILES},
+                                                 m.max_us)
+            out.append(record)
+    if not out:
+        raise WorkbenchError(f"no completed runs of experiment {e.name!r} at scale {scale!r} in the store",
+                             f"run it first: workbench experiment run {e.path} --scale {scale}")
+    return out
+
+
+def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
+    swept = [p for p, _ in e.sweep]
+    header = ["experiment", "scale", "run_id", "database", "workload", *swept, "repetition",
+              "throughput_ops_s", "runtime_ms", "operation", "count", "mean_us",
+              *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for r in records:
+            values = dict(r.step.values)
+            for name, op in r.ops.items():
+                w.writerow([e.name, scale, r.run_id, r.step.target.name, r.step.workload,
+                            *[values[p] for p in swept], r.repetition, round(r.throughput, 3),
+                            r.runtime_ms, name, op.count, round(op.mean_us, 3),
+                            *[op.percentiles[label] for _, label in PERCENTILES], op.max_us])
+
+
+# -- statistics over the records -----------------------------------------------------------------
+
+def by_step(records: list[RunRecord]) -> dict[str, list[RunRecord]]:
+    out: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        out[r.step.key].append(r)
+    return out
+
+
+def anova_tables(e: Experiment, records: list[RunRecord], factors: tuple[str, str]
+                 ) -> list[tuple[str, list[AnovaRow]]]:
+    """(title, table) for each database and each value of the swept parameters not in `factors`."""
+    def level(r: RunRecord, factor: str) -> object:
+        return r.step.workload if factor == "workload" else dict(r.step.values)[factor]
+
+    others = [p for p, _ in e.sweep if p not in factors]
+    groups: dict[tuple, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        values = dict(r.step.values)
+        groups[(r.step.target.name, *[(p, values[p]) for p in others])].append(r)
+    out = []
+    for key, rows in groups.items():
+        title = key[0] + "".join(f", {p} = {v}" for p, v in key[1:])
+        try:
+            table = anova2([(level(r, factors[0]), level(r, factors[1]), r.throughput) for r in rows],
+                           factors[0], factors[1])
+        except ValueError as exc:  # not enough repetitions yet (or a factor with one level)
+            out.append((f"{title}: {exc}", []))
+            continue
+        out.append((title, table))
+    return out
+
+
+# -- HTML ----------------------------------------------------------------------------------------
+
+def write_html(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
+    path.write_text(render_html(e, scale, records), encoding="utf-8")
+
+
+def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
+    parts = [f"<h1>{_h(e.name)}</h1>",
+             f"<p>{_h(e.description)}</p>",
+             f"<p class=meta>scale {_h(scale)} · {len(records)} completed runs · databases "
+             f"{_h(', '.join(t.name for t in e.targets))} · workloads {_h(', '.join(e.workloads))} · "
+             f"swept {_h('; '.join(f'{p} = {list(v)}' for p, v in e.sweep) or 'nothing')} · "
+             f"{e.repetitions} repetitions, order {_h(e.order)} · report of "
+             f"{datetime.now().strftime('%Y-%m-%d %H:%M')}</p>"]
+    parts.append("<h2>Throughput</h2>")
+    parts.append(_throughput_chart(e, records))
+    ops = [name for name in OPERATIONS if any(name in r.ops for r in records)]
+    parts.append("<h2>Latency by operation</h2>")
+    for name in ops:
+        parts.append(_latency_chart(e, records, name))
+    parts.append("<h2>Every step</h2>")
+    parts.append(_steps_table(e, records))
+    if len(e.targets) >= 2:
+        parts.append(_welch_html(e, records))
+    if e.anova:
+        parts.append(f"<h2>Two-way ANOVA of throughput: {_h(e.anova[0])} x {_h(e.anova[1])}</h2>")
+        for title, table in anova_tables(e, records, e.anova):
+            parts.append(_anova_html(title, table))
+    return _PAGE.format(title=_h(f"{e.name} ({scale})"), body="\n".join(parts))
+
+
+def _h(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _x_param(e: Experiment) -> str | None:
+    return e.sweep[0][0] if e.sweep else None
+
+
+def _series(e: Experiment, records: list[RunRecord]):
+    """(label, [(x, [records])...]) per database x workload x values of the other sweeps."""
+    x = _x_param(e)
+    groups: dict[str, dict[object, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        values = dict(r.step.values)
+        rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != x)
+        label = f"{r.step.target.name} {r.step.workload}" + (f" ({rest})" if rest else "")
+        groups[label][values[x] if x else r.step.workload].append(r)
+    order = {v: i for i, v in enumerate(e.sweep[0][1] if e.sweep else e.workloads)}
+    return [(label, sorted(points.items(), key=lambda kv: order.get(kv[0], 0)))
+            for label, points in groups.items()]
+
+
+def _throughput_chart(e: Experiment, records: list[RunRecord]) -> str:
+    lines = []
+    for label, points in _series(e, records):
+        pts = []
+        for xv, rs in points:
+            c = cell([r.throughput for r in rs])
+            pts.append((xv, c.mean, c.ci_low, c.ci_high))
+        lines.append((label, pts))
+    return _svg_chart("throughput (ops/s), mean of the repetitions with 95% confidence interval",
+                      _x_param(e) or "workload", lines, e, log_y=False, kind="throughput")
+
+
+def _latency_chart(e: Experiment, records: list[RunRecord], op: str) -> str:
+    lines = []
+    for label, points in _series(e, records):
+        for pct in ("p50", "p99"):
+            pts = []
+            for xv, rs in points:
+                values = [r.ops[op].percentiles[pct] for r in rs if op in r.ops]
+                if values:
+                    pts.append((xv, sum(values) / len(values), None, None))
+            if pts:
+                lines.append((f"{label} {pct}", pts))
+    return _svg_chart(f"{op} latency (µs, log scale): p50 solid, p99 dashed, mean of the repetitions",
+                      _x_param(e) or "workload", lines, e, log_y=True, kind=f"latency-{op}")
+
+
+def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: str) -> str:
+    width, height, left, right, top, bottom = 760, 360, 78, 250, 30, 50
+    xs = list(e.sweep[0][1]) if e.sweep else list(e.workloads)
+    ys = [v for _, pts in lines for _, m, lo, hi in pts for v in (m, lo, hi) if v is not None and v > 0]
+    if not ys:
+        return f"<p>{_h(title)}: no data</p>"
+    low, high = min(ys), max(ys)
+    if log_y:
+        low, high = 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))
+    else:
+        low, high = 0.0, high * 1.1
+
+    def fy(v: float) -> float:
+        if log_y:
+            frac = (math.log10(max(v, low)) - math.log10(low)) / max(math.log10(high) - math.log10(low), 1e-9)
+        else:
+            frac = (v - low) / (high - low or 1)
+        return top + (1 - frac) * (height - top - bottom)
+
+    def fx(v: object) -> float:
+        i = xs.index(v) if v in xs else 0
+        span = width - left - right
+        return left + (span * (i + 0.5) / len(xs))
+
+    out = [f'<figure class=chart data-chart="{_h(kind)}"><figcaption>{_h(title)}</figcaption>',
+           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img">',
+           f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+           'fill="#fff" stroke="#999"/>']
+    ticks = ([10 ** k for k in range(int(math.log10(low)), int(math.log10(high)) + 1)] if log_y
+             else [low + (high - low) * k / 5 for k in range(6)])
+    for t in ticks:
+        y = fy(t)
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+    for v in xs:
+        out.append(f'<text x="{fx(v):.1f}" y="{height - bottom + 18}" text-anchor="middle">{_h(v)}</text>')
+    out.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" text-anchor="middle" '
+               f'class=axis>{_h(xlabel)}</text>')
+    for i, (label, pts) in enumerate(lines):
+        colour = COLOURS[(i // (2 if log_y else 1)) % len(COLOURS)]
+        dash = ' stroke-dasharray="6 4"' if log_y and label.endswith("p99") else ""
+        path = " ".join(f"{fx(xv):.1f},{fy(m):.1f}" for xv, m, _, _ in pts)
+        out.append(f'<polyline class=series points="{path}" fill="none" stroke="{colour}" '
+                   f'stroke-width="2"{dash}/>')
+        for xv, m, lo, hi in pts:
+            if lo is not None and hi is not None:
+                out.append(f'<line class=ci x1="{fx(xv):.1f}" x2="{fx(xv):.1f}" y1="{fy(max(lo, low)):.1f}" '
+                           f'y2="{fy(hi):.1f}" stroke="{colour}"/>')
+            out.append(f'<circle cx="{fx(xv):.1f}" cy="{fy(m):.1f}" r="3.5" fill="{colour}">'
+                       f'<title>{_h(label)}: {_num(m)}</title></circle>')
+        ly = top + 14 + 16 * i
+        out.append(f'<line x1="{width - right + 12}" x2="{width - right + 32}" y1="{ly - 4}" y2="{ly - 4}" '
+                   f'stroke="{colour}" stroke-width="2"{dash}/>')
+        out.append(f'<text x="{width - right + 38}" y="{ly}">{_h(label)}</text>')
+    out.append("</svg></figure>")
+    return "\n".join(out)
+
+
+def _num(v: float) -> str:
+    if v >= 1e6:
+        return f"{v / 1e6:.3g}M"
+    if v >= 1e4:
+        return f"{v / 1e3:.3g}k"
+    return f"{v:,.0f}" if v >= 10 else f"{v:.3g}"
+
+
+def _table(header: list[str], rows: list[list[object]], caption: str = "") -> str:
+    head = "".join(f"<th>{_h(c)}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{_h(c)}</td>" for c in row) + "</tr>" for row in rows)
+    cap = f"<caption>{_h(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _steps_table(e: Experiment, records: list[RunRecord]) -> str:
+    steps = by_step(records)
+    rows = []
+    for step in e.steps():
+        rs = steps.get(step.key)
+        if not rs:
+            continue
+        c = cell([r.throughput for r in rs])
+        read = [r.ops[op].percentiles["p99"] for r in rs for op in ("READ",) if op in r.ops]
+        rows.append([step.key, c.n, f"{c.mean:,.0f}", "-" if c.sd is None else f"{c.sd:,.0f}",
+                     "-" if c.ci_low is None else f"{c.ci_low:,.0f} – {c.ci_high:,.0f}",
+                     f"{sum(read) / len(read):,.0f}" if read else "-"])
+    return _table(["step", "n", "mean ops/s", "sd", "95% CI of the mean", "READ p99 µs (mean)"], rows)
+
+
+def _welch_html(e: Experiment, records: list[RunRecord]) -> str:
+    first, second = e.targets[0], e.targets[1]
+    steps = by_step(records)
+    rows = []
+    for step in e.steps():
+        if step.target != first:
+            continue
+        twin = next(s for s in e.steps() if s.target == second and s.workload == step.workload
+                    and s.values == step.values)
+        a = [r.throughput for r in steps.get(step.key, [])]
+        b = [r.throughput for r in steps.get(twin.key, [])]
+        if len(a) < 2 or len(b) < 2:
+            continue
+        w = welch(a, b)
+        rows.append([step.key.split("/", 1)[1], f"{cell(a).mean:,.0f}", f"{cell(b).mean:,.0f}",
+                     f"{w.t:.2f}", f"{w.df:.1f}", f"{w.p:.4f}"])
+    if not rows:
+        return ""
+    return (f"<h2>{_h(first.name)} vs {_h(second.name)}: Welch's t-test of throughput</h2>"
+            + _table(["workload / sweep", f"{first.name} mean", f"{second.name} mean", "t", "df", "p"], rows))
+
+
+def _anova_html(title: str, table: list[AnovaRow]) -> str:
+    if not table:
+        return f"<p>{_h(title)}</p>"
+    rows = [[r.source, f"{r.ss:,.1f}", r.df, f"{r.ms:,.1f}", "" if r.f is None else f"{r.f:.2f}",
+             "" if r.p is None else f"{r.p:.4f}"] for r in table]
+    return _table(["source", "SS", "df", "MS", "F", "p"], rows, caption=title)
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1100px; }}
+h1 {{ margin-bottom: 0.2em; }} .meta {{ color: #666; font-size: 0.9em; }}
+figure {{ margin: 1.2em 0; }} figcaption {{ font-weight: 600; margin-bottom: 0.3em; }}
+svg text {{ font-size: 11px; fill: #333; }} svg .axis {{ font-size: 12px; font-weight: 600; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: 0.25em 0.7em; text-align: right; }}
+th:first-child, td:first-child {{ text-align: left; }} caption {{ text-align: left; font-weight: 600; }}
+</style></head>
+<body>
+{body}
+</body></html>
+"""
