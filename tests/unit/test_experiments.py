@@ -64,7 +64,7 @@ operationcount = [100, 200]
     (BASE.replace('"memory"', '"mongodb"'), "key 'databases' names an unknown database 'mongodb'"),
     (BASE.replace('"workloada"', '"workloadz"'), "key 'workloads' names 'workloadz'"),
     (BASE.replace('["memory"]', '["memory", "memory"]'), "key 'databases' lists memory twice"),
-    ('settle = "flush"\n' + BASE, "not implemented yet"),
+    ('settle = "vacuum"\n' + BASE, "key 'settle' is 'vacuum'"),
     ("repetitions = 0\n" + BASE, "key 'repetitions' must be a whole number"),
     ("databases = [\n", "not valid TOML"),
 ])

@@ -23,7 +23,7 @@ from typing import Any
 
 from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
-from workbench.clusters.specs import SUPERUSER, CassandraSpec
+from workbench.clusters.specs import SUPERUSER, CassandraSpec, data_home
 from workbench.errors import ClusterError
 
 STORAGE_PORT, CQL_PORT = 7000, 9042
@@ -105,7 +105,7 @@ def client_kwargs(spec: CassandraSpec, run_dir: Path | None) -> dict[str, Any]:
     return kwargs
 
 
-def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path, run_dir: Path,
+def _render_yaml(spec: CassandraSpec, index: int, data_dir: Path, run_dir: Path,
                  tls_password: str | None) -> str:
     if spec.commitlog_sync == "periodic":
         extra = f"commitlog_sync_period: {spec.commitlog_sync_period_ms}ms"
@@ -120,7 +120,7 @@ def _render_yaml(spec: CassandraSpec, index: int, node_dir: Path, run_dir: Path,
         address=spec.address(index),
         storage_port=STORAGE_PORT,
         native_port=CQL_PORT,
-        node_dir=node_dir,
+        data_dir=data_dir,
         commitlog_sync=spec.commitlog_sync,
         commitlog_sync_extra=extra,
         commitlog_total_space=spec.commitlog_total_space,
@@ -140,10 +140,13 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
     for index in range(1, spec.nodes + 1):
         name, address = f"node{index}", spec.address(index)
         node_dir = run_dir / name
+        data_dir = data_home(spec, run_dir) / name
         conf, logs = node_dir / "conf", node_dir / "logs"
-        for sub in ("conf", "logs", "data", "commitlog", "saved_caches", "hints", "cdc_raw"):
+        for sub in ("conf", "logs"):
             (node_dir / sub).mkdir(parents=True, exist_ok=True)
-        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, node_dir, run_dir, tls_password))
+        for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
+            (data_dir / sub).mkdir(parents=True, exist_ok=True)
+        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, data_dir, run_dir, tls_password))
         (conf / "logback.xml").write_text(template_text("logback.xml"))
         (conf / "jvm.options").write_text(template_text("cassandra-jvm.options"))
         argv = [
@@ -154,7 +157,7 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
             f"-javaagent:{lib / 'jamm-0.4.0.jar'}",
             f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
             f"-Dlogback.configurationFile={conf / 'logback.xml'}",
-            f"-Dcassandra.storagedir={node_dir / 'data'}",
+            f"-Dcassandra.storagedir={data_dir / 'data'}",
             f"-Dcassandra.logdir={logs}",
             f"-Dcassandra.jmx.local.port={jmx_port(address)}",
             f"-Djava.io.tmpdir={node_dir}",

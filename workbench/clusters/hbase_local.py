@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
-from workbench.clusters.specs import HBaseSpec
+from workbench.clusters.specs import HBaseSpec, data_home
 
 MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster"
 THRIFT_CLASS = "org.apache.hadoop.hbase.thrift.ThriftServer"
@@ -25,10 +25,13 @@ def plans(spec: HBaseSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePla
     """Render the shared config and return how to start the master and the Thrift gateway."""
     home = run_dir / "hbase"
     conf, logs = home / "conf", home / "logs"
-    for sub in ("conf", "logs", "data", "tmp", "zookeeper"):
+    data = data_home(spec, run_dir) / "hbase"  # the HBase root directory and ZooKeeper's data
+    for sub in ("conf", "logs", "tmp"):
         (home / sub).mkdir(parents=True, exist_ok=True)
+    for sub in ("data", "zookeeper"):
+        (data / sub).mkdir(parents=True, exist_ok=True)
     (conf / "hbase-site.xml").write_text(Template(template_text("hbase-site.xml")).substitute(
-        cluster_name=spec.name, node_dir=home, address=spec.address,
+        cluster_name=spec.name, node_dir=home, data_dir=data, address=spec.address,
         zookeeper_port=spec.zookeeper_port, master_port=spec.master_port,
         regionserver_port=spec.regionserver_port, thrift_port=spec.thrift_port,
     ))

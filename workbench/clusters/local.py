@@ -29,7 +29,7 @@ from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import NodePlan, NotReady, StartupError, tail
 from workbench.clusters.progress import OnProgress, report
-from workbench.clusters.specs import ClusterSpec
+from workbench.clusters.specs import ClusterSpec, data_home
 from workbench.errors import ClusterError
 
 KINDS = {"cassandra": cassandra_local, "hbase": hbase_local}
@@ -101,8 +101,7 @@ class LocalProvider:
         """Refuse if the cluster runs; reuse data kept by `down --keep-data`, else wipe it."""
         previous = store.load(run_dir)
         if previous is None:
-            if run_dir.exists():
-                shutil.rmtree(run_dir)
+            _remove_files(spec, run_dir)
             return False
         old, phase = previous
         running = [n.name for n in old.nodes if procs.is_ours(n.pid, n.start_time)]
@@ -111,7 +110,8 @@ class LocalProvider:
                                hint=f"`workbench cluster down {spec.name}` first")
         if phase == "kept" and old.kind == spec.kind and old.spec == spec:
             return True
-        shutil.rmtree(run_dir)
+        _remove_files(old.spec, run_dir)
+        _remove_files(spec, run_dir)
         return False
 
     def _launch(self, plan: NodePlan, jdk: java.Jdk) -> Node:
@@ -128,7 +128,7 @@ class LocalProvider:
         if keep_files:
             store.save(cluster, "failed")
         else:
-            shutil.rmtree(cluster.run_dir, ignore_errors=True)
+            _remove_files(cluster.spec, cluster.run_dir)
 
     def _stop_nodes(self, nodes: tuple[Node, ...], timeout: float) -> dict[str, str]:
         # SIGTERM everyone first so the nodes shut down in parallel, then wait and escalate.
@@ -148,7 +148,7 @@ class LocalProvider:
         if keep_data:
             store.save(cluster, "kept")
         else:
-            shutil.rmtree(cluster.run_dir)
+            _remove_files(cluster.spec, cluster.run_dir)
         return result
 
     # -- inspection ------------------------------------------------------------------------
@@ -224,6 +224,14 @@ class LocalProvider:
 
     def _load(self, name: str) -> Cluster:
         return self._loaded(name)[0]
+
+
+def _remove_files(spec: ClusterSpec, run_dir: Path) -> None:
+    """The cluster's directory and, when its data lives elsewhere (data_dir), its data folder."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    data = data_home(spec, run_dir)
+    if data != run_dir:
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from pathlib import Path, PurePath
 
 from workbench.errors import ClusterError
 
@@ -48,6 +49,10 @@ class CassandraSpec:
     # superuser cassandra/cassandra) and TLS on the CQL port with a certificate made at start-up.
     authenticator: str = "AllowAllAuthenticator"
     client_tls: bool = False
+    # Where the nodes keep their data (sstables, commit log, caches, hints): "" = in the cluster's
+    # own directory; an absolute path (a RAM-backed /dev/shm, another disk) = a folder
+    # workbench-NAME inside it, removed with the cluster.
+    data_dir: str = ""
     start_timeout: float = 180.0
     kind: str = "cassandra"
 
@@ -74,6 +79,7 @@ class CassandraSpec:
         _check(self.authenticator in AUTHENTICATORS, "authenticator",
                f"must be one of {', '.join(AUTHENTICATORS)}")
         _check(isinstance(self.client_tls, bool), "client_tls", "must be true or false")
+        _check_data_dir(self.data_dir)
 
     def address(self, index: int) -> str:
         """Address of node `index` (1-based)."""
@@ -97,6 +103,7 @@ class HBaseSpec:
     master_port: int = 16000
     regionserver_port: int = 16020
     thrift_port: int = 9090
+    data_dir: str = ""  # as for Cassandra: the HBase root directory and ZooKeeper's data
     start_timeout: float = 180.0
     kind: str = "hbase"
 
@@ -107,7 +114,18 @@ class HBaseSpec:
         _check(self.address.startswith("127."), "address", "must be a loopback address")
         for field in ("zookeeper_port", "master_port", "regionserver_port", "thrift_port"):
             _check(1024 <= getattr(self, field) <= 65535, field, "must be a port 1024-65535")
+        _check_data_dir(self.data_dir)
+
+
+def _check_data_dir(value: str) -> None:
+    _check(value == "" or PurePath(value).is_absolute(), "data_dir",
+           f"{value!r} must be an absolute directory (or empty: the cluster's own directory)")
 
 
 ClusterSpec = CassandraSpec | HBaseSpec
+
+
+def data_home(spec: ClusterSpec, run_dir: Path) -> Path:
+    """Where the cluster's data lives: its run directory, or workbench-NAME under data_dir."""
+    return Path(spec.data_dir) / f"workbench-{spec.name}" if spec.data_dir else run_dir
 SPEC_TYPES: dict[str, type] = {"cassandra": CassandraSpec, "hbase": HBaseSpec}

@@ -85,6 +85,8 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
                 if experiment.load == "every-step" or group not in loaded:
                     _load(experiment, run, overrides, cluster, scale, store, say)
                     loaded.add(group)
+                if experiment.settle == "flush":
+                    _settle(experiment, run, overrides, cluster, say)
                 status = max(status, _one(experiment, run, overrides, cluster, scale, store, progress, say))
     return status
 
@@ -108,6 +110,18 @@ def _load(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster
         raise WorkbenchError(f"the load for {run.step.key} ended {done.result.outcome}: "
                              f"{done.result.environment.get('error', '')}".rstrip(": "),
                              "see the message above; running the experiment again resumes it")
+
+
+def _settle(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
+            say: Say) -> None:
+    """Flush what the load or the previous run wrote and wait out compactions (not timed)."""
+    if cluster.cluster is None:  # the memory binding keeps nothing to flush
+        return
+    from workbench.clusters.settle import settle
+
+    spec, props = spec_from_args([str(experiment.workload_file(run.step.workload))], overrides, "run")
+    settle(cluster.cluster, keyspace=props.as_dict().get("cassandra.keyspace", "ycsb"), table=spec.table,
+           say=say)
 
 
 def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
