@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
     ("cassandra-vs-hbase-ops", 2 * 2 * 3, 2 * 2 * 3 * 3),
     ("cassandra-records-lanes", 5 * 3 * 7, 5 * 3 * 7 * 3),
     ("cassandra-nodes", 2, 2 * 3),
+    ("five-mixes", 4 * 5, 4 * 5 * 3),
+    ("hbase-storage", 3 * 2 * 2, 3 * 2 * 2 * 3),
+    ("saturation", 2 * (1 + 9), 2 * (1 + 9) * 3),
 ])
 def test_shipped_experiments_expand_to_their_studies_runs(name, steps, runs):
     e = plan.load(name)
@@ -50,6 +53,79 @@ def test_random_order_is_reproducible_and_scales_divide_the_counts():
         e.overrides(run, "phone")
 
 
+def test_cluster_sweeps_start_a_cluster_per_shape_and_calibration_runs_come_first(tmp_path):
+    path = tmp_path / "shapes.toml"
+    path.write_text('''databases = ["cassandra:cassandra-3"]
+workloads = ["workloada", "workloadc"]
+repetitions = 2
+order = "random"
+seed = 4
+[sweep]
+nodes = [1, 3]
+rate = [50, 100]
+''')
+    e = plan.load(str(path))
+    runs = e.runs()
+    assert len(runs) == 2 * 2 * 3 * 2  # workloads x nodes x (max, 50, 100) x repetitions
+    shapes = [r.step.cluster_values for r in runs]
+    # one cluster, then the other
+    assert shapes == sorted(shapes, key=[(("nodes", 1),), (("nodes", 3),)].index)
+    for shape in set(shapes):
+        rates = [r.step.rate for r in runs if r.step.cluster_values == shape]
+        assert rates[:4] == ["max"] * 4 and "max" not in rates[4:]  # calibration runs first
+    one, three = (e.cluster_spec(next(r.step for r in runs if r.step.cluster_values == (("nodes", n),)))
+                  for n in (1, 3))
+    assert (one.nodes, one.replication_factor) == (1, 1)  # the preset's factor 2, capped at 1 node
+    assert (three.nodes, three.replication_factor) == (3, 2)
+    paced = next(r for r in runs if r.step.rate == 50)
+    assert paced.step.calibration().key == paced.step.key.replace("rate=50", "rate=max")
+    assert "target=1235" in e.overrides(paced, "full", unthrottled=2470.0)
+    with pytest.raises(ConfigError, match="needs the throughput of"):
+        e.overrides(paced, "full")
+    storage = plan.load("hbase-storage")
+    ram = next(s for s in storage.steps() if dict(s.values)["storage"] == "ram")
+    assert storage.cluster_spec(ram).data_dir == "/dev/shm"
+    assert storage.cluster_spec(ram.calibration()).data_dir == "/dev/shm"
+
+
+def test_a_saturation_sweep_paces_each_rate_at_its_share_of_the_unthrottled_throughput(tmp_path):
+    """End to end on the memory binding: unthrottled runs first, then paced runs whose target is
+    the percentage of their mean; the report charts the curve and names the highest rate whose
+    p99 stayed under the bound."""
+    path = tmp_path / "sat.toml"
+    path.write_text('''databases = ["memory"]
+workloads = ["workloada"]
+repetitions = 2
+p99_bound_ms = 1000
+[properties]
+recordcount = 100
+operationcount = 600
+"measurement.interval" = "both"
+[sweep]
+rate = [5, 10]
+''')
+    store = tmp_path / "runs.db"
+    done = workbench(store, "experiment", "run", str(path))
+    assert done.returncode == 0, done.stderr
+    with RunStore(store, write=False) as s:
+        runs = [(step, rep, s.row(run_id)) for run_id, step, rep, status in s.experiment_runs("sat", "full")
+                if rep and status == "completed"]
+        targets = {step: s.result(run_id).properties.get("target") for run_id, step, rep, _ in
+                   s.experiment_runs("sat", "full") if rep}
+    assert [step for step, _, _ in runs][:2] == ["memory/workloada/rate=max"] * 2
+    unthrottled = sum(row.throughput for step, _, row in runs if step.endswith("max")) / 2
+    assert targets["memory/workloada/rate=5"] == str(round(unthrottled * 0.05))
+    assert targets["memory/workloada/rate=10"] == str(round(unthrottled * 0.10))
+    report = workbench(store, "report", str(path), "--out", str(tmp_path / "out"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "out" / "sat-full.html").read_text()
+    assert 'data-chart="saturation"' in page and "p99 bound 1 ms" not in page and "p99 bound 1000 ms" in page
+    assert "highest rate with p99 &lt; 1000 ms" in page
+    assert "saturation: response time against throughput" in report.stdout
+    row = next(line for line in report.stdout.splitlines() if line.strip().startswith("memory workloada"))
+    assert "10%" in row  # both rates stayed under a 1 s bound: the highest is named
+
+
 BASE = '''databases = ["memory"]
 workloads = ["workloada"]
 [sweep]
@@ -67,6 +143,12 @@ operationcount = [100, 200]
     ('settle = "vacuum"\n' + BASE, "key 'settle' is 'vacuum'"),
     ("repetitions = 0\n" + BASE, "key 'repetitions' must be a whole number"),
     ("databases = [\n", "not valid TOML"),
+    (BASE.replace("operationcount =", "nodes ="), "key 'sweep.nodes' applies to Cassandra databases only"),
+    (BASE.replace('["memory"]', '["hbase"]').replace("operationcount = [100, 200]", 'storage = ["ram"]'),
+     "key 'sweep.storage' names 'ram', which the [storage] table does not"),
+    (BASE + '[storage]\nram = "shm"\n', "key 'storage' must map names to absolute directories"),
+    ("p99_bound_ms = 5\n" + BASE, "key 'p99_bound_ms' must be a positive number of milliseconds"),
+    (BASE.replace("operationcount = [100, 200]", "rate = [0, 50]"), "key 'sweep.rate' must be percentages"),
 ])
 def test_a_mistake_in_an_experiment_file_is_one_line_naming_file_and_key(tmp_path, text, says):
     path = tmp_path / "bad.toml"

@@ -45,6 +45,13 @@ def register(subparsers) -> None:
         if name == "report":
             p.add_argument("--out", default="results", help="folder for the report (default results/)")
         p.set_defaults(func=func)
+    # `workbench report EXPERIMENT`: the same as `workbench experiment report EXPERIMENT`.
+    p = subparsers.add_parser("report", help="an experiment's tidy CSV and self-contained HTML report")
+    p.add_argument("experiment", help="a shipped experiment's name or a .toml file")
+    p.add_argument("--scale", default="full", help="full (the studies' sizes) or a scale the file defines")
+    add_store_arguments(p, recording=False)
+    p.add_argument("--out", default="results", help="folder for the report (default results/)")
+    p.set_defaults(func=report_command)
 
 
 def _console() -> Console:
@@ -71,7 +78,8 @@ def show_command(args: argparse.Namespace) -> int:
     console.print(f"[bold]{e.name}[/] ({e.path}): {e.description}")
     swept = "; ".join(f"{p} = {', '.join(map(str, v))}" for p, v in e.sweep) or "nothing"
     console.print(f"databases {', '.join(t.name for t in e.targets)}; workloads {', '.join(e.workloads)}; "
-                  f"swept {swept}; {e.repetitions} repetitions; order {e.order}; load {e.load}")
+                  f"swept {swept}; {e.repetitions} repetitions; order {e.order}; load {e.load}; "
+                  f"settle {e.settle}")
     console.print(f"{len(e.steps())} steps, {before + len(todo)} runs at scale {args.scale}: "
                   f"{before} done, {len(todo)} to make")
     if todo:
@@ -124,6 +132,17 @@ def report_command(args: argparse.Namespace) -> int:
                 table.add_row(r.source, f"{r.ss:,.1f}", str(r.df), f"{r.ms:,.1f}",
                               "" if r.f is None else f"{r.f:.2f}", "" if r.p is None else f"{r.p:.4f}")
             console.print(table)
+    if plan.RATE in dict(e.sweep):
+        from workbench.experiments.report import saturation_table
+
+        header, rows = saturation_table(e, records)
+        table = Table(title="saturation: response time against throughput", title_justify="left",
+                      box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+        for i, column in enumerate(header):
+            table.add_column(column, justify="left" if i == 0 else "right", no_wrap=i == 0)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
     print(f"workbench: wrote {stem.with_suffix('.csv')} and {stem.with_suffix('.html')}", file=sys.stderr)
     return 0
 

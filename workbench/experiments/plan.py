@@ -21,15 +21,26 @@
 
     anova = ["recordcount", "workload"]        # the report's two-way ANOVA (optional; at the top)
 
+Sweeps that shape the cluster rather than the workload: `nodes = [1, 2, 3]` (Cassandra: the
+preset with that many nodes, its replication factor capped at the node count) and
+`storage = ["disk", "ram"]`, names of a `[storage]` table of data directories ("" = the
+cluster's own directory, e.g. ram = "/dev/shm"). A cluster is started for each of their
+combinations in turn. `rate = [10, 20, ..., 120]` is the saturation sweep: every database and
+workload first runs unthrottled (rate = max), then at those percentages of the throughput it
+reached; `p99_bound_ms = 10` (at the top) makes the report name the highest rate whose p99
+response time stayed under the bound.
+
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
-the runs of each database with the seed, which the statistics need. Every run is stored with the
+the runs of each database (of each cluster it starts) with the seed, which the statistics need;
+unthrottled runs come before the paced runs they calibrate. Every run is stored with the
 experiment's name, its step and repetition, and the scale, so a run that finished is never
 repeated when the experiment is run again.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import tomllib
 from dataclasses import dataclass, field
@@ -52,9 +63,12 @@ SWEEPABLE = {
     "zipfian.constant": "zipfian.constant",
     "requestdistribution": "requestdistribution",
 }
+CLUSTER_SWEEPS = ("nodes", "storage")  # swept by starting another cluster, not by -p
+RATE = "rate"  # percent of the unthrottled throughput; steps with rate = max calibrate the others
+UNTHROTTLED = "max"
 SCALED = ("recordcount", "operationcount")
 KEYS = {"name", "description", "databases", "workloads", "repetitions", "order", "seed", "load",
-        "settle", "properties", "sweep", "scale", "anova"}
+        "settle", "properties", "sweep", "scale", "anova", "storage", "p99_bound_ms"}
 ORDERS = ("as-written", "random")
 LOADS = ("once", "every-step")
 SETTLES = ("none", "flush")
@@ -86,6 +100,20 @@ class Step:
         swept = ",".join(f"{k}={v}" for k, v in self.values)
         return f"{self.target.name}/{self.workload}" + (f"/{swept}" if swept else "")
 
+    @property
+    def cluster_values(self) -> tuple[tuple[str, object], ...]:
+        """The swept values that need a cluster of their own (nodes, storage)."""
+        return tuple((k, v) for k, v in self.values if k in CLUSTER_SWEEPS)
+
+    @property
+    def rate(self) -> object | None:
+        return dict(self.values).get(RATE)
+
+    def calibration(self) -> Step:
+        """The unthrottled step whose throughput this paced step's rate is a percentage of."""
+        return Step(self.target, self.workload,
+                    tuple((k, UNTHROTTLED if k == RATE else v) for k, v in self.values))
+
 
 @dataclass(frozen=True)
 class PlannedRun:
@@ -109,6 +137,8 @@ class Experiment:
     properties: dict[str, str] = field(default_factory=dict)
     scales: dict[str, int] = field(default_factory=dict)
     anova: tuple[str, str] | None = None  # the two factors of the report's two-way ANOVA
+    storage: dict[str, str] = field(default_factory=dict)  # storage name -> data directory
+    p99_bound_ms: float | None = None  # saturation: the p99 response time a rate must stay under
 
     def workload_file(self, workload: str) -> Path:
         own = WORKLOADS_DIR / workload
@@ -117,22 +147,45 @@ class Experiment:
     def steps(self) -> list[Step]:
         combos: list[tuple[tuple[str, object], ...]] = [()]
         for param, values in self.sweep:
+            if param == RATE:
+                values = (UNTHROTTLED, *values)
             combos = [c + ((param, v),) for c in combos for v in values]
         return [Step(t, w, c) for t in self.targets for w in self.workloads for c in combos]
 
     def runs(self) -> list[PlannedRun]:
-        """Every run, database by database; shuffled per database when order = random."""
+        """Every run: database by database, cluster by cluster (nodes, storage), unthrottled
+        calibration runs before paced ones; each part shuffled when order = random."""
         out: list[PlannedRun] = []
         rng = random.Random(self.seed)
+        steps = self.steps()
         for target in self.targets:
-            mine = [PlannedRun(s, r) for r in range(1, self.repetitions + 1)
-                    for s in self.steps() if s.target == target]
-            if self.order == "random":
-                rng.shuffle(mine)
-            else:  # as written: repetition after repetition of the whole sweep
-                mine.sort(key=lambda run: run.repetition)
-            out += mine
+            clusters = dict.fromkeys(s.cluster_values for s in steps if s.target == target)
+            for shape in clusters:
+                mine = [PlannedRun(s, r) for r in range(1, self.repetitions + 1)
+                        for s in steps if s.target == target and s.cluster_values == shape]
+                for part in ([r for r in mine if r.step.rate == UNTHROTTLED],
+                             [r for r in mine if r.step.rate != UNTHROTTLED]):
+                    if self.order == "random":
+                        rng.shuffle(part)
+                    else:  # as written: repetition after repetition of the whole sweep
+                        part.sort(key=lambda run: run.repetition)
+                    out += part
         return out
+
+    def cluster_spec(self, step: Step):
+        """The cluster spec a server step runs on: its preset, with the step's nodes and storage."""
+        import dataclasses
+
+        from workbench.clusters import presets
+
+        spec = presets.load(step.target.preset)
+        values = dict(step.cluster_values)
+        if "nodes" in values:
+            n = int(values["nodes"])
+            spec = dataclasses.replace(spec, nodes=n, replication_factor=min(spec.replication_factor, n))
+        if "storage" in values:
+            spec = dataclasses.replace(spec, data_dir=self.storage[str(values["storage"])])
+        return spec
 
     def divisor(self, scale: str) -> int:
         if scale == "full":
@@ -142,10 +195,19 @@ class Experiment:
             raise ConfigError(f"{self.path}: no scale {scale!r}", f"scales of this experiment: {known}")
         return self.scales[scale]
 
-    def overrides(self, run: PlannedRun, scale: str) -> list[str]:
-        """The -p overrides of one run at a scale (record and operation counts divided)."""
+    def overrides(self, run: PlannedRun, scale: str, unthrottled: float | None = None) -> list[str]:
+        """The -p overrides of one run at a scale (record and operation counts divided); a paced
+        step of a rate sweep needs the throughput its unthrottled step reached."""
         props = dict(self.properties)
         for param, value in run.step.values:
+            if param in CLUSTER_SWEEPS or (param == RATE and value == UNTHROTTLED):
+                continue
+            if param == RATE:
+                if unthrottled is None:
+                    raise ConfigError(f"{run.step.key} needs the throughput of "
+                                      f"{run.step.calibration().key} first")
+                props["target"] = str(max(1, round(unthrottled * float(value) / 100)))
+                continue
             props[SWEEPABLE[param]] = str(value)
         divisor = self.divisor(scale)
         for key in SCALED:
@@ -211,16 +273,26 @@ def load(name_or_path: str) -> Experiment:
     if not isinstance(sweep_table, dict) or len(sweep_table) > 2:
         raise _fail(path, "sweep", "must be a table of one or two parameters",
                     "e.g. [sweep] operationcount = [100000, 200000]")
+    storage = data.get("storage", {})
+    if not isinstance(storage, dict) or not all(
+            isinstance(v, str) and (v == "" or Path(os.path.expanduser(v)).is_absolute())
+            for v in storage.values()):
+        raise _fail(path, "storage", "must map names to absolute directories (\"\" = the cluster's own)",
+                    'e.g. [storage] disk = "" and ram = "/dev/shm"')
+    storage = {k: os.path.expanduser(v) for k, v in storage.items()}
     sweep = []
     for param, values in sweep_table.items():
-        if param not in SWEEPABLE:
+        if param not in SWEEPABLE and param not in CLUSTER_SWEEPS and param != RATE:
             raise _fail(path, f"sweep.{param}", "is not a parameter that can be swept",
-                        f"sweepable: {', '.join(SWEEPABLE)}")
+                        f"sweepable: {', '.join([*SWEEPABLE, *CLUSTER_SWEEPS, RATE])}")
         if not isinstance(values, list) or not values:
             raise _fail(path, f"sweep.{param}", "has no values", f"e.g. {param} = [1, 2, 4]")
         if len(set(map(str, values))) != len(values):
             raise _fail(path, f"sweep.{param}", "repeats a value", "list every value once")
+        _check_cluster_sweep(path, param, values, targets, storage)
         sweep.append((param, tuple(values)))
+    if "target" in {SWEEPABLE.get(p) for p, _ in sweep} and RATE in dict(sweep):
+        raise _fail(path, "sweep.rate", "and a target sweep both set the target rate", "sweep one of them")
     repetitions = data.get("repetitions", 1)
     if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
         raise _fail(path, "repetitions", "must be a whole number of 1 or more", "e.g. repetitions = 3")
@@ -238,10 +310,17 @@ def load(name_or_path: str) -> Experiment:
     properties = data.get("properties", {})
     if not isinstance(properties, dict):
         raise _fail(path, "properties", "must be a table", "e.g. [properties] recordcount = 1000")
-    swept_keys = {SWEEPABLE[p] for p, _ in sweep}
+    swept_keys = {SWEEPABLE[p] for p, _ in sweep if p in SWEEPABLE}
+    if RATE in dict(sweep):
+        swept_keys.add("target")
     for key in properties:
         if key in swept_keys:
             raise _fail(path, f"properties.{key}", "is also swept", "set it in one place only")
+    bound = data.get("p99_bound_ms")
+    if bound is not None and (RATE not in dict(sweep) or isinstance(bound, bool)
+                              or not isinstance(bound, int | float) or bound <= 0):
+        raise _fail(path, "p99_bound_ms", "must be a positive number of milliseconds, with a rate sweep",
+                    "e.g. p99_bound_ms = 10 and [sweep] rate = [10, 50, 100]")
     scales = data.get("scale", {})
     if not isinstance(scales, dict) or not all(isinstance(v, int) and v >= 1 for v in scales.values()):
         raise _fail(path, "scale", "must map names to whole divisors of 1 or more", "e.g. laptop = 20")
@@ -257,7 +336,31 @@ def load(name_or_path: str) -> Experiment:
         targets=tuple(targets), workloads=workloads, sweep=tuple(sweep), repetitions=repetitions,
         order=picked["order"], seed=seed, load=picked["load"], settle=picked["settle"],
         properties={k: _prop(v) for k, v in properties.items()}, scales=dict(scales), anova=anova,
+        storage=storage, p99_bound_ms=None if bound is None else float(bound),
     )
+
+
+def _check_cluster_sweep(path: Path, param: str, values: list, targets: list[Target],
+                         storage: dict[str, str]) -> None:
+    if param == "nodes":
+        if any(t.db != "cassandra" for t in targets):
+            raise _fail(path, "sweep.nodes", "applies to Cassandra databases only",
+                        "list other databases in an experiment of their own, or name presets "
+                        '(databases = ["cassandra:cassandra-3", ...])')
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 9 for v in values):
+            raise _fail(path, "sweep.nodes", "must be whole numbers of nodes from 1 to 9",
+                        "e.g. nodes = [1, 3]")
+    elif param == "storage":
+        if any(t.preset is None for t in targets):
+            raise _fail(path, "sweep.storage", "needs server databases", "memory keeps nothing on disk")
+        unknown = [v for v in values if v not in storage]
+        if unknown:
+            raise _fail(path, "sweep.storage", f"names {unknown[0]!r}, which the [storage] table does not",
+                        f'add it: [storage] {unknown[0]} = "/path"')
+    elif param == RATE:
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and 0 < v <= 1000 for v in values):
+            raise _fail(path, "sweep.rate", "must be percentages of the unthrottled throughput (1-1000)",
+                        "e.g. rate = [10, 50, 100, 120]")
 
 
 def _prop(value: object) -> str:

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.experiments.plan import Experiment, Step
+from workbench.experiments.plan import RATE, UNTHROTTLED, Experiment, Step
 from workbench.experiments.stats import AnovaRow, anova2, cell, welch
 from workbench.results.store import RunStore
 
@@ -46,7 +46,9 @@ class RunRecord:
     throughput: float
     runtime_ms: int
     started_at: float
+    target: float | None  # the target rate it was paced at (ops/s), None unthrottled
     ops: dict[str, OpFigures] = field(default_factory=dict)
+    response: dict[str, OpFigures] = field(default_factory=dict)  # paced runs: from the intended start
 
 
 def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
@@ -59,18 +61,27 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
                 continue
             result = s.result(run_id)
             record = RunRecord(run_id, steps[key], rep, result.throughput, result.runtime_ms,
-                               result.started_at or 0.0)
+                               result.started_at or 0.0, _target(result))
             for name in OPERATIONS:
-                m = result.measurement(name)
-                if m is not None and m.operations:
-                    record.ops[name] = OpFigures(m.operations, m.average_us,
-                                                 {label: m.percentiles.get(p, 0) for p, label in PERCENTILES},
-                                                 m.max_us)
+                for kind, prefix in ((record.ops, ""), (record.response, "Intended-")):
+                    m = result.measurement(prefix + name)
+                    if m is not None and m.operations:
+                        kind[name] = OpFigures(m.operations, m.average_us,
+                                               {label: m.percentiles.get(p, 0) for p, label in PERCENTILES},
+                                               m.max_us)
             out.append(record)
     if not out:
         raise WorkbenchError(f"no completed runs of experiment {e.name!r} at scale {scale!r} in the store",
                              f"run it first: workbench experiment run {e.path} --scale {scale}")
     return out
+
+
+def _target(result) -> float | None:
+    value = (result.properties or {}).get("target")
+    try:
+        return float(value) or None if value not in (None, "") else None
+    except ValueError:
+        return None
 
 
 def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
@@ -147,6 +158,11 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
     parts.append(_steps_table(e, records))
     if len(e.targets) >= 2:
         parts.append(_welch_html(e, records))
+    if RATE in dict(e.sweep):
+        parts.append("<h2>Saturation: response time against the throughput achieved</h2>")
+        parts.append(_saturation_chart(e, records))
+        header, rows = saturation_table(e, records)
+        parts.append(_table(header, rows))
     if e.anova:
         parts.append(f"<h2>Two-way ANOVA of throughput: {_h(e.anova[0])} x {_h(e.anova[1])}</h2>")
         for title, table in anova_tables(e, records, e.anova):
@@ -162,6 +178,13 @@ def _x_param(e: Experiment) -> str | None:
     return e.sweep[0][0] if e.sweep else None
 
 
+def _x_values(e: Experiment) -> list[object]:
+    if not e.sweep:
+        return list(e.workloads)
+    param, values = e.sweep[0]
+    return [UNTHROTTLED, *values] if param == RATE else list(values)
+
+
 def _series(e: Experiment, records: list[RunRecord]):
     """(label, [(x, [records])...]) per database x workload x values of the other sweeps."""
     x = _x_param(e)
@@ -171,7 +194,7 @@ def _series(e: Experiment, records: list[RunRecord]):
         rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != x)
         label = f"{r.step.target.name} {r.step.workload}" + (f" ({rest})" if rest else "")
         groups[label][values[x] if x else r.step.workload].append(r)
-    order = {v: i for i, v in enumerate(e.sweep[0][1] if e.sweep else e.workloads)}
+    order = {v: i for i, v in enumerate(_x_values(e))}
     return [(label, sorted(points.items(), key=lambda kv: order.get(kv[0], 0)))
             for label, points in groups.items()]
 
@@ -205,7 +228,7 @@ def _latency_chart(e: Experiment, records: list[RunRecord], op: str) -> str:
 
 def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: str) -> str:
     width, height, left, right, top, bottom = 760, 360, 78, 250, 30, 50
-    xs = list(e.sweep[0][1]) if e.sweep else list(e.workloads)
+    xs = _x_values(e)
     ys = [v for _, pts in lines for _, m, lo, hi in pts for v in (m, lo, hi) if v is not None and v > 0]
     if not ys:
         return f"<p>{_h(title)}: no data</p>"
@@ -257,6 +280,126 @@ def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind:
         ly = top + 14 + 16 * i
         out.append(f'<line x1="{width - right + 12}" x2="{width - right + 32}" y1="{ly - 4}" y2="{ly - 4}" '
                    f'stroke="{colour}" stroke-width="2"{dash}/>')
+        out.append(f'<text x="{width - right + 38}" y="{ly}">{_h(label)}</text>')
+    out.append("</svg></figure>")
+    return "\n".join(out)
+
+
+@dataclass
+class CurvePoint:
+    rate: object  # "max" or a percentage
+    throughput: float  # mean achieved
+    target: float | None  # mean target rate (ops/s); None unthrottled
+    p50_us: float  # mean over the repetitions of the worst operation's response time p50
+    p99_us: float
+
+
+def saturation_curves(e: Experiment, records: list[RunRecord]) -> dict[str, list[CurvePoint]]:
+    """Per database x workload (x other swept values): one point per rate, in sweep order.
+    Latency is the response time (from the intended start) where the run was paced, the service
+    time for the unthrottled run (they are the same thing there), worst operation first."""
+    groups: dict[str, dict[object, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != RATE)
+        label = f"{r.step.target.name} {r.step.workload}" + (f" ({rest})" if rest else "")
+        groups[label][r.step.rate].append(r)
+    order = {v: i for i, v in enumerate([UNTHROTTLED, *dict(e.sweep)[RATE]])}
+    out: dict[str, list[CurvePoint]] = {}
+    for label, by_rate in groups.items():
+        points = []
+        for rate, rs in sorted(by_rate.items(), key=lambda kv: order.get(kv[0], 0)):
+            def worst(r: RunRecord, pct: str) -> float:
+                figures = r.response or r.ops
+                return max((f.percentiles[pct] for f in figures.values()), default=0)
+            targets = [r.target for r in rs if r.target]
+            points.append(CurvePoint(rate, sum(r.throughput for r in rs) / len(rs),
+                                     sum(targets) / len(targets) if targets else None,
+                                     sum(worst(r, "p50") for r in rs) / len(rs),
+                                     sum(worst(r, "p99") for r in rs) / len(rs)))
+        out[label] = points
+    return out
+
+
+def saturation_table(e: Experiment, records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
+    """Per curve: the unthrottled throughput and the highest rate whose p99 stayed under the
+    file's bound (p99_bound_ms)."""
+    bound_us = None if e.p99_bound_ms is None else e.p99_bound_ms * 1000
+    header = ["database / workload", "unthrottled ops/s", "unthrottled p99 ms",
+              f"highest rate with p99 < {e.p99_bound_ms:g} ms" if bound_us else "highest rate run",
+              "its target ops/s", "achieved ops/s", "its p99 ms"]
+    rows = []
+    for label, points in saturation_curves(e, records).items():
+        top = next((p for p in points if p.rate == UNTHROTTLED), None)
+        paced = [p for p in points if p.rate != UNTHROTTLED]
+        ok = [p for p in paced if bound_us is None or p.p99_us < bound_us]
+        best = max(ok, key=lambda p: float(p.rate), default=None)
+        row = [label, f"{top.throughput:,.0f}" if top else "-", f"{top.p99_us / 1000:,.2f}" if top else "-"]
+        if best is None:
+            row += ["none", "-", "-", "-"]
+        else:
+            row += [f"{best.rate:g}%", f"{best.target:,.0f}" if best.target else "-",
+                    f"{best.throughput:,.0f}", f"{best.p99_us / 1000:,.2f}"]
+        rows.append(row)
+    return header, rows
+
+
+def _saturation_chart(e: Experiment, records: list[RunRecord]) -> str:
+    """p50 (solid) and p99 (dashed) response time against the throughput achieved, log y."""
+    width, height, left, right, top, bottom = 760, 360, 78, 250, 30, 50
+    curves = saturation_curves(e, records)
+    xs = [p.throughput for pts in curves.values() for p in pts]
+    ys = [v for pts in curves.values() for p in pts for v in (p.p50_us, p.p99_us) if v > 0]
+    if not xs or not ys:
+        return "<p>saturation: no data</p>"
+    x_high = max(xs) * 1.1 or 1.0
+    low, high = 10 ** math.floor(math.log10(min(ys))), 10 ** math.ceil(math.log10(max(ys)))
+    if high <= low:
+        high = low * 10
+
+    def fx(v: float) -> float:
+        return left + (width - left - right) * v / x_high
+
+    def fy(v: float) -> float:
+        frac = (math.log10(max(v, low)) - math.log10(low)) / (math.log10(high) - math.log10(low))
+        return top + (1 - frac) * (height - top - bottom)
+
+    out = ['<figure class=chart data-chart="saturation"><figcaption>response time (µs, log scale) against '
+           'throughput achieved (ops/s): p50 solid, p99 dashed; the first point of a line is the '
+           'lowest rate</figcaption>',
+           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img">',
+           f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+           'fill="#fff" stroke="#999"/>']
+    for k in range(int(math.log10(low)), int(math.log10(high)) + 1):
+        y = fy(10 ** k)
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_num(10 ** k)}</text>')
+    for k in range(6):
+        v = x_high * k / 5
+        out.append(f'<text x="{fx(v):.1f}" y="{height - bottom + 18}" text-anchor="middle">{_num(v)}</text>')
+    out.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" text-anchor="middle" '
+               'class=axis>throughput achieved (ops/s)</text>')
+    if e.p99_bound_ms:
+        y = fy(e.p99_bound_ms * 1000)
+        out.append(f'<line class=bound x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
+                   f'stroke="#888" stroke-dasharray="2 3"/><text x="{width - right - 4}" y="{y - 4:.1f}" '
+                   f'text-anchor="end">p99 bound {e.p99_bound_ms:g} ms</text>')
+    for i, (label, points) in enumerate(curves.items()):
+        colour = COLOURS[i % len(COLOURS)]
+        ordered = sorted(points, key=lambda p: float("inf") if p.rate == UNTHROTTLED else float(p.rate))
+        for pct, dash in (("p50", ""), ("p99", ' stroke-dasharray="6 4"')):
+            path = " ".join(f"{fx(p.throughput):.1f},{fy(getattr(p, pct + '_us')):.1f}" for p in ordered)
+            out.append(f'<polyline class=series points="{path}" fill="none" stroke="{colour}" '
+                       f'stroke-width="2"{dash}/>')
+            for p in ordered:
+                what = "unthrottled" if p.rate == UNTHROTTLED else f"{p.rate}%"
+                us = getattr(p, pct + "_us")
+                out.append(f'<circle cx="{fx(p.throughput):.1f}" cy="{fy(us):.1f}" r="3" fill="{colour}">'
+                           f'<title>{_h(label)} {what}: {_num(p.throughput)} ops/s, {pct} {_num(us)} µs'
+                           '</title></circle>')
+        ly = top + 14 + 16 * i
+        out.append(f'<line x1="{width - right + 12}" x2="{width - right + 32}" y1="{ly - 4}" y2="{ly - 4}" '
+                   f'stroke="{colour}" stroke-width="2"/>')
         out.append(f'<text x="{width - right + 38}" y="{ly}">{_h(label)}</text>')
     out.append("</svg></figure>")
     return "\n".join(out)

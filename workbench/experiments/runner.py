@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from workbench.commands.bench import execute_phase
 from workbench.config.spec import spec_from_args
-from workbench.errors import WorkbenchError
-from workbench.experiments.plan import Experiment, PlannedRun, Target
+from workbench.errors import ClusterError, ConfigError, WorkbenchError
+from workbench.experiments.plan import UNTHROTTLED, Experiment, PlannedRun, Target
 from workbench.results.store import ExperimentTag, RunStore
 
 Say = Callable[[str], None]
@@ -54,17 +54,35 @@ def remaining(experiment: Experiment, scale: str, store: object) -> tuple[list[P
 
 
 def check(experiment: Experiment, scale: str) -> None:
-    """Every run's workload and properties, checked before anything starts."""
+    """Every run's workload and properties, and every cluster's spec, checked before anything
+    starts (a paced step of a rate sweep is checked with a stand-in target rate)."""
     experiment.divisor(scale)
     for run in experiment.runs():
         for phase in ("load", "run"):
             spec_from_args([str(experiment.workload_file(run.step.workload))],
-                           [f"db={run.step.target.db}", *experiment.overrides(run, scale)], phase)
+                           [f"db={run.step.target.db}", *experiment.overrides(run, scale, 1000.0)], phase)
+    servers = {(r.step.target, r.step.cluster_values): r.step for r in experiment.runs()
+               if r.step.target.preset is not None}
+    for (target, shape), step in servers.items():
+        try:
+            experiment.cluster_spec(step)
+        except ClusterError as exc:
+            key = "sweep." + shape[-1][0] if shape else "databases"
+            where = " ".join([target.name, *(f"{k}={v}" for k, v in shape)])
+            raise ConfigError(f"{experiment.path}: key '{key}': {where}: {exc.message}", exc.hint) from None
+    if servers:
+        from workbench.clusters import java
+
+        java.choose()  # no JDK (or only an unsupported one): one line now, not after the first database
 
 
 def run_experiment(experiment: Experiment, scale: str, *, store: object = None, say: Say = print,
-                   provider_factory: Callable[[], object] | None = None) -> int:
-    """Make every remaining run; the exit status (0, or 1 when operations failed)."""
+                   provider_factory: Callable[[], object] | None = None,
+                   adjust_spec: Callable[[object], object] | None = None) -> int:
+    """Make every remaining run; the exit status (0, or 1 when operations failed).
+
+    `provider_factory` and `adjust_spec` (a cluster spec -> the spec to start) let a caller put
+    the clusters elsewhere, as the tests do (their own state directory, free addresses)."""
     check(experiment, scale)
     todo, before = remaining(experiment, scale, store)
     total = before + len(todo)
@@ -75,12 +93,18 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
         + (f", {before} done already" if before else ""))
     progress = Progress(total, before)
     status = 0
-    for target in dict.fromkeys(r.step.target for r in todo):
-        runs = [r for r in todo if r.step.target == target]
-        with _Cluster(target, say, provider_factory) as cluster:
+    for target, shape in dict.fromkeys((r.step.target, r.step.cluster_values) for r in todo):
+        runs = [r for r in todo if r.step.target == target and r.step.cluster_values == shape]
+        spec = None if target.preset is None else experiment.cluster_spec(runs[0].step)
+        if spec is not None and adjust_spec is not None:
+            spec = adjust_spec(spec)
+        with _Cluster(target, spec, shape, say, provider_factory) as cluster:
             loaded: set[str] = set()
             for run in runs:
-                overrides = [*cluster.overrides, *experiment.overrides(run, scale)]
+                unthrottled = None
+                if run.step.rate not in (None, UNTHROTTLED):
+                    unthrottled = _unthrottled(experiment, run, scale, store)
+                overrides = [*cluster.overrides, *experiment.overrides(run, scale, unthrottled)]
                 group = _load_group(run, overrides)
                 if experiment.load == "every-step" or group not in loaded:
                     _load(experiment, run, overrides, cluster, scale, store, say)
@@ -155,6 +179,19 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     return 1 if result.error_count() else 0
 
 
+def _unthrottled(experiment: Experiment, run: PlannedRun, scale: str, store: object) -> float:
+    """Mean throughput of the completed unthrottled runs that calibrate this paced step."""
+    key = run.step.calibration().key
+    with RunStore(store, create=False, write=False) as s:
+        values = [s.row(run_id).throughput or 0.0
+                  for run_id, step, rep, status in s.experiment_runs(experiment.name, scale)
+                  if step == key and rep and status == "completed"]
+    if not values:
+        raise WorkbenchError(f"{run.step.key} is paced at a share of {key}'s throughput, and no run of "
+                             "that step completed", "running the experiment again makes it first")
+    return sum(values) / len(values)
+
+
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
@@ -162,23 +199,24 @@ def _minutes(seconds: float) -> str:
 class _Cluster:
     """The target's cluster up for the length of its runs (nothing for memory)."""
 
-    def __init__(self, target: Target, say: Say, provider_factory) -> None:
-        self.target, self.say, self.provider_factory = target, say, provider_factory
+    def __init__(self, target: Target, spec, shape: tuple, say: Say, provider_factory) -> None:
+        self.target, self.spec, self.shape = target, spec, shape
+        self.say, self.provider_factory = say, provider_factory
         self.cluster = None
         self.provider = None
         self.overrides: list[str] = []
 
     def __enter__(self) -> _Cluster:
-        if self.target.preset is None:
+        if self.spec is None:
             self.overrides = [f"db={self.target.db}"]
             return self
-        from workbench.clusters import presets
         from workbench.clusters.local import LocalProvider
         from workbench.commands.targets import binding_overrides
 
         self.provider = self.provider_factory() if self.provider_factory else LocalProvider()
-        self.say(f"starting {self.target.preset} (jars are fetched the first time)")
-        self.cluster = self.provider.up(presets.load(self.target.preset))
+        shape = "".join(f", {k} {v}" for k, v in self.shape)
+        self.say(f"starting {self.target.preset}{shape} (jars are fetched the first time)")
+        self.cluster = self.provider.up(self.spec)
         self.overrides = binding_overrides(self.cluster)
         return self
 
