@@ -1,0 +1,68 @@
+"""A shipped experiment end to end on real servers: cassandra-vs-hbase-ops at its tiny scale starts
+Cassandra and then HBase with the local provider, loads each once, makes its 36 runs, stops the
+clusters, and reports them (CSV rows, Welch's test between the two databases)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+
+import pytest
+
+from workbench.clusters.specs import CassandraSpec
+from workbench.experiments import plan
+from workbench.experiments.report import collect, render_html, write_csv
+from workbench.experiments.runner import run_experiment
+from workbench.results.store import RunStore
+
+pytestmark = pytest.mark.servers
+
+
+def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_servers, tmp_path):
+    e = plan.load("cassandra-vs-hbase-ops")
+    started: list[str] = []
+
+    def elsewhere(spec):
+        """The suite's state directory, free addresses and ports, small heaps."""
+        name = f"t-exp-{spec.kind}"
+        if isinstance(spec, CassandraSpec):
+            spec = dataclasses.replace(spec, name=name, heap="512M",
+                                       first_address=suite_servers.addresses(spec.nodes))
+        else:
+            spec = dataclasses.replace(spec, name=name, heap="768M", thrift_heap="256M",
+                                       **suite_servers.hbase_ports())
+        suite_servers.started.append(name)
+        started.append(name)
+        return spec
+
+    store = tmp_path / "runs.db"
+    said: list[str] = []
+    status = run_experiment(e, "tiny", store=store, say=said.append,
+                            provider_factory=lambda: suite_servers.provider, adjust_spec=elsewhere)
+    assert status == 0, "\n".join(said)
+    assert started == ["t-exp-cassandra", "t-exp-hbase"]  # one database after the other
+    assert not set(started) & set(suite_servers.provider.clusters())  # both stopped again
+    with RunStore(store, write=False) as s:
+        made = s.experiment_runs(e.name, "tiny")
+        rows = {run_id: s.row(run_id) for run_id, *_ in made}
+    loads = [m for m in made if m[2] == 0]
+    runs = [m for m in made if m[2] > 0]
+    # load once per database (for the workload of its first run: A and C share their records)
+    assert [m[1].split("/")[0] for m in loads] == ["load cassandra", "load hbase"]
+    assert all(status == "completed" for *_, status in made)
+    assert sorted((step, rep) for _, step, rep, _ in runs) == sorted(
+        (s.key, r) for s in e.steps() for r in (1, 2, 3))
+    for run_id, step, _, _ in runs:
+        row = rows[run_id]
+        assert row.db == step.split("/")[0] and row.throughput > 0
+        assert row.operations == int(step.rsplit("operationcount=", 1)[1]) // 500  # the tiny scale
+    records = collect(e, "tiny", store)
+    write_csv(e, "tiny", records, tmp_path / "report.csv")
+    with open(tmp_path / "report.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    ops = {(r["database"], r["workload"], r["operation"]) for r in table}
+    assert ops == {(db, "workloada", op) for db in ("cassandra", "hbase") for op in ("READ", "UPDATE")} | {
+        (db, "workloadc", "READ") for db in ("cassandra", "hbase")}
+    page = render_html(e, "tiny", records)
+    assert "<h2>cassandra vs hbase: Welch's t-test of throughput</h2>" in page
+    assert page.count("<tr>") > 12  # every step of both databases, and the Welch rows
