@@ -3,6 +3,7 @@ line naming the file and key; a run is resumed without repeating what completed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -86,6 +87,33 @@ rate = [50, 100]
     ram = next(s for s in storage.steps() if dict(s.values)["storage"] == "ram")
     assert storage.cluster_spec(ram).data_dir == "/dev/shm"
     assert storage.cluster_spec(ram.calibration()).data_dir == "/dev/shm"
+
+
+def test_runs_of_one_record_count_follow_one_load_of_it(tmp_path):
+    """A load drops the table: runs are grouped by record count (shuffled within), so each
+    record count is loaded once and every run reads the table its step asks for."""
+    lanes = plan.load("cassandra-records-lanes")
+    counts = [dict(r.step.values)["recordcount"] for r in lanes.runs()]
+    assert [k for k, _ in itertools.groupby(counts)] == [100000, 300000, 500000]
+    path = tmp_path / "records.toml"
+    path.write_text('''databases = ["memory"]
+workloads = ["workloadc"]
+repetitions = 2
+order = "random"
+[properties]
+operationcount = 50
+[sweep]
+recordcount = [100, 300]
+lanes = [1, 2]
+''')
+    store = tmp_path / "runs.db"
+    done = workbench(store, "experiment", "run", str(path))
+    assert done.returncode == 0, done.stderr
+    with RunStore(store, write=False) as s:
+        made = [(step, rep) for _, step, rep, _ in s.experiment_runs("records", "full")]
+    assert [step for step, rep in made if rep == 0] == ["load memory/workloadc"] * 2
+    order = ["load" if rep == 0 else step.split("recordcount=")[1].split(",")[0] for step, rep in made]
+    assert order == ["load"] + ["100"] * 4 + ["load"] + ["300"] * 4  # a load, then its four runs
 
 
 def test_a_saturation_sweep_paces_each_rate_at_its_share_of_the_unthrottled_throughput(tmp_path):

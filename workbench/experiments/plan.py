@@ -32,10 +32,10 @@ response time stayed under the bound.
 
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
-the runs of each database (of each cluster it starts) with the seed, which the statistics need;
-unthrottled runs come before the paced runs they calibrate. Every run is stored with the
-experiment's name, its step and repetition, and the scale, so a run that finished is never
-repeated when the experiment is run again.
+the runs of each database (of each cluster it starts, of each record count it loads) with the
+seed, which the statistics need; unthrottled runs come before the paced runs they calibrate.
+Every run is stored with the experiment's name, its step and repetition, and the scale, so a run
+that finished is never repeated when the experiment is run again.
 """
 
 from __future__ import annotations
@@ -106,6 +106,11 @@ class Step:
         return tuple((k, v) for k, v in self.values if k in CLUSTER_SWEEPS)
 
     @property
+    def data_values(self) -> tuple[tuple[str, object], ...]:
+        """The swept values that need data of their own: a cluster's, and the record count."""
+        return tuple((k, v) for k, v in self.values if k in CLUSTER_SWEEPS or k == "recordcount")
+
+    @property
     def rate(self) -> object | None:
         return dict(self.values).get(RATE)
 
@@ -153,16 +158,17 @@ class Experiment:
         return [Step(t, w, c) for t in self.targets for w in self.workloads for c in combos]
 
     def runs(self) -> list[PlannedRun]:
-        """Every run: database by database, cluster by cluster (nodes, storage), unthrottled
-        calibration runs before paced ones; each part shuffled when order = random."""
+        """Every run: database by database, cluster by cluster (nodes, storage) and record count
+        by record count (one load each), unthrottled calibration runs before paced ones; each
+        part shuffled when order = random."""
         out: list[PlannedRun] = []
         rng = random.Random(self.seed)
         steps = self.steps()
         for target in self.targets:
-            clusters = dict.fromkeys(s.cluster_values for s in steps if s.target == target)
-            for shape in clusters:
+            shapes = dict.fromkeys(s.data_values for s in steps if s.target == target)
+            for shape in shapes:
                 mine = [PlannedRun(s, r) for r in range(1, self.repetitions + 1)
-                        for s in steps if s.target == target and s.cluster_values == shape]
+                        for s in steps if s.target == target and s.data_values == shape]
                 for part in ([r for r in mine if r.step.rate == UNTHROTTLED],
                              [r for r in mine if r.step.rate != UNTHROTTLED]):
                     if self.order == "random":

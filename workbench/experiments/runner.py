@@ -99,26 +99,28 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
         if spec is not None and adjust_spec is not None:
             spec = adjust_spec(spec)
         with _Cluster(target, spec, shape, say, provider_factory) as cluster:
-            loaded: set[str] = set()
+            loaded: tuple | None = None  # what the table holds now (see _load_group)
             for run in runs:
                 unthrottled = None
                 if run.step.rate not in (None, UNTHROTTLED):
                     unthrottled = _unthrottled(experiment, run, scale, store)
                 overrides = [*cluster.overrides, *experiment.overrides(run, scale, unthrottled)]
-                group = _load_group(run, overrides)
-                if experiment.load == "every-step" or group not in loaded:
+                group = _load_group(experiment, run, overrides)
+                if experiment.load == "every-step" or group != loaded:
                     _load(experiment, run, overrides, cluster, scale, store, say)
-                    loaded.add(group)
+                    loaded = group
                 if experiment.settle == "flush":
                     _settle(experiment, run, overrides, cluster, say)
                 status = max(status, _one(experiment, run, overrides, cluster, scale, store, progress, say))
     return status
 
 
-def _load_group(run: PlannedRun, overrides: list[str]) -> str:
-    """Runs that can share one load: same workload fields and record count."""
-    keep = ("recordcount", "fieldcount", "fieldlength", "insertstart", "table")
-    return ",".join(sorted(o for o in overrides if o.split("=", 1)[0] in keep))
+def _load_group(experiment: Experiment, run: PlannedRun, overrides: list[str]) -> tuple:
+    """What a load leaves in the table: runs with the same group can follow one load (a load
+    drops the table first, so another group's load replaces the data)."""
+    spec, _ = spec_from_args([str(experiment.workload_file(run.step.workload))], overrides, "load")
+    return (spec.table, spec.record_total, spec.insertstart, spec.fieldcount, spec.fieldlength,
+            spec.fieldlengthdistribution, spec.fieldnameprefix)
 
 
 def _load(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
