@@ -18,10 +18,7 @@ from workbench.results.store import RunStore
 pytestmark = pytest.mark.servers
 
 
-def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_servers, tmp_path):
-    e = plan.load("cassandra-vs-hbase-ops")
-    started: list[str] = []
-
+def placed(suite_servers, started: list[str]):
     def elsewhere(spec):
         """The suite's state directory, free addresses and ports, small heaps."""
         name = f"t-exp-{spec.kind}"
@@ -34,6 +31,13 @@ def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_server
         suite_servers.started.append(name)
         started.append(name)
         return spec
+    return elsewhere
+
+
+def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_servers, tmp_path):
+    e = plan.load("cassandra-vs-hbase-ops")
+    started: list[str] = []
+    elsewhere = placed(suite_servers, started)
 
     store = tmp_path / "runs.db"
     said: list[str] = []
@@ -66,3 +70,24 @@ def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_server
     page = render_html(e, "tiny", records)
     assert "<h2>cassandra vs hbase: Welch's t-test of throughput</h2>" in page
     assert page.count("<tr>") > 12  # every step of both databases, and the Welch rows
+
+
+def test_settle_flush_runs_after_the_load_and_after_runs_that_wrote(suite_servers, tmp_path):
+    path = tmp_path / "settled.toml"
+    path.write_text('''databases = ["cassandra"]
+workloads = ["workloadc", "workloada", "workloadc"]
+settle = "flush"
+[properties]
+recordcount = 200
+operationcount = 200
+'''.replace('"workloadc"]', '"workload_read_only"]'))
+    (tmp_path / "workload_read_only").write_text((plan.WORKLOADS_DIR / "workloadc").read_text())
+    said: list[str] = []
+    status = run_experiment(plan.load(str(path)), "full", store=tmp_path / "runs.db", say=said.append,
+                            provider_factory=lambda: suite_servers.provider,
+                            adjust_spec=placed(suite_servers, []))
+    assert status == 0, "\n".join(said)
+    events = [("settle" if line.strip().startswith("settled:") else line.split(" ")[1].split("/")[1])
+              for line in said if line.strip().startswith("settled:") or line.startswith("[")]
+    # after the load; not after read-only C; after A (it wrote); the last run needs none after it
+    assert events == ["settle", "workloadc", "workloada", "settle", "workload_read_only"], said

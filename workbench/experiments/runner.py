@@ -100,6 +100,7 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
             spec = adjust_spec(spec)
         with _Cluster(target, spec, shape, say, provider_factory) as cluster:
             loaded: tuple | None = None  # what the table holds now (see _load_group)
+            written = False  # since the last settle step: a read-only run leaves nothing to settle
             for run in runs:
                 unthrottled = None
                 if run.step.rate not in (None, UNTHROTTLED):
@@ -108,10 +109,12 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
                 group = _load_group(experiment, run, overrides)
                 if experiment.load == "every-step" or group != loaded:
                     _load(experiment, run, overrides, cluster, scale, store, say)
-                    loaded = group
-                if experiment.settle == "flush":
+                    loaded, written = group, True
+                if experiment.settle == "flush" and written:
                     _settle(experiment, run, overrides, cluster, say)
+                    written = False
                 status = max(status, _one(experiment, run, overrides, cluster, scale, store, progress, say))
+                written = written or _writes(experiment, run, overrides)
     return status
 
 
@@ -138,9 +141,16 @@ def _load(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster
                              "see the message above; running the experiment again resumes it")
 
 
+def _writes(experiment: Experiment, run: PlannedRun, overrides: list[str]) -> bool:
+    spec, _ = spec_from_args([str(experiment.workload_file(run.step.workload))], overrides, "run")
+    return any(p > 0 for p in (spec.updateproportion, spec.insertproportion,
+                               spec.readmodifywriteproportion, spec.deleteproportion))
+
+
 def _settle(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
             say: Say) -> None:
-    """Flush what the load or the previous run wrote and wait out compactions (not timed)."""
+    """Flush what the load or the previous runs wrote and wait out compactions (not timed);
+    skipped after read-only runs, which leave nothing to flush or compact."""
     if cluster.cluster is None:  # the memory binding keeps nothing to flush
         return
     from workbench.clusters.settle import settle
