@@ -203,6 +203,31 @@ def test_a_bad_swept_value_is_refused_before_anything_runs(tmp_path):
     assert not store.exists()  # nothing ran, nothing was recorded
 
 
+def test_a_port_a_cluster_needs_that_is_taken_is_one_line_before_anything_runs(tmp_path):
+    import socket
+
+    path = tmp_path / "taken.toml"
+    path.write_text('databases = ["memory", "cassandra"]\nworkloads = ["workloadc"]\n'
+                    "[properties]\nrecordcount = 10\noperationcount = 10\n")
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        holder.bind(("127.0.0.1", 7000))  # Cassandra's storage port on the preset's address
+        holder.listen()
+    except OSError:
+        pass  # already taken by something else: the experiment must refuse all the same
+    try:
+        store = tmp_path / "runs.db"
+        proc = workbench(store, "experiment", "run", str(path))
+    finally:
+        holder.close()
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and str(path) in line and "key 'databases'" in line
+    assert "port 127.0.0.1:7000 (Cassandra storage) is already in use" in line
+    assert not store.exists()  # not even the memory database ran
+
+
 def test_an_experiment_killed_after_its_second_run_resumes_with_only_the_rest(tmp_path):
     """Four paced runs of about a second each; SIGKILL once two completed; run it again."""
     path = tmp_path / "resume.toml"

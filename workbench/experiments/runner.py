@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from workbench.clusters.ports import require_free
 from workbench.commands.bench import execute_phase
 from workbench.config.spec import spec_from_args
 from workbench.errors import ClusterError, ConfigError, WorkbenchError
@@ -53,9 +54,10 @@ def remaining(experiment: Experiment, scale: str, store: object) -> tuple[list[P
     return todo, len(planned) - len(todo)
 
 
-def check(experiment: Experiment, scale: str) -> None:
-    """Every run's workload and properties, and every cluster's spec, checked before anything
-    starts (a paced step of a rate sweep is checked with a stand-in target rate)."""
+def check(experiment: Experiment, scale: str, ports_too: bool = True) -> None:
+    """Every run's workload and properties, every cluster's spec and (unless a caller places the
+    clusters itself) the ports they will listen on, checked before anything starts (a paced step
+    of a rate sweep is checked with a stand-in target rate)."""
     experiment.divisor(scale)
     for run in experiment.runs():
         for phase in ("load", "run"):
@@ -65,7 +67,10 @@ def check(experiment: Experiment, scale: str) -> None:
                if r.step.target.preset is not None}
     for (target, shape), step in servers.items():
         try:
-            experiment.cluster_spec(step)
+            spec = experiment.cluster_spec(step)
+            if ports_too:
+                for address, port, what in _listens_on(spec):
+                    require_free(address, port, what)
         except ClusterError as exc:
             key = "sweep." + shape[-1][0] if shape else "databases"
             where = " ".join([target.name, *(f"{k}={v}" for k, v in shape)])
@@ -76,6 +81,23 @@ def check(experiment: Experiment, scale: str) -> None:
         java.choose()  # no JDK (or only an unsupported one): one line now, not after the first database
 
 
+def _listens_on(spec) -> list[tuple[str, int, str]]:
+    """The client and peer ports a local cluster of this spec needs free."""
+    from workbench.clusters import cassandra_local
+
+    if spec.kind == "cassandra":
+        out = []
+        for i in range(1, spec.nodes + 1):
+            a = spec.address(i)
+            out += [(a, cassandra_local.STORAGE_PORT, "Cassandra storage"),
+                    (a, cassandra_local.CQL_PORT, "Cassandra CQL"),
+                    ("127.0.0.1", cassandra_local.jmx_port(a), "Cassandra JMX")]
+        return out
+    a = spec.address
+    return [(a, spec.zookeeper_port, "HBase ZooKeeper"), (a, spec.master_port, "HBase master"),
+            (a, spec.regionserver_port, "HBase RegionServer"), (a, spec.thrift_port, "HBase Thrift")]
+
+
 def run_experiment(experiment: Experiment, scale: str, *, store: object = None, say: Say = print,
                    provider_factory: Callable[[], object] | None = None,
                    adjust_spec: Callable[[object], object] | None = None) -> int:
@@ -83,7 +105,7 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
 
     `provider_factory` and `adjust_spec` (a cluster spec -> the spec to start) let a caller put
     the clusters elsewhere, as the tests do (their own state directory, free addresses)."""
-    check(experiment, scale)
+    check(experiment, scale, ports_too=adjust_spec is None)
     todo, before = remaining(experiment, scale, store)
     total = before + len(todo)
     if not todo:
