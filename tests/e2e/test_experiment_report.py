@@ -89,3 +89,39 @@ def test_every_chart_renders_in_headless_chromium(report, tmp_path):
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     colours = {c for _, c in Image.open(shot).convert("RGB").getcolors(1 << 20)}
     assert (0x1F, 0x77, 0xB4) in colours and (0xD6, 0x27, 0x28) in colours  # both series painted
+
+
+SATURATION = '''description = "saturation report test"
+databases = ["memory"]
+workloads = ["workloada"]
+repetitions = 2
+p99_bound_ms = 50
+[properties]
+recordcount = 100
+operationcount = 500
+"measurement.interval" = "both"
+[sweep]
+rate = [10, 50]
+'''
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_the_saturation_curve_renders_in_headless_chromium(tmp_path):
+    path = tmp_path / "sat.toml"
+    path.write_text(SATURATION)
+    store = tmp_path / "runs.db"
+    ran = workbench(store, "experiment", "run", str(path))
+    assert ran.returncode == 0, ran.stderr
+    made = workbench(store, "report", str(path), "--out", str(tmp_path / "out"))
+    assert made.returncode == 0, made.stderr
+    page = (tmp_path / "out" / "sat-full.html").resolve().as_uri()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    figures = dict(re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S))
+    curve = figures["saturation"]
+    assert curve.count("<polyline") == 2 and curve.count("<circle") == 2 * 3  # p50 and p99 at max, 10%, 50%
+    assert "p99 bound 50 ms" in curve
+    assert "memory workloada unthrottled:" in curve and "memory workloada 50%:" in curve

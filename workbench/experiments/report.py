@@ -333,14 +333,18 @@ def saturation_table(e: Experiment, records: list[RunRecord]) -> tuple[list[str]
         paced = [p for p in points if p.rate != UNTHROTTLED]
         ok = [p for p in paced if bound_us is None or p.p99_us < bound_us]
         best = max(ok, key=lambda p: float(p.rate), default=None)
-        row = [label, f"{top.throughput:,.0f}" if top else "-", f"{top.p99_us / 1000:,.2f}" if top else "-"]
+        row = [label, f"{top.throughput:,.0f}" if top else "-", _ms(top.p99_us) if top else "-"]
         if best is None:
             row += ["none", "-", "-", "-"]
         else:
             row += [f"{best.rate:g}%", f"{best.target:,.0f}" if best.target else "-",
-                    f"{best.throughput:,.0f}", f"{best.p99_us / 1000:,.2f}"]
+                    f"{best.throughput:,.0f}", _ms(best.p99_us)]
         rows.append(row)
     return header, rows
+
+
+def _ms(us: float) -> str:
+    return f"{us / 1000:,.3g}" if us < 100_000 else f"{us / 1000:,.0f}"
 
 
 def _saturation_chart(e: Experiment, records: list[RunRecord]) -> str:
