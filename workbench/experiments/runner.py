@@ -190,8 +190,10 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
                                                    f"label={experiment.name}"], "run")
     n = progress.done_before + progress.done_now + 1
     eta = progress.eta_s()
-    say(f"[{n}/{progress.total}] {run.step.key} repetition {run.repetition}/{experiment.repetitions}"
-        + (f" · about {_minutes(eta)} left" if eta is not None else ""))
+    done_share = (n - 1) / progress.total
+    bar = "█" * round(done_share * 12)
+    say(f"[{n}/{progress.total}] {run.step.key} repetition {run.repetition}/{experiment.repetitions} "
+        f"▕{bar:░<12}▏ {done_share:.0%} done" + (f" · about {_minutes(eta)} left" if eta is not None else ""))
     started = time.monotonic()
     tag = ExperimentTag(experiment.name, run.step.key, run.repetition, scale)
     done = execute_phase(spec, props.as_dict(), "run", status=False, store=store,
