@@ -152,6 +152,14 @@ rate = [5, 10]
     assert "saturation: response time against throughput" in report.stdout
     row = next(line for line in report.stdout.splitlines() if line.strip().startswith("memory workloada"))
     assert "10%" in row  # both rates stayed under a 1 s bound: the highest is named
+    with RunStore(store, write=False) as s:
+        paced = [str(run_id) for run_id, step, rep, _ in s.experiment_runs("sat", "full")
+                 if rep and "rate=max" not in step]
+    assert workbench(store, "runs", "delete", *paced).returncode == 0
+    shown = workbench(store, "experiment", "show", str(path))  # the next run is a paced one again
+    assert shown.returncode == 0, shown.stderr
+    assert "next: memory/workloada/rate=5 repetition 1, -p " in shown.stdout
+    assert f"target={round(unthrottled * 0.05)}" in shown.stdout
 
 
 BASE = '''databases = ["memory"]

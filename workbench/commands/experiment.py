@@ -21,7 +21,7 @@ from rich.table import Table
 from workbench.commands.bench import add_store_arguments, store_choice
 from workbench.errors import WorkbenchError
 from workbench.experiments import plan
-from workbench.experiments.runner import remaining, run_experiment
+from workbench.experiments.runner import _unthrottled, remaining, run_experiment
 from workbench.experiments.stats import cell, welch
 from workbench.results.store import RunStore
 
@@ -84,8 +84,18 @@ def show_command(args: argparse.Namespace) -> int:
                   f"{before} done, {len(todo)} to make")
     if todo:
         first = todo[0]
-        console.print(f"next: {first.step.key} repetition {first.repetition}, -p "
-                      + " ".join(e.overrides(first, args.scale)))
+        unthrottled = None
+        if first.step.rate not in (None, plan.UNTHROTTLED):
+            try:
+                unthrottled = _unthrottled(e, first, args.scale, store_choice(args))
+            except WorkbenchError:  # its calibration runs are not done: say what it will be
+                unthrottled = None
+        if first.step.rate not in (None, plan.UNTHROTTLED) and unthrottled is None:
+            console.print(f"next: {first.step.key} repetition {first.repetition}, paced at "
+                          f"{first.step.rate}% of what {first.step.calibration().key} reaches")
+        else:
+            console.print(f"next: {first.step.key} repetition {first.repetition}, -p "
+                          + " ".join(e.overrides(first, args.scale, unthrottled)))
     _summary(e, args.scale, store_choice(args), console)
     return 0
 
