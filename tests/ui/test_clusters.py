@@ -42,8 +42,8 @@ async def test_presets_are_listed_and_bad_requests_refused(session):
         assert rows(app, "clusters")["hbase-standalone"][:4] == ["hbase-standalone", "hbase preset", "1",
                                                                  "· not started"]
         select(app, "clusters", "cassandra-3")
-        await pilot.pause()
-        assert "three nodes" in str(app.screen.query_one("#about").content)
+        await until(pilot, lambda: "three nodes" in str(app.screen.query_one("#about").content),
+                    what="the selected preset's description")
         await pilot.press("d", "k")
         await pilot.pause()
         assert any("cassandra-3 is not started" in m for m in messages(app))

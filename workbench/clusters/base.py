@@ -46,6 +46,8 @@ class Cluster:
     run_dir: Path
     provider: str = "local"
     clients: tuple[str, ...] = field(default=())  # node names that serve clients
+    server_version: str = ""  # what the servers said they run ("" = the provider's pinned version)
+    nodes_seen: int = 0  # an external cluster: the nodes its contact points know of
 
     @property
     def contact_points(self) -> list[tuple[str, int]]:
@@ -61,11 +63,15 @@ class Cluster:
     @property
     def credentials(self) -> tuple[str, str] | None:
         """(user, password) when the cluster requires a login (PasswordAuthenticator)."""
+        if getattr(self.spec, "username", ""):  # an external cluster's own login
+            return self.spec.username, self.spec.password
         return SUPERUSER if getattr(self.spec, "authenticator", "") == "PasswordAuthenticator" else None
 
     @property
     def tls_ca(self) -> Path | None:
         """The PEM certificate to trust when the client port requires TLS."""
+        if getattr(self.spec, "tls", False):  # an external cluster names its certificate
+            return Path(self.spec.ca_file)
         return self.run_dir / CLIENT_CA if getattr(self.spec, "client_tls", False) else None
 
     def node(self, name: str) -> Node:
@@ -93,7 +99,8 @@ class ClusterProvider(Protocol):
 
 
 # Provider name -> "module:Class"; imported on first use so unused providers cost nothing.
-PROVIDERS: dict[str, str] = {"local": "workbench.clusters.local:LocalProvider"}
+PROVIDERS: dict[str, str] = {"local": "workbench.clusters.local:LocalProvider",
+                             "external": "workbench.clusters.external:ExternalProvider"}
 
 
 def register_provider(name: str, target: str) -> None:

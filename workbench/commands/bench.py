@@ -253,9 +253,9 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
 
 
 def cluster_of(name: str) -> Cluster:
-    from workbench.clusters.local import LocalProvider
+    from workbench.commands.targets import find_cluster
 
-    return LocalProvider(progress=False).status(name)
+    return find_cluster(name)
 
 
 def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:

@@ -1,9 +1,11 @@
-"""`workbench cluster ...`: start, inspect, disturb and stop local server clusters.
+"""`workbench cluster ...`: start, inspect, disturb and stop local server clusters, and name
+existing ones (the external provider).
 
     workbench cluster up cassandra-3          # preset name (presets/clusters/*.toml) or a path
     workbench cluster status
     workbench cluster kill cassandra-3 node3
     workbench cluster down cassandra-3
+    workbench cluster up lab.toml --provider external   # an existing cluster: checked, remembered
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.clusters import presets
+from workbench.clusters import external, presets
 from workbench.clusters.base import Cluster
 from workbench.clusters.local import LocalProvider
+from workbench.errors import ClusterError
+
+PROVIDERS = ("local", "external")
 
 
 def register(subparsers) -> None:
@@ -31,8 +36,16 @@ def register(subparsers) -> None:
                      "$XDG_STATE_HOME/workbench)")
     sub = top.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
 
-    up = sub.add_parser("up", help="start a cluster from a preset and wait until it serves")
-    up.add_argument("preset", help="preset name (see `cluster presets`) or path to a .toml")
+    def with_provider(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--provider", choices=PROVIDERS,
+                       help="local (JVMs the workbench starts) or external (an existing cluster named "
+                       "by a cluster file); default: whichever knows the cluster, local for `up`")
+        return p
+
+    up = with_provider(sub.add_parser("up", help="start a cluster from a preset and wait until it serves "
+                                      "(external: check that it answers, and remember it)"))
+    up.add_argument("preset", help="preset name (see `cluster presets`) or path to a .toml "
+                    "(a cluster file with provider = \"external\" for an existing cluster)")
     up.add_argument("--name", help="cluster name (default: the preset's name)")
     up.add_argument("--nodes", type=int, help="Cassandra: number of nodes")
     up.add_argument("--heap", help="JVM heap per node, e.g. 512M or 1G")
@@ -41,17 +54,18 @@ def register(subparsers) -> None:
     up.add_argument("--quiet", action="store_true", help="no download progress bar")
     up.set_defaults(func=cmd_up)
 
-    status = sub.add_parser("status", help="show clusters and whether each node runs")
+    status = with_provider(sub.add_parser("status", help="show clusters and whether each node runs"))
     status.add_argument("name", nargs="?", help="one cluster (default: all)")
     status.set_defaults(func=cmd_status)
 
-    logs = sub.add_parser("logs", help="print the last lines of the nodes' logs")
+    logs = with_provider(sub.add_parser("logs", help="print the last lines of the nodes' logs"))
     logs.add_argument("name")
     logs.add_argument("node", nargs="?", help="one node (default: all)")
     logs.add_argument("-n", "--lines", type=int, default=40, help="lines per node (default 40)")
     logs.set_defaults(func=cmd_logs)
 
-    down = sub.add_parser("down", help="stop every node (SIGTERM, then SIGKILL) and remove data")
+    down = with_provider(sub.add_parser("down", help="stop every node (SIGTERM, then SIGKILL) and remove "
+                                        "data (external: forget the cluster)"))
     down.add_argument("name")
     down.add_argument("--keep-data", action="store_true",
                       help="keep data and logs; the next `up` with this name reuses them")
@@ -60,7 +74,7 @@ def register(subparsers) -> None:
     for action, text in (("pause", "freeze a node (SIGSTOP)"), ("resume", "unfreeze it (SIGCONT)"),
                          ("kill", "crash a node (SIGKILL)"),
                          ("restart", "stop a node if running, start it, wait until it serves")):
-        p = sub.add_parser(action, help=text)
+        p = with_provider(sub.add_parser(action, help=text))
         p.add_argument("name")
         p.add_argument("node", help="node name, e.g. node2, master, thrift")
         p.set_defaults(func=cmd_fault, action=action)
@@ -69,8 +83,17 @@ def register(subparsers) -> None:
     listing.set_defaults(func=cmd_presets)
 
 
-def _provider(args: argparse.Namespace, progress: bool = True) -> LocalProvider:
-    return LocalProvider(state_dir=args.state_dir, progress=progress and sys.stderr.isatty())
+def _provider(args: argparse.Namespace, progress: bool = True, name: str | None = None):
+    """The provider asked for, or the one that knows cluster `name` (local first)."""
+    local = LocalProvider(state_dir=args.state_dir, progress=progress and sys.stderr.isatty())
+    chosen = getattr(args, "provider", None)
+    if chosen is None and name is not None and name not in local.clusters():
+        remembered = external.ExternalProvider(state_dir=args.state_dir)
+        if name in remembered.clusters():
+            return remembered
+    if chosen == "external":
+        return external.ExternalProvider(state_dir=args.state_dir)
+    return local
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -79,6 +102,14 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 def print_cluster(cluster: Cluster) -> None:
     spec = cluster.spec
+    if cluster.provider == "external":
+        extra = f", replication {cluster.replication}" if cluster.replication else ""
+        version = cluster.server_version or "version not reported"
+        print(f"{cluster.name}: external {cluster.kind} {version}, {cluster.nodes_seen} node(s) known "
+              f"to its contact points{extra}")
+        for node in cluster.nodes:
+            print(f"  {node.name:<8} {node.status:<11} {node.address}:{node.port}")
+        return
     extra = f", replication {cluster.replication}" if cluster.replication else ""
     print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} process(es){extra}")
     for node in cluster.nodes:
@@ -89,6 +120,8 @@ def print_cluster(cluster: Cluster) -> None:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    if args.provider == "external" or (args.provider is None and external.is_external_file(args.preset)):
+        return _up_external(args)
     spec = presets.load(args.preset, name=args.name, nodes=args.nodes, heap=args.heap,
                         first_address=args.first_address,
                         replication_factor=args.replication_factor)
@@ -107,26 +140,46 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _up_external(args: argparse.Namespace) -> int:
+    if args.nodes or args.heap or args.first_address or args.replication_factor:
+        raise ClusterError("--nodes, --heap, --first-address and --replication-factor are for clusters "
+                           "the workbench starts", hint="an external cluster's file says where it is")
+    spec = external.load_file(args.preset, name=args.name)
+    print(f"checking {spec.name} ({spec.kind}, external) ...", file=sys.stderr, flush=True)
+    print_cluster(external.ExternalProvider(state_dir=args.state_dir).up(spec))
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
-    provider = _provider(args)
-    names = [args.name] if args.name else provider.clusters()
-    if not names:
+    if args.name:
+        listed = [(_provider(args, name=args.name), args.name)]
+    else:
+        providers = ([_provider(args)] if args.provider else
+                     [LocalProvider(state_dir=args.state_dir, progress=False),
+                      external.ExternalProvider(state_dir=args.state_dir)])
+        listed = [(p, name) for p in providers for name in p.clusters()]
+    if not listed:
         print("no clusters")
-    for name in names:
-        print_cluster(provider.status(name))
-        print(f"  state: {provider.phase(name)}, files in {provider.status(name).run_dir}")
+    for provider, name in listed:
+        cluster = provider.status(name)
+        print_cluster(cluster)
+        print(f"  state: {provider.phase(name)}, files in {cluster.run_dir}")
     return 0
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    for node, text in _provider(args).logs(args.name, args.node, args.lines).items():
+    for node, text in _provider(args, name=args.name).logs(args.name, args.node, args.lines).items():
         print(f"==> {args.name} {node} <==")
         print(text)
     return 0
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    result = _provider(args).down(args.name, keep_data=args.keep_data)
+    provider = _provider(args, name=args.name)
+    result = provider.down(args.name, keep_data=args.keep_data)
+    if isinstance(provider, external.ExternalProvider):
+        print(f"{args.name}: forgotten (an external cluster: its servers were not touched)")
+        return 0
     for node, outcome in result.items():
         print(f"{node}: {outcome}")
     print(f"{args.name}: down" + (" (data kept)" if args.keep_data else ", files removed"))
@@ -134,7 +187,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_fault(args: argparse.Namespace) -> int:
-    provider = _provider(args)
+    provider = _provider(args, name=args.name)
     result = getattr(provider, args.action)(args.name, args.node)
     if isinstance(result, Cluster):
         print_cluster(result)

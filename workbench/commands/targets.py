@@ -7,7 +7,7 @@ handles (clusters/) and the bindings' property names (bindings/).
 from __future__ import annotations
 
 from workbench.clusters.base import Cluster
-from workbench.errors import ConfigError
+from workbench.errors import ClusterError, ConfigError
 
 
 def binding_overrides(cluster: Cluster) -> list[str]:
@@ -32,8 +32,22 @@ def binding_overrides(cluster: Cluster) -> list[str]:
     raise ConfigError(f"no binding for a {cluster.kind} cluster", "use -db and -p hosts=...")
 
 
-def cluster_overrides(name: str) -> list[str]:
-    """Overrides for a cluster the local provider started (`workbench cluster up`)."""
+def find_cluster(name: str) -> Cluster:
+    """A cluster `workbench cluster up` started (local provider) or remembered (external)."""
+    from workbench.clusters.external import ExternalProvider
     from workbench.clusters.local import LocalProvider
 
-    return binding_overrides(LocalProvider(progress=False).status(name))
+    local = LocalProvider(progress=False)
+    if name in local.clusters():
+        return local.status(name)
+    external = ExternalProvider()
+    if name in external.clusters():
+        return external.status(name)
+    known = ", ".join([*local.clusters(), *external.clusters()]) or "none"
+    raise ClusterError(f"no cluster named {name!r}", hint=f"known clusters: {known}; "
+                       "`workbench cluster up PRESET` starts one, `--provider external` adds one")
+
+
+def cluster_overrides(name: str) -> list[str]:
+    """Overrides for a cluster `workbench cluster up` started or remembered."""
+    return binding_overrides(find_cluster(name))

@@ -91,8 +91,9 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
             "name": cluster.name,
             "provider": cluster.provider,
             "kind": cluster.kind,
-            "server_version": VERSIONS.get(cluster.kind, "unknown"),
-            "nodes": len(cluster.nodes),
+            "server_version": cluster.server_version or (
+                VERSIONS.get(cluster.kind, "unknown") if cluster.provider == "local" else "unknown"),
+            "nodes": cluster.nodes_seen or len(cluster.nodes),
             "heap": getattr(cluster.spec, "heap", None),
             "replication_factor": getattr(cluster.spec, "replication_factor", None),
             "addresses": [f"{host}:{port}" for host, port in cluster.contact_points],

@@ -16,6 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Label, Log, ProgressBar, Static
 
@@ -143,6 +144,12 @@ class ClustersScreen(Screen):
     def _show(self, found, descriptions, key, log: str) -> None:
         if not self.is_mounted:  # the app closed while the worker read
             return
+        try:
+            self._draw(found, descriptions, key, log)
+        except NoMatches:  # the screen is being torn down (the app is closing): nothing to draw on
+            return
+
+    def _draw(self, found, descriptions, key, log: str) -> None:
         self._clusters, self._presets = found, descriptions
         table = self.query_one("#clusters", DataTable)
         keep = table.cursor_row
@@ -244,7 +251,10 @@ class ClustersScreen(Screen):
         self._busy = ""
         if not self.is_mounted:
             return
-        self.query_one("#progress-row").display = False
+        try:
+            self.query_one("#progress-row").display = False
+        except NoMatches:  # being torn down
+            return
         self.poll()
 
     def _on_progress(self, event: ProgressEvent) -> None:

@@ -1,0 +1,110 @@
+"""The external provider against clusters the local provider started: a cluster file names them,
+`cluster up` checks that they answer and remembers them, `--cluster NAME` runs against them and
+records what they are, fault injection and logs are refused, `down` forgets without touching."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.clusters import ports
+from workbench.clusters.launch import tcp_open
+from workbench.results.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.servers
+
+
+def workbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(tmp_path / "state"),
+               WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=ROOT)
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = [ln for ln in proc.stderr.strip().splitlines() if not ln.startswith("checking ")]  # progress
+    assert len(lines) == 1 and lines[0].startswith("workbench: error:"), proc.stderr
+    return lines[0]
+
+
+def test_an_existing_cassandra_is_checked_remembered_run_against_and_forgotten(cassandra_node, tmp_path):
+    host, port = cassandra_node.contact_points[0]
+    lab = tmp_path / "lab.toml"
+    lab.write_text(f'kind = "cassandra"\nprovider = "external"\nhosts = ["{host}"]\nport = {port}\n'
+                   '[replication]\nclass = "SimpleStrategy"\nreplication_factor = 1\n')
+    up = workbench(tmp_path, "cluster", "up", str(lab))  # the file says external: no --provider needed
+    assert up.returncode == 0, up.stderr
+    assert "lab: external cassandra 5.0.9, 1 node(s) known to its contact points" in up.stdout
+    status = workbench(tmp_path, "cluster", "status")
+    assert "lab: external cassandra" in status.stdout and f"up          {host}:{port}" in status.stdout
+
+    for phase in ("load", "run"):
+        done = workbench(tmp_path, phase, "-P", str(ROOT / "workloads" / "workloada"), "--cluster", "lab",
+                         "-p", "recordcount=200", "-p", "operationcount=200",
+                         "-p", "cassandra.keyspace=ext_test")
+        assert done.returncode == 0, done.stderr
+    with RunStore(tmp_path / "runs.db", write=False) as s:
+        last = s.list()[0]
+        recorded = s.result(last.id).environment["cluster"]
+    assert last.phase == "run" and last.db == "cassandra" and last.operations == 200
+    assert recorded["provider"] == "external" and recorded["server_version"] == "5.0.9"
+    assert recorded["nodes"] == 1 and recorded["addresses"] == [f"{host}:{port}"]
+
+    for action in (["pause", "lab", "host1"], ["kill", "lab", "host1"], ["logs", "lab"]):
+        line = one_line_error(workbench(tmp_path, "cluster", *action))
+        assert "lab is an external cluster: the workbench does not own its servers" in line
+    down = workbench(tmp_path, "cluster", "down", "lab")
+    assert down.returncode == 0 and "forgotten" in down.stdout
+    assert tcp_open(host, port)  # the server itself still runs
+    assert "no cluster named 'lab'" in one_line_error(workbench(tmp_path, "run", "-P",
+                                                                str(ROOT / "workloads" / "workloada"),
+                                                                "--cluster", "lab"))
+
+
+def test_login_and_tls_come_from_the_file_and_a_wrong_password_is_one_line(cassandra_secure, tmp_path):
+    host, port = cassandra_secure.contact_points[0]
+    ca = cassandra_secure.tls_ca
+    text = (f'kind = "cassandra"\nprovider = "external"\nhosts = ["{host}"]\nport = {port}\n'
+            f'username = "cassandra"\npassword = "PASSWORD"\ntls = true\nca_file = "{ca}"\n')
+    good, bad = tmp_path / "secure.toml", tmp_path / "wrong.toml"
+    good.write_text(text.replace("PASSWORD", "cassandra"))
+    bad.write_text(text.replace("PASSWORD", "not-the-password"))
+    up = workbench(tmp_path, "cluster", "up", str(good))
+    assert up.returncode == 0, up.stderr
+    assert "secure: external cassandra 5.0.9" in up.stdout
+    done = workbench(tmp_path, "run", "-P", str(ROOT / "workloads" / "workloadc"), "--cluster", "secure",
+                     "-p", "recordcount=50", "-p", "operationcount=50", "-p", "cassandra.keyspace=ext_secure")
+    assert done.returncode in (0, 1), done.stderr  # nothing loaded: every read is NOT_FOUND ...
+    assert "[READ], Return=NOT_FOUND, 50" in done.stdout  # ... answered over TLS, logged in
+    line = one_line_error(workbench(tmp_path, "cluster", "up", str(bad)))
+    assert "wrong: Cassandra at" in line and "does not answer" in line
+
+
+def test_an_existing_hbase_and_a_cluster_that_does_not_answer(hbase_server, tmp_path):
+    host, port = hbase_server.contact_points[0]
+    (tmp_path / "hb.toml").write_text(f'kind = "hbase"\nprovider = "external"\nhosts = ["{host}"]\n'
+                                      f"port = {port}\n")
+    up = workbench(tmp_path, "cluster", "up", str(tmp_path / "hb.toml"))
+    assert up.returncode == 0, up.stderr
+    assert "hb: external hbase version not reported, 1 node(s)" in up.stdout
+    for phase in ("load", "run"):
+        done = workbench(tmp_path, phase, "-P", str(ROOT / "workloads" / "workloadc"), "--cluster", "hb",
+                         "-p", "recordcount=100", "-p", "operationcount=100", "-p", "table=ext_test")
+        assert done.returncode == 0, done.stderr
+    closed = next(p for p in range(19900, 20000) if ports.is_free("127.0.0.1", p))
+    (tmp_path / "gone.toml").write_text(f'kind = "hbase"\nprovider = "external"\nhosts = ["127.0.0.1"]\n'
+                                        f"port = {closed}\n")
+    line = one_line_error(workbench(tmp_path, "cluster", "up", str(tmp_path / "gone.toml")))
+    assert f"gone: HBase Thrift does not answer at 127.0.0.1:{closed}" in line
+    assert "no external cluster" not in workbench(tmp_path, "cluster", "status").stdout
+    assert "gone" not in workbench(tmp_path, "cluster", "status").stdout  # not remembered
+    bad = tmp_path / "typo.toml"
+    bad.write_text('kind = "hbase"\nprovider = "external"\nhost = ["127.0.0.1"]\n')
+    assert f"{bad}: unknown key 'host' for an external cluster" in one_line_error(
+        workbench(tmp_path, "cluster", "up", str(bad)))

@@ -1,0 +1,301 @@
+"""The external provider: an existing Cassandra or HBase cluster, named by a cluster file.
+
+    # mycluster.toml
+    kind = "cassandra"                 # or "hbase"
+    provider = "external"
+    description = "the lab's cluster"
+    hosts = ["10.1.0.11", "10.1.0.12"] # contact points (HBase: the Thrift gateway)
+    port = 9042                        # default 9042 (Cassandra CQL) / 9090 (HBase Thrift)
+    username = "bench"                 # Cassandra: PasswordAuthenticator login (optional)
+    password = "..."
+    tls = true                         # Cassandra: TLS on the client port ...
+    ca_file = "/path/to/ca.pem"        # ... trusting this certificate
+    [replication]                      # Cassandra: the keyspace a load creates
+    class = "NetworkTopologyStrategy"
+    replication_factor = 3
+
+`workbench cluster up FILE --provider external` only checks that the cluster answers (and says
+its server version and node count) and remembers it under <state>/external/NAME/, so that
+`--cluster NAME` works as for a cluster the workbench started; `down` forgets it. The workbench
+does not own these servers: pause, resume, kill, restart and logs are refused in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.clusters import paths
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.launch import tcp_open
+from workbench.errors import ClusterError
+
+DEFAULT_PORTS = {"cassandra": 9042, "hbase": 9090}
+STATE_FILE = "state.json"
+_KEYS = {"kind", "provider", "description", "hosts", "port", "username", "password", "tls", "ca_file",
+         "replication", "name"}
+
+
+@dataclass(frozen=True)
+class ExternalSpec:
+    """An existing cluster: where its clients connect and how."""
+
+    name: str
+    kind: str
+    hosts: tuple[str, ...]
+    port: int = 0  # 0: the kind's default
+    username: str = ""
+    password: str = ""
+    tls: bool = False
+    ca_file: str = ""
+    replication_class: str = "SimpleStrategy"
+    replication_factor: int = 1
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in DEFAULT_PORTS:
+            raise ClusterError(f"invalid cluster file: kind {self.kind!r} must be cassandra or hbase")
+        if not self.hosts or not all(isinstance(h, str) and h for h in self.hosts):
+            raise ClusterError("invalid cluster file: hosts must list at least one address")
+        if not 0 <= self.port <= 65535:
+            raise ClusterError(f"invalid cluster file: port {self.port} must be 1-65535")
+        if self.kind == "hbase" and (self.username or self.tls):
+            raise ClusterError("invalid cluster file: username and tls are for Cassandra",
+                               hint="the HBase binding speaks plain Thrift")
+        if self.tls and not self.ca_file:
+            raise ClusterError("invalid cluster file: tls = true needs ca_file, the certificate to trust")
+        if self.replication_factor < 1:
+            raise ClusterError("invalid cluster file: replication_factor must be 1 or more")
+
+    @property
+    def client_port(self) -> int:
+        return self.port or DEFAULT_PORTS[self.kind]
+
+    @property
+    def replication(self) -> dict[str, object] | None:
+        if self.kind != "cassandra":
+            return None
+        return {"class": self.replication_class, "replication_factor": self.replication_factor}
+
+
+def is_external_file(path: str) -> bool:
+    """Whether `path` is a cluster file that says provider = "external"."""
+    p = Path(path)
+    if p.suffix != ".toml" or not p.is_file():
+        return False
+    try:
+        return tomllib.loads(p.read_text()).get("provider") == "external"
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+def load_file(path: str | Path, name: str | None = None) -> ExternalSpec:
+    """The spec a cluster file describes; mistakes are one line naming the file and key."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ClusterError(f"no cluster file {path}", hint="give the path of a .toml file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ClusterError(f"{path}: not valid TOML: {exc}") from None
+    for key in data:
+        if key not in _KEYS:
+            raise ClusterError(f"{path}: unknown key {key!r} for an external cluster",
+                               hint=f"known keys: {', '.join(sorted(_KEYS))}")
+    if data.get("provider", "external") != "external":
+        raise ClusterError(f"{path}: key 'provider' is {data['provider']!r}, not external")
+    hosts = data.get("hosts")
+    if isinstance(hosts, str):
+        hosts = [hosts]
+    fields: dict[str, Any] = {
+        "name": name or data.get("name") or path.stem, "kind": data.get("kind"),
+        "hosts": tuple(hosts) if isinstance(hosts, list) else (), "description": data.get("description", ""),
+    }
+    for key, kind in (("port", int), ("username", str), ("password", str), ("tls", bool), ("ca_file", str)):
+        if key in data:
+            if not isinstance(data[key], kind) or (kind is int and isinstance(data[key], bool)):
+                raise ClusterError(f"{path}: key {key!r} must be {kind.__name__}, not {data[key]!r}")
+            fields[key] = data[key]
+    if fields.get("ca_file"):
+        ca = Path(os.path.expanduser(fields["ca_file"]))
+        if not ca.is_absolute():
+            ca = (path.parent / ca).resolve()
+        fields["ca_file"] = str(ca)
+    replication = data.get("replication", {})
+    if not isinstance(replication, dict) or set(replication) - {"class", "replication_factor"}:
+        raise ClusterError(f"{path}: key 'replication' must be a table of class and replication_factor")
+    if "class" in replication:
+        fields["replication_class"] = str(replication["class"])
+    if "replication_factor" in replication:
+        fields["replication_factor"] = replication["replication_factor"]
+    try:
+        return ExternalSpec(**fields)
+    except ClusterError as exc:
+        raise ClusterError(f"{path}: {exc.message}", hint=exc.hint) from None
+
+
+class ExternalProvider:
+    """Remembers existing clusters; starts and stops nothing."""
+
+    name = "external"
+
+    def __init__(self, state_dir: Path | None = None, progress: object = None, **_: object) -> None:
+        self.root = (Path(state_dir) if state_dir else paths.state_dir()) / "external"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def up(self, spec: ExternalSpec) -> Cluster:
+        """Check that the cluster answers, then remember it. Nothing is started."""
+        if not isinstance(spec, ExternalSpec):
+            raise ClusterError("the external provider takes a cluster file with provider = \"external\"",
+                               hint="give the path of such a .toml file")
+        version, nodes = (_check_cassandra if spec.kind == "cassandra" else _check_hbase)(spec)
+        cluster = _cluster(spec, self.root / spec.name, version, nodes)
+        _save(cluster)
+        return self.status(spec.name)
+
+    def down(self, name: str, keep_data: bool = False) -> dict[str, str]:
+        """Forget the cluster (its servers are not touched)."""
+        cluster = self._load(name)
+        shutil.rmtree(cluster.run_dir, ignore_errors=True)
+        return {n.name: "forgotten" for n in cluster.nodes}
+
+    # -- inspection ------------------------------------------------------------------------
+    def clusters(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.root.glob(f"*/{STATE_FILE}"))
+
+    def status(self, name: str) -> Cluster:
+        """The cluster, each contact point `up` if it accepts connections, else `unreachable`."""
+        cluster = self._load(name)
+        nodes = tuple(dataclasses.replace(n, status="up" if tcp_open(n.address, n.port, 2.0)
+                                          else "unreachable") for n in cluster.nodes)
+        return dataclasses.replace(cluster, nodes=nodes)
+
+    def phase(self, name: str) -> str:
+        self._load(name)
+        return "remembered"
+
+    def logs(self, name: str, node: str | None = None, lines: int = 50) -> dict[str, str]:
+        self._load(name)
+        raise _not_ours(name, "read its logs")
+
+    # -- faults: not ours to inject ----------------------------------------------------------
+    def pause(self, name: str, node: str) -> None:
+        self._load(name)
+        raise _not_ours(name, "pause a node")
+
+    def resume(self, name: str, node: str) -> None:
+        self._load(name)
+        raise _not_ours(name, "resume a node")
+
+    def kill(self, name: str, node: str) -> None:
+        self._load(name)
+        raise _not_ours(name, "kill a node")
+
+    def restart(self, name: str, node: str) -> Cluster:
+        self._load(name)
+        raise _not_ours(name, "restart a node")
+
+    def _load(self, name: str) -> Cluster:
+        try:
+            doc = json.loads((self.root / name / STATE_FILE).read_text())
+        except FileNotFoundError:
+            known = ", ".join(self.clusters()) or "none"
+            raise ClusterError(f"no external cluster named {name!r} under {self.root}",
+                               hint=f"known external clusters: {known}") from None
+        spec = ExternalSpec(**{**doc["spec"], "hosts": tuple(doc["spec"]["hosts"])})
+        return _cluster(spec, self.root / name, doc.get("server_version", ""), doc.get("nodes_seen", 0))
+
+
+def _not_ours(name: str, what: str) -> ClusterError:
+    return ClusterError(f"{name} is an external cluster: the workbench does not own its servers and "
+                        f"cannot {what}", hint="fault injection and logs need a cluster the workbench "
+                        "started (`workbench cluster up PRESET`)")
+
+
+def _cluster(spec: ExternalSpec, run_dir: Path, version: str, nodes_seen: int) -> Cluster:
+    nodes = tuple(Node(name=f"host{i}", address=h, port=spec.client_port, pid=0, start_time=0,
+                       log=Path(os.devnull), console_log=Path(os.devnull), dir=run_dir)
+                  for i, h in enumerate(spec.hosts, 1))
+    return Cluster(spec.name, spec.kind, spec, nodes, run_dir, provider="external",
+                   server_version=version, nodes_seen=nodes_seen)
+
+
+def _save(cluster: Cluster) -> None:
+    doc = {"name": cluster.name, "kind": cluster.kind, "provider": "external",
+           "spec": dataclasses.asdict(cluster.spec), "server_version": cluster.server_version,
+           "nodes_seen": cluster.nodes_seen}
+    cluster.run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = cluster.run_dir / (STATE_FILE + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2))
+    os.replace(tmp, cluster.run_dir / STATE_FILE)
+
+
+def cassandra_client(spec: ExternalSpec) -> dict[str, Any]:
+    """cassandra-driver Cluster arguments for this cluster's login and TLS."""
+    kwargs: dict[str, Any] = {}
+    if spec.username:
+        from cassandra.auth import PlainTextAuthProvider
+
+        kwargs["auth_provider"] = PlainTextAuthProvider(spec.username, spec.password)
+    if spec.tls:
+        import ssl
+
+        try:
+            context = ssl.create_default_context(cafile=spec.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ClusterError(f"{spec.name}: cannot use ca_file {spec.ca_file}: {exc}") from None
+        context.check_hostname = False  # contact points are often addresses; the chain is checked
+        kwargs["ssl_context"] = context
+    return kwargs
+
+
+def _check_cassandra(spec: ExternalSpec) -> tuple[str, int]:
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
+    from cassandra.cluster import Cluster as Driver
+
+    profile = ExecutionProfile(request_timeout=10)
+    driver = Driver(list(spec.hosts), port=spec.client_port, protocol_version=4, connect_timeout=10,
+                    control_connection_timeout=10, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                    **cassandra_client(spec))
+    try:
+        row = driver.connect().execute("SELECT release_version FROM system.local").one()
+        return str(row.release_version), len(driver.metadata.all_hosts())
+    except Exception as exc:  # NoHostAvailable, AuthenticationFailed, ...
+        where = ", ".join(f"{h}:{spec.client_port}" for h in spec.hosts)
+        raise ClusterError(f"{spec.name}: Cassandra at {where} does not answer: {_reason(exc)}",
+                           hint="check hosts, port, login and TLS in the cluster file") from None
+    finally:
+        driver.shutdown()
+
+
+def _check_hbase(spec: ExternalSpec) -> tuple[str, int]:
+    import happybase
+
+    errors = []
+    for host in spec.hosts:
+        try:
+            conn = happybase.Connection(host, spec.client_port, timeout=10000)
+            try:
+                conn.tables()
+            finally:
+                conn.close()
+        except Exception as exc:
+            errors.append(f"{host}:{spec.client_port}: {_reason(exc)}")
+    if errors:
+        raise ClusterError(f"{spec.name}: HBase Thrift does not answer at {'; '.join(errors)}",
+                           hint="check hosts and port in the cluster file (the Thrift gateway, 9090)")
+    # Thrift (1) has no call that says the server's version.
+    return "", len(spec.hosts)
+
+
+def _reason(exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
