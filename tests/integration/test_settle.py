@@ -62,14 +62,15 @@ def test_a_cluster_keeps_its_data_in_the_data_dir_it_was_given_and_down_removes_
     try:
         load(cluster, "table=elsewhere")
         settle(cluster, keyspace="", table="elsewhere")
-        home = tmp_path / "elsewhere" / "workbench-t-hbase-elsewhere" / "hbase"
+        [folder] = (tmp_path / "elsewhere").glob("workbench-t-hbase-elsewhere-*")
+        home = folder / "hbase"
         table_dir = home / "data" / "data" / "default" / "elsewhere"
         assert [p for p in table_dir.glob("*/family/*") if p.is_file()]
         assert (home / "zookeeper").is_dir()
         assert not (cluster.run_dir / "hbase" / "data").exists()  # nothing of it in the usual place
     finally:
         suite_servers.provider.down(cluster.name)
-    assert not (tmp_path / "elsewhere" / "workbench-t-hbase-elsewhere").exists()
+    assert not folder.exists()
     assert (tmp_path / "elsewhere").is_dir()  # the folder the user named is left alone
 
 

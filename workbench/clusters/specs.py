@@ -6,6 +6,7 @@ can also build them directly, e.g. `CassandraSpec(name="c3", nodes=3, replicatio
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ class CassandraSpec:
     client_tls: bool = False
     # Where the nodes keep their data (sstables, commit log, caches, hints): "" = in the cluster's
     # own directory; an absolute path (a RAM-backed /dev/shm, another disk) = a folder
-    # workbench-NAME inside it, removed with the cluster.
+    # workbench-NAME-HASH inside it, removed with the cluster.
     data_dir: str = ""
     start_timeout: float = 180.0
     kind: str = "cassandra"
@@ -126,6 +127,11 @@ ClusterSpec = CassandraSpec | HBaseSpec
 
 
 def data_home(spec: ClusterSpec, run_dir: Path) -> Path:
-    """Where the cluster's data lives: its run directory, or workbench-NAME under data_dir."""
-    return Path(spec.data_dir) / f"workbench-{spec.name}" if spec.data_dir else run_dir
+    """Where the cluster's data lives: its run directory, or workbench-NAME-HASH under data_dir
+    (HASH of the run directory: two state roots with a cluster of the same name, say a user's and
+    a test run's, never share, nor remove, each other's data)."""
+    if not spec.data_dir:
+        return run_dir
+    tag = hashlib.sha256(str(run_dir).encode()).hexdigest()[:8]
+    return Path(spec.data_dir) / f"workbench-{spec.name}-{tag}"
 SPEC_TYPES: dict[str, type] = {"cassandra": CassandraSpec, "hbase": HBaseSpec}
