@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from workbench.clusters.ports import require_free
 from workbench.commands.bench import execute_phase
@@ -25,16 +25,19 @@ Say = Callable[[str], None]
 
 @dataclass
 class Progress:
+    """Runs done and the time they took, everything included (cluster starts, loads, settling),
+    so the estimate of the time left is the experiment's, not only its measured runs'."""
+
     total: int
     done_before: int
     done_now: int = 0
-    seconds_now: float = 0.0
+    started_at: float = field(default_factory=time.monotonic)
 
     def eta_s(self) -> float | None:
         if not self.done_now:
             return None
         left = self.total - self.done_before - self.done_now
-        return self.seconds_now / self.done_now * left
+        return (time.monotonic() - self.started_at) / self.done_now * left
 
 
 def remaining(experiment: Experiment, scale: str, store: object) -> tuple[list[PlannedRun], int]:
@@ -194,7 +197,6 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     bar = "█" * round(done_share * 12)
     say(f"[{n}/{progress.total}] {run.step.key} repetition {run.repetition}/{experiment.repetitions} "
         f"▕{bar:░<12}▏ {done_share:.0%} done" + (f" · about {_minutes(eta)} left" if eta is not None else ""))
-    started = time.monotonic()
     tag = ExperimentTag(experiment.name, run.step.key, run.repetition, scale)
     done = execute_phase(spec, props.as_dict(), "run", status=False, store=store,
                          source="experiment", workload=run.step.workload, cluster=cluster.cluster,
@@ -202,7 +204,6 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     if done.store_error:
         raise WorkbenchError(done.store_error)
     progress.done_now += 1
-    progress.seconds_now += time.monotonic() - started
     result = done.result
     read = result.measurement("READ") or result.measurement("UPDATE") or result.measurement("INSERT")
     p99 = f", {read.name} p99 {read.percentiles.get(99.0, 0):,} us" if read and read.operations else ""
