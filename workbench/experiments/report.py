@@ -227,7 +227,7 @@ def _latency_chart(e: Experiment, records: list[RunRecord], op: str) -> str:
 
 
 def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: str) -> str:
-    width, height, left, right, top, bottom = 760, 360, 78, 250, 30, 50
+    width, height, left, right, top, bottom = FRAME
     xs = _x_values(e)
     ys = [v for _, pts in lines for _, m, lo, hi in pts for v in (m, lo, hi) if v is not None and v > 0]
     if not ys:
@@ -250,11 +250,7 @@ def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind:
         span = width - left - right
         return left + (span * (i + 0.5) / len(xs))
 
-    out = [f'<figure class=chart data-chart="{_h(kind)}"><figcaption>{_h(title)}</figcaption>',
-           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img">',
-           f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
-           'fill="#fff" stroke="#999"/>']
+    out = _chart_open(kind, title)
     ticks = ([10 ** k for k in range(int(math.log10(low)), int(math.log10(high)) + 1)] if log_y
              else [low + (high - low) * k / 5 for k in range(6)])
     for t in ticks:
@@ -277,10 +273,7 @@ def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind:
                            f'y2="{fy(hi):.1f}" stroke="{colour}"/>')
             out.append(f'<circle cx="{fx(xv):.1f}" cy="{fy(m):.1f}" r="3.5" fill="{colour}">'
                        f'<title>{_h(label)}: {_num(m)}</title></circle>')
-        ly = top + 14 + 16 * i
-        out.append(f'<line x1="{width - right + 12}" x2="{width - right + 32}" y1="{ly - 4}" y2="{ly - 4}" '
-                   f'stroke="{colour}" stroke-width="2"{dash}/>')
-        out.append(f'<text x="{width - right + 38}" y="{ly}">{_h(label)}</text>')
+        out += _legend_entry(i, label, colour, dash)
     out.append("</svg></figure>")
     return "\n".join(out)
 
@@ -349,7 +342,7 @@ def _ms(us: float) -> str:
 
 def _saturation_chart(e: Experiment, records: list[RunRecord]) -> str:
     """p50 (solid) and p99 (dashed) response time against the throughput achieved, log y."""
-    width, height, left, right, top, bottom = 760, 360, 78, 250, 30, 50
+    width, height, left, right, top, bottom = FRAME
     curves = saturation_curves(e, records)
     xs = [p.throughput for pts in curves.values() for p in pts]
     ys = [v for pts in curves.values() for p in pts for v in (p.p50_us, p.p99_us) if v > 0]
@@ -367,13 +360,8 @@ def _saturation_chart(e: Experiment, records: list[RunRecord]) -> str:
         frac = (math.log10(max(v, low)) - math.log10(low)) / (math.log10(high) - math.log10(low))
         return top + (1 - frac) * (height - top - bottom)
 
-    out = ['<figure class=chart data-chart="saturation"><figcaption>response time (µs, log scale) against '
-           'throughput achieved (ops/s): p50 solid, p99 dashed; the first point of a line is the '
-           'lowest rate</figcaption>',
-           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img">',
-           f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
-           'fill="#fff" stroke="#999"/>']
+    out = _chart_open("saturation", "response time (µs, log scale) against throughput achieved (ops/s): "
+                      "p50 solid, p99 dashed; the first point of a line is the lowest rate")
     for k in range(int(math.log10(low)), int(math.log10(high)) + 1):
         y = fy(10 ** k)
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
@@ -401,12 +389,31 @@ def _saturation_chart(e: Experiment, records: list[RunRecord]) -> str:
                 out.append(f'<circle cx="{fx(p.throughput):.1f}" cy="{fy(us):.1f}" r="3" fill="{colour}">'
                            f'<title>{_h(label)} {what}: {_num(p.throughput)} ops/s, {pct} {_num(us)} µs'
                            '</title></circle>')
-        ly = top + 14 + 16 * i
-        out.append(f'<line x1="{width - right + 12}" x2="{width - right + 32}" y1="{ly - 4}" y2="{ly - 4}" '
-                   f'stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<text x="{width - right + 38}" y="{ly}">{_h(label)}</text>')
+        out += _legend_entry(i, label, colour)
     out.append("</svg></figure>")
     return "\n".join(out)
+
+
+FRAME = (760, 360, 78, 250, 30, 50)  # every chart: width, height, left, right, top, bottom margins
+
+
+def _chart_open(kind: str, caption: str) -> list[str]:
+    """A chart's figure, caption, SVG element and plot area (closed by "</svg></figure>")."""
+    width, height, left, right, top, bottom = FRAME
+    return [f'<figure class=chart data-chart="{_h(kind)}"><figcaption>{_h(caption)}</figcaption>',
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img">',
+            f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+            'fill="#fff" stroke="#999"/>']
+
+
+def _legend_entry(i: int, label: str, colour: str, dash: str = "") -> list[str]:
+    """The i-th line of the legend right of the plot: a stroke sample and the label."""
+    width, _, _, right, top, _ = FRAME
+    ly = top + 14 + 16 * i
+    return [f'<line x1="{width - right + 12}" x2="{width - right + 32}" y1="{ly - 4}" y2="{ly - 4}" '
+            f'stroke="{colour}" stroke-width="2"{dash}/>',
+            f'<text x="{width - right + 38}" y="{ly}">{_h(label)}</text>']
 
 
 def _num(v: float) -> str:
