@@ -1,11 +1,17 @@
-"""Apache HBase through its Thrift1 gateway (happybase's connection, thriftpy2's C codec).
+"""Apache HBase through its Thrift1 gateway.
 
 YCSB's hbase2 semantics: one row per key in column family `columnfamily`, one column per field;
 insert and update are puts, delete is blind (OK even if the row was absent), a read of a missing
-row is NOT_FOUND, a scan returns up to `count` rows from the start key in key order. Lanes share
-a pool of threads with one connection each (hbase_pool.py); a lane's sequence of reads and
-updates is one job for one thread. The table is created, pre-split if asked, in prepare()
-(hbase_schema.py). Properties: hbase_options.py and README's Bindings.
+row is NOT_FOUND, a scan returns up to `count` rows from the start key in key order. The table is
+created, pre-split if asked, in prepare() (hbase_schema.py). Properties: hbase_options.py and
+README's Bindings.
+
+Two clients, chosen by hbase.client:
+- `async` (the default for the binary protocol): hbase_thrift.py, an asyncio client with one
+  connection per lane; a lane's sequence of reads and updates is a chain of requests on one
+  connection, one request per operation, each timed on its own.
+- `happybase` (the default for hbase.protocol=compact): hbase_happybase.py, happybase
+  connections in a pool of threads, as before; kept so that the two can be compared.
 
 With clientbuffering=true, puts collect in this worker's buffer (BATCHED_OK) until it holds
 `writebuffersize` bytes; the put that fills it waits for the flush (OK), as YCSB's
@@ -15,18 +21,19 @@ BufferedMutator does. cleanup() flushes the rest.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
-from time import perf_counter_ns
 from typing import Any
 
 import happybase  # noqa: F401  (loads the Thrift1 IDL as the Hbase_thrift module)
-from Hbase_thrift import BatchMutation, Mutation, TScan
+from Hbase_thrift import BatchMutation, Hbase, Mutation, TScan
 from thriftpy2.transport import TTransportException
 
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
-from workbench.bindings.hbase_options import BUFFER_NOTE, parse_options
-from workbench.bindings.hbase_pool import ThriftPool, breaks_connection, connect
+from workbench.bindings.hbase_options import BUFFER_NOTE, client_of, parse_options
+from workbench.bindings.hbase_pool import connect
 from workbench.bindings.hbase_schema import ensure_table
+from workbench.bindings.hbase_thrift import ConnectionPool, Encoder, decode_get, decode_put, encode_call
 from workbench.errors import BindingError
 
 _TRANSPORT_KINDS = {0: "UNKNOWN", 1: "NOT_OPEN", 2: "ALREADY_OPEN", 3: "TIMED_OUT", 4: "END_OF_FILE"}
@@ -37,61 +44,9 @@ MISMATCH_HINT = (
 )
 
 
-def _cells(columns: dict, cut: int) -> Row:
+def cells(columns: dict, cut: int) -> Row:
+    """A TRowResult's columns as YCSB's field -> value (the family prefix cut off)."""
     return {name[cut:].decode(): cell.value.decode() for name, cell in columns.items()}
-
-
-def _get_row(client: Any, table: bytes, row: bytes, columns: list[bytes], cut: int) -> Row | None:
-    rows = client.getRowWithColumns(table, row, columns, {})
-    return _cells(rows[0].columns, cut) if rows else None
-
-
-def _mutate_row(client: Any, table: bytes, row: bytes, mutations: list) -> None:
-    client.mutateRow(table, row, mutations, {})
-
-
-def _mutate_rows(client: Any, table: bytes, batch: list) -> None:
-    client.mutateRows(table, batch, {})
-
-
-def _scan(client: Any, table: bytes, start: bytes, count: int, columns: list[bytes], cut: int):
-    scanner = client.scannerOpenWithScan(table, TScan(startRow=start, columns=columns,
-                                                      caching=count), {})
-    try:
-        rows = client.scannerGetList(scanner, count)
-    finally:
-        client.scannerClose(scanner)
-    return [(r.row.decode(), _cells(r.columns, cut)) for r in rows]
-
-
-class _Broken(Exception):
-    """A sequence that stopped on a failure that broke its connection; the pool thread
-    replaces the connection, and `answers` holds what the sequence did up to then."""
-
-    def __init__(self, answers: list) -> None:
-        super().__init__("connection broken")
-        self.answers = answers
-
-
-def _run_steps(client: Any, table: bytes, jobs: list, cut: int, more: Callable[[], bool]) -> list:
-    """Reads and puts one after another on one connection (a pool thread): (ok, row or None or
-    exception, start ns, end ns) each. Before each job after the first, more() says go on."""
-    out: list[tuple] = []
-    append = out.append
-    mutate = client.mutateRow
-    for is_read, row, arg in jobs:
-        if out and not more():
-            break
-        t0 = perf_counter_ns()
-        try:
-            answer = _get_row(client, table, row, arg, cut) if is_read else mutate(table, row, arg, {})
-        except Exception as exc:
-            append((False, exc, t0, perf_counter_ns()))
-            if breaks_connection(exc):
-                raise _Broken(out) from exc
-            continue
-        append((True, answer, t0, perf_counter_ns()))
-    return out
 
 
 def error_kind(exc: BaseException) -> str:
@@ -101,15 +56,38 @@ def error_kind(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _generic(name: str) -> Callable:
+    """The decoder of any call's reply: its success value, or raise what the server raised."""
+    result_cls = getattr(Hbase, f"{name}_result")
+    return functools.partial(_decode_generic, name=name, result_cls=result_cls)
+
+
+def _decode_generic(decoder: Any, body: bytes, name: str, result_cls: type) -> Any:
+    return decoder.result(body, name, result_cls)
+
+
+_SCAN_OPEN, _SCAN_GET, _SCAN_CLOSE = (_generic("scannerOpenWithScan"), _generic("scannerGetList"),
+                                      _generic("scannerClose"))
+_MUTATE_ROWS = _generic("mutateRows")
+
+
 class HBaseBinding(Binding):
     """YCSB's hbase2 binding over Thrift; see the module docstring."""
 
     name = "hbase"
 
+    def __new__(cls, spec: Any, properties: dict[str, str], context: dict[str, Any]):
+        # hbase.client=happybase: the same binding with the thread-pool client underneath.
+        if cls is HBaseBinding and client_of(properties) == "happybase":
+            from workbench.bindings.hbase_happybase import HappybaseBinding
+
+            cls = HappybaseBinding
+        return super().__new__(cls)
+
     def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
         super().__init__(spec, properties, context)
         self.options = parse_options(spec, properties, context)
-        self.pool: ThriftPool | None = None
+        self.pool: Any = None
         self._errors: dict[str, int] = {}
         self._prefix = f"{self.options.family}:".encode()
         self._cut = len(self._prefix)
@@ -118,11 +96,12 @@ class HBaseBinding(Binding):
         self._buffering = self.options.clientbuffering
         self._buffer: dict[str, list] = {}
         self._buffered_bytes = 0
+        self._encoders: dict[str, Encoder] = {}
 
     # -- set-up and tear-down ------------------------------------------------------------------
 
     def _checked_connection(self) -> Any:
-        """A connection that has answered one request, or a BindingError saying why not."""
+        """A happybase connection that has answered one request, or a BindingError saying why."""
         options = self.options
         try:
             conn = connect(options, min(options.timeout_ms, 5000))
@@ -145,17 +124,21 @@ class HBaseBinding(Binding):
 
     async def init(self) -> None:
         await asyncio.to_thread(lambda: self._checked_connection().close())
-        self.pool = ThriftPool(self.options, self.options.pool)
+        o = self.options
+        self.pool = ConnectionPool(o.host, o.port, o.transport == "framed", o.timeout_ms, o.pool)
 
     async def cleanup(self) -> None:
         if self.pool is None:
             return
         status = await self._flush() if self._buffer else Status.OK
-        await self.pool.close(self.options.timeout_ms / 1000 + 1)
+        await self._close_pool()
         self.pool = None
         if not status.is_ok:
             raise BindingError("the last flush of the client write buffer failed",
                                f"failed operations by kind: {self._errors}")
+
+    async def _close_pool(self) -> None:
+        self.pool.close()
 
     def notes(self) -> list[str]:
         out = []
@@ -169,58 +152,91 @@ class HBaseBinding(Binding):
     def error_kinds(self) -> dict[str, int]:
         return dict(self._errors)
 
-    def _failed(self, exc: Exception) -> Status:
+    def _failed(self, exc: BaseException) -> Status:
         kind = error_kind(exc)
         self._errors[kind] = self._errors.get(kind, 0) + 1
         return Status.ERROR
 
+    def _encoder(self, table: str) -> Encoder:
+        encoder = self._encoders.get(table)
+        if encoder is None:
+            encoder = self._encoders[table] = Encoder(table.encode())
+        return encoder
+
+    def _columns(self, fields: Sequence[str] | None) -> list[bytes]:
+        return self._family if fields is None else [self._prefix + f.encode() for f in fields]
+
     # -- operations ----------------------------------------------------------------------------
 
     async def read(self, table: str, key: str, fields: Sequence[str] | None):
-        columns = self._family if fields is None else [self._prefix + f.encode() for f in fields]
+        request = (self._encoder(table).get(key.encode(), self._columns(fields)), decode_get)
         try:
-            row = await self.pool.call(_get_row, table.encode(), key.encode(), columns, self._cut)
+            rows = await self.pool.call(request)
         except Exception as exc:
             return self._failed(exc), None
-        return (Status.NOT_FOUND, None) if row is None else (Status.OK, row)
+        return (Status.OK, cells(rows[0].columns, self._cut)) if rows else (Status.NOT_FOUND, None)
 
     async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
-        """Reads and puts as one job for one pool thread: one hand-off per sequence, not per step.
-        With client-side buffering, puts go to the buffer one by one instead (the default)."""
+        """Reads and puts as one chain on one connection: each answer sends the next request.
+        With client-side buffering, puts go to the buffer one by one instead."""
         if self._buffering:
             return await super().sequence(table, steps, more)
-        prefix, wal, family = self._prefix, self._wal, self._family
-        jobs = []
-        for op, key, arg in steps:
+        encoder, prefix, wal, family = self._encoder(table), self._prefix, self._wal, self._family
+        get, put = encoder.get, encoder.put
+
+        def make(step: Step) -> tuple:
+            op, key, arg = step
             if op == READ:
                 columns = family if arg is None else [prefix + f.encode() for f in arg]
-                jobs.append((True, key.encode(), columns))
-            else:
-                jobs.append((False, key.encode(), [
-                    Mutation(column=prefix + f.encode(), value=v.encode(), writeToWAL=wal)
-                    for f, v in arg.items()]))
-        try:
-            answers = await self.pool.call(_run_steps, table.encode(), jobs, self._cut, more)
-        except _Broken as broken:
-            answers = broken.answers
+                return get(key.encode(), columns), decode_get
+            return put(key.encode(), [(prefix + f.encode(), v.encode()) for f, v in arg.items()],
+                       wal), decode_put
+
+        answers = await self.pool.run(steps, make, more)
         out: list[Outcome] = []
+        cut = self._cut
         for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
             if not ok:
                 out.append((self._failed(answer), t0, t1, None))
-            elif op == READ and answer is None:
-                out.append((Status.NOT_FOUND, t0, t1, None))
+            elif op != READ:
+                out.append((Status.OK, t0, t1, None))
+            elif answer:
+                out.append((Status.OK, t0, t1, cells(answer[0].columns, cut)))
             else:
-                out.append((Status.OK, t0, t1, answer if op == READ else None))
+                out.append((Status.NOT_FOUND, t0, t1, None))
         return out
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
-        columns = self._family if fields is None else [self._prefix + f.encode() for f in fields]
+        columns, tname = self._columns(fields), table.encode()
+        open_scan = encode_call("scannerOpenWithScan", Hbase.scannerOpenWithScan_args(
+            tableName=tname, scan=TScan(startRow=start_key.encode(), columns=columns, caching=count),
+            attributes={}))
         try:
-            rows = await self.pool.call(_scan, table.encode(), start_key.encode(), count, columns,
-                                        self._cut)
+            conn = await self.pool.acquire()
         except Exception as exc:
             return self._failed(exc), []
-        return Status.OK, rows
+        try:
+            scanner = await self._one(conn, (open_scan, _SCAN_OPEN))
+            try:
+                rows = await self._one(conn, (encode_call("scannerGetList", Hbase.scannerGetList_args(
+                    id=scanner, nbRows=count)), _SCAN_GET))
+            finally:
+                if conn.broken is None:
+                    await self._one(conn, (encode_call("scannerClose", Hbase.scannerClose_args(
+                        id=scanner)), _SCAN_CLOSE))
+        except Exception as exc:
+            return self._failed(exc), []
+        finally:
+            self.pool.release(conn)
+        cut = self._cut
+        return Status.OK, [(r.row.decode(), cells(r.columns, cut)) for r in rows]
+
+    @staticmethod
+    async def _one(conn: Any, request: tuple) -> Any:
+        ok, value, _, _ = (await conn.run([request]))[0]
+        if not ok:
+            raise value
+        return value
 
     async def update(self, table: str, key: str, values: Row) -> Status:
         return await self._put(table, key, values)
@@ -229,26 +245,30 @@ class HBaseBinding(Binding):
         return await self._put(table, key, values)
 
     async def delete(self, table: str, key: str) -> Status:
-        mutation = [Mutation(isDelete=True, column=self._family[0], writeToWAL=self._wal)]
+        request = encode_call("mutateRow", Hbase.mutateRow_args(
+            tableName=table.encode(), row=key.encode(),
+            mutations=[Mutation(isDelete=True, column=self._family[0], writeToWAL=self._wal)],
+            attributes={}))
         try:
-            await self.pool.call(_mutate_row, table.encode(), key.encode(), mutation)
+            await self.pool.call((request, decode_put))
         except Exception as exc:
             return self._failed(exc)
         return Status.OK
 
     async def _put(self, table: str, key: str, values: Row) -> Status:
-        prefix, wal = self._prefix, self._wal
-        mutations = [Mutation(column=prefix + f.encode(), value=v.encode(), writeToWAL=wal)
-                     for f, v in values.items()]
-        row = key.encode()
+        prefix, row = self._prefix, key.encode()
         if self._buffering:
+            mutations = [Mutation(column=prefix + f.encode(), value=v.encode(), writeToWAL=self._wal)
+                         for f, v in values.items()]
             self._buffer.setdefault(table, []).append(BatchMutation(row=row, mutations=mutations))
             self._buffered_bytes += len(row) + sum(len(m.column) + len(m.value) for m in mutations)
             if self._buffered_bytes < self.options.writebuffersize:
                 return Status.BATCHED_OK
             return await self._flush()
+        request = self._encoder(table).put(
+            row, [(prefix + f.encode(), v.encode()) for f, v in values.items()], self._wal)
         try:
-            await self.pool.call(_mutate_row, table.encode(), row, mutations)
+            await self.pool.call((request, decode_put))
         except Exception as exc:
             return self._failed(exc)
         return Status.OK
@@ -257,8 +277,12 @@ class HBaseBinding(Binding):
         buffers, self._buffer, self._buffered_bytes = self._buffer, {}, 0
         for table, batch in buffers.items():
             try:
-                await self.pool.call(_mutate_rows, table.encode(), batch)
+                await self._mutate_rows(table, batch)
             except Exception as exc:
                 self._errors["buffered rows lost"] = self._errors.get("buffered rows lost", 0) + len(batch)
                 return self._failed(exc)
         return Status.OK
+
+    async def _mutate_rows(self, table: str, batch: list) -> None:
+        await self.pool.call((encode_call("mutateRows", Hbase.mutateRows_args(
+            tableName=table.encode(), rowBatches=batch, attributes={})), _MUTATE_ROWS))

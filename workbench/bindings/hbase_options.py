@@ -18,6 +18,7 @@ DURABILITY_WAL = {"USE_DEFAULT": True, "SYNC_WAL": True, "SKIP_WAL": False}
 NOT_EXPRESSIBLE = ("ASYNC_WAL", "FSYNC_WAL")
 
 DEFAULTS = {
+    "hbase.client": "",  # empty: async, or happybase for hbase.protocol=compact
     "hbase.host": "127.0.0.1",
     "hbase.port": "9090",
     "hbase.transport": "buffered",
@@ -45,6 +46,7 @@ BUFFER_NOTE = (
 class HBaseOptions:
     """Everything the binding needs to know, validated."""
 
+    client: str
     host: str
     port: int
     transport: str
@@ -65,7 +67,7 @@ class HBaseOptions:
 
     def describe(self) -> str:
         return (f"HBase Thrift gateway at {self.host}:{self.port} "
-                f"(transport={self.transport}, protocol={self.protocol})")
+                f"(transport={self.transport}, protocol={self.protocol}, client={self.client})")
 
 
 def _choice(key: str, value: str, choices: tuple[str, ...]) -> str:
@@ -99,6 +101,18 @@ def _durability(value: str) -> str:
     return name
 
 
+CLIENTS = ("async", "happybase")
+
+
+def client_of(properties: dict[str, str]) -> str:
+    """Which Thrift client serves the binding: hbase.client, else by protocol (see DEFAULTS)."""
+    chosen = properties.get("hbase.client", "").strip()
+    if chosen:
+        return _choice("hbase.client", chosen, CLIENTS)
+    compact = properties.get("hbase.protocol", "").strip().lower() == "compact"
+    return "happybase" if compact else "async"
+
+
 def parse_options(spec: Any, properties: dict[str, str], context: dict[str, Any]) -> HBaseOptions:
     """Validate the binding's properties; unknown `hbase.*` keys are errors."""
     for key in properties:
@@ -115,11 +129,17 @@ def parse_options(spec: Any, properties: dict[str, str], context: dict[str, Any]
     if not family or ":" in family:
         raise ConfigError(f"columnfamily={family!r} is not a column family name",
                           "use a short name without ':' (YCSB's default is 'family')")
+    client = client_of(properties)
+    protocol = _choice("hbase.protocol", p["hbase.protocol"], ("binary", "compact"))
+    if client == "async" and protocol == "compact":
+        raise ConfigError("hbase.client=async speaks the binary protocol only",
+                          "for a gateway started with -c (compact), use hbase.client=happybase")
     return HBaseOptions(
+        client=client,
         host=host,
         port=_number("hbase.port", p["hbase.port"], 1, 65535),
         transport=_choice("hbase.transport", p["hbase.transport"], ("buffered", "framed")),
-        protocol=_choice("hbase.protocol", p["hbase.protocol"], ("binary", "compact")),
+        protocol=protocol,
         timeout_ms=_number("hbase.timeout", p["hbase.timeout"], 1),
         pool=_number("hbase.pool", p["hbase.pool"], 1, 1024) if p["hbase.pool"].strip() else lanes,
         presplit=_number("hbase.presplit", p["hbase.presplit"], 1, 10000),

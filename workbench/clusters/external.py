@@ -10,6 +10,8 @@
     password = "..."
     tls = true                         # Cassandra: TLS on the client port ...
     ca_file = "/path/to/ca.pem"        # ... trusting this certificate
+    thrift_transport = "framed"        # HBase: the gateway's transport (buffered, the default)
+    thrift_protocol = "binary"         # HBase: and protocol (binary, the default, or compact)
     [replication]                      # Cassandra: the keyspace a load creates
     class = "NetworkTopologyStrategy"
     replication_factor = 3
@@ -39,6 +41,7 @@ from workbench.errors import ClusterError
 DEFAULT_PORTS = {"cassandra": 9042, "hbase": 9090}
 STATE_FILE = "state.json"
 _KEYS = {"kind", "provider", "description", "hosts", "port", "username", "password", "tls", "ca_file",
+         "thrift_transport", "thrift_protocol",
          "replication", "name"}
 
 
@@ -57,6 +60,8 @@ class ExternalSpec:
     replication_class: str = "SimpleStrategy"
     replication_factor: int = 1
     description: str = ""
+    thrift_transport: str = "buffered"
+    thrift_protocol: str = "binary"
 
     def __post_init__(self) -> None:
         if self.kind not in DEFAULT_PORTS:
@@ -68,6 +73,13 @@ class ExternalSpec:
         if self.kind == "hbase" and (self.username or self.tls):
             raise ClusterError("invalid cluster file: username and tls are for Cassandra",
                                hint="the HBase binding speaks plain Thrift")
+        for key, choices in (("thrift_transport", ("buffered", "framed")),
+                             ("thrift_protocol", ("binary", "compact"))):
+            if getattr(self, key) not in choices:
+                raise ClusterError(f"invalid cluster file: {key} {getattr(self, key)!r} must be one of "
+                                   f"{', '.join(choices)}")
+            if self.kind != "hbase" and getattr(self, key) != choices[0]:
+                raise ClusterError(f"invalid cluster file: {key} is for HBase's Thrift gateway")
         if self.tls and not self.ca_file:
             raise ClusterError("invalid cluster file: tls = true needs ca_file, the certificate to trust")
         if self.replication_factor < 1:
@@ -117,7 +129,8 @@ def load_file(path: str | Path, name: str | None = None) -> ExternalSpec:
         "name": name or data.get("name") or path.stem, "kind": data.get("kind"),
         "hosts": tuple(hosts) if isinstance(hosts, list) else (), "description": data.get("description", ""),
     }
-    for key, kind in (("port", int), ("username", str), ("password", str), ("tls", bool), ("ca_file", str)):
+    for key, kind in (("port", int), ("username", str), ("password", str), ("tls", bool), ("ca_file", str),
+                      ("thrift_transport", str), ("thrift_protocol", str)):
         if key in data:
             if not isinstance(data[key], kind) or (kind is int and isinstance(data[key], bool)):
                 raise ClusterError(f"{path}: key {key!r} must be {kind.__name__}, not {data[key]!r}")
@@ -282,7 +295,8 @@ def _check_hbase(spec: ExternalSpec) -> tuple[str, int]:
     errors = []
     for host in spec.hosts:
         try:
-            conn = happybase.Connection(host, spec.client_port, timeout=10000)
+            conn = happybase.Connection(host, spec.client_port, timeout=10000,
+                                        transport=spec.thrift_transport, protocol=spec.thrift_protocol)
             try:
                 conn.tables()
             finally:

@@ -59,10 +59,16 @@ def plans(spec: HBaseSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePla
     thrift = NodePlan(
         "thrift", a, spec.thrift_port, home, thrift_log, logs / "thrift.console.log",
         argv(spec.thrift_heap, thrift_log,
-             [THRIFT_CLASS, "-b", a, "-p", str(spec.thrift_port), "-threadpool", "start"]),
+             [THRIFT_CLASS, "-b", a, "-p", str(spec.thrift_port), *thrift_flags(spec), "start"]),
         ((a, spec.thrift_port, "HBase Thrift"),),
     )
     return [master, thrift]
+
+
+def thrift_flags(spec: HBaseSpec) -> list[str]:
+    """The gateway's server type, transport and protocol as ThriftServer's flags."""
+    return [f"-{spec.thrift_server}", *(["-f"] if spec.thrift_transport == "framed" else []),
+            *(["-c"] if spec.thrift_protocol == "compact" else [])]
 
 
 def launch_groups(spec: HBaseSpec, run_dir: Path) -> list[list[str]]:
@@ -70,14 +76,16 @@ def launch_groups(spec: HBaseSpec, run_dir: Path) -> list[list[str]]:
     return [["master", "thrift"]]
 
 
-def probe(address: str, port: int, timeout_ms: int = 30000) -> bool:
+def probe(address: str, port: int, timeout_ms: int = 30000, transport: str = "buffered",
+          protocol: str = "binary") -> bool:
     """A real round trip: create a table, put a row, read it back, drop the table."""
     import happybase
 
     if not tcp_open(address, port):
         return False
     try:
-        conn = happybase.Connection(address, port, timeout=timeout_ms)
+        conn = happybase.Connection(address, port, timeout=timeout_ms, transport=transport,
+                                    protocol=protocol)
     except Exception:
         return False
     try:
@@ -99,7 +107,8 @@ def wait_ready(spec: HBaseSpec, names: list[str], final: bool, deadline: float,
     while time.monotonic() < deadline:
         check()
         remaining = max(1000, int((deadline - time.monotonic()) * 1000))
-        if probe(spec.address, spec.thrift_port, min(30000, remaining)):
+        if probe(spec.address, spec.thrift_port, min(30000, remaining), spec.thrift_transport,
+                 spec.thrift_protocol):
             return
         time.sleep(0.5)
     raise NotReady("master", "did not complete a create/put/get through Thrift")

@@ -92,6 +92,13 @@ class CassandraSpec:
         return {"class": self.replication_class, "replication_factor": self.replication_factor}
 
 
+THRIFT_CHOICES = {
+    "thrift_server": ("threadpool", "hsha", "nonblocking", "threadedselector"),
+    "thrift_transport": ("buffered", "framed"),
+    "thrift_protocol": ("binary", "compact"),
+}
+
+
 @dataclass(frozen=True)
 class HBaseSpec:
     """Standalone HBase (master + RegionServer + ZooKeeper in one JVM) and its Thrift gateway."""
@@ -104,6 +111,13 @@ class HBaseSpec:
     master_port: int = 16000
     regionserver_port: int = 16020
     thrift_port: int = 9090
+    # How the Thrift gateway serves: its server type (HBase's -threadpool, -hsha, -nonblocking,
+    # -threadedselector), transport (-f: framed) and protocol (-c: compact). `--cluster` hands
+    # the transport and protocol to the binding. Measured on 2 cores (BENCHMARKS.md): threadpool
+    # costs the gateway the least CPU per operation, so it is the default.
+    thrift_server: str = "threadpool"
+    thrift_transport: str = "buffered"
+    thrift_protocol: str = "binary"
     data_dir: str = ""  # as for Cassandra: the HBase root directory and ZooKeeper's data
     start_timeout: float = 180.0
     kind: str = "hbase"
@@ -115,6 +129,11 @@ class HBaseSpec:
         _check(self.address.startswith("127."), "address", "must be a loopback address")
         for field in ("zookeeper_port", "master_port", "regionserver_port", "thrift_port"):
             _check(1024 <= getattr(self, field) <= 65535, field, "must be a port 1024-65535")
+        for field, choices in THRIFT_CHOICES.items():
+            _check(getattr(self, field) in choices, field,
+                   f"{getattr(self, field)!r} must be one of {', '.join(choices)}")
+        _check(self.thrift_server == "threadpool" or self.thrift_transport == "framed", "thrift_server",
+               f"{self.thrift_server!r} serves the framed transport only: set thrift_transport = \"framed\"")
         _check_data_dir(self.data_dir)
 
 

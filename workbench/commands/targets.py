@@ -28,7 +28,12 @@ def binding_overrides(cluster: Cluster) -> list[str]:
         return out
     if cluster.kind == "hbase":
         host, port = cluster.contact_points[0]
-        return ["db=hbase", f"hbase.host={host}", f"hbase.port={port}"]
+        out = ["db=hbase", f"hbase.host={host}", f"hbase.port={port}"]
+        for key in ("transport", "protocol"):  # how the gateway was started, when not the default
+            value = getattr(cluster.spec, f"thrift_{key}", "")
+            if value and value != {"transport": "buffered", "protocol": "binary"}[key]:
+                out.append(f"hbase.{key}={value}")
+        return out
     raise ConfigError(f"no binding for a {cluster.kind} cluster", "use -db and -p hosts=...")
 
 
