@@ -1,7 +1,8 @@
 """The HBase binding against a real HBase + Thrift gateway (the session's `hbase_server`).
 
 Options, a transport/protocol mismatch, pre-split regions, client-side buffering, the WAL
-setting, and a fault: the gateway is frozen (SIGSTOP) mid-run and thawed again.
+setting, the asyncio client on a framed gateway and with fewer connections than lanes, and a
+fault: the gateway is frozen (SIGSTOP) mid-run and thawed again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import pytest
 from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
 from workbench.bindings.hbase import HBaseBinding
+from workbench.bindings.hbase_happybase import HappybaseBinding
 from workbench.bindings.hbase_schema import split_points
+from workbench.clusters import ports
+from workbench.clusters.hbase_local import probe
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 from workbench.core.keys import build_key_name
@@ -86,6 +90,84 @@ def test_transport_mismatch_is_a_clear_error_not_a_hang(hbase, setting):
     with pytest.raises(BindingError, match="hbase.transport / hbase.protocol match"):
         asyncio.run(db.prepare())
     assert time.monotonic() - t0 < 8.0  # framed waits for hbase.timeout, compact fails at once
+
+
+def test_the_client_is_chosen_by_hbase_client_and_by_protocol():
+    assert type(make([])) is HBaseBinding and make([]).options.client == "async"
+    assert type(make(["hbase.client=happybase"])) is HappybaseBinding
+    assert type(make(["hbase.protocol=compact"])) is HappybaseBinding  # async speaks binary only
+    with pytest.raises(ConfigError, match="hbase.client=happybase"):
+        make(["hbase.client=async", "hbase.protocol=compact"])
+    with pytest.raises(ConfigError, match="hbase.client"):
+        make(["hbase.client=java"])
+
+
+def test_fewer_connections_than_lanes_take_turns(hbase):
+    """hbase.pool=2 with 8 lanes: lanes wait for a free connection; nothing fails or hangs, and
+    no more than 2 connections are ever opened."""
+    _, props = hbase
+    assert run_phase("load", [*props, "recordcount=300", "threadcount=8"]).operations == 300
+    spec, _ = spec_from_args([WORKLOADA], [*props, "recordcount=300", "operationcount=2000",
+                                           "threadcount=8", "hbase.pool=2"], "run")
+    opened = []
+    original = HBaseBinding.cleanup
+
+    async def spy(self):
+        if self.pool is not None:  # the worker's binding (the one that ran prepare() has none)
+            opened.append(self.pool.opened)
+        await original(self)
+
+    HBaseBinding.cleanup = spy
+    try:
+        outcome = asyncio.run(Controller(spec, "run").run())
+    finally:
+        HBaseBinding.cleanup = original
+    assert outcome.outcome == "completed", outcome.error
+    assert sum(outcome.returns["READ"].values()) + sum(outcome.returns["UPDATE"].values()) == 2000
+    assert set(outcome.returns["READ"]) == {"OK"} and set(outcome.returns["UPDATE"]) == {"OK"}
+    assert opened == [2]
+
+
+def test_the_asyncio_client_on_a_framed_gateway(hbase, tmp_path):
+    """A second Thrift gateway, started -threadpool -f (framed) on the session's HBase with the
+    provider's own command line: load, run and scan through it with hbase.transport=framed."""
+    cluster, props = hbase
+    thrift = cluster.node("thrift")
+    port = next(p for p in range(thrift.port + 1, thrift.port + 10) if ports.is_free(thrift.address, p))
+    argv = list(thrift.argv)
+    at = argv.index("-p")
+    argv[at + 1] = str(port)
+    argv[argv.index("start"):argv.index("start")] = ["-f"]
+    log = tmp_path / "framed-gateway.log"
+    argv = [f"-Dworkbench.log.file={log}" if a.startswith("-Dworkbench.log.file=") else a for a in argv]
+    with (tmp_path / "framed-gateway.console.log").open("wb") as out:
+        gateway = subprocess.Popen(argv, cwd=thrift.dir, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not probe(thrift.address, port, 10000, transport="framed"):
+            assert gateway.poll() is None, log.read_text()[-2000:]
+            assert time.monotonic() < deadline, "the framed gateway did not serve within 120 s"
+            time.sleep(0.2)
+        framed = [p if not p.startswith("hbase.port=") else f"hbase.port={port}" for p in props]
+        framed.append("hbase.transport=framed")
+        load = run_phase("load", [*framed, "recordcount=300", "threadcount=4"])
+        assert load.returns["INSERT"] == {"OK": 300}
+        run = run_phase("run", [*framed, "recordcount=300", "operationcount=1000", "threadcount=4",
+                                "readproportion=0.4", "updateproportion=0.4", "scanproportion=0.2",
+                                "maxscanlength=50"])
+        assert run.outcome == "completed", run.error
+        for op in ("READ", "UPDATE", "SCAN"):
+            assert set(run.returns[op]) == {"OK"}, run.returns
+        # and the happybase client on the same gateway sees the rows the asyncio client wrote
+        assert sum(region_row_counts(cluster, props[-1].removeprefix("table="))) == 300
+    finally:
+        gateway.terminate()
+        try:
+            gateway.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            gateway.kill()
+            gateway.wait()
 
 
 def test_presplit_creates_regions_with_balanced_keys(hbase):

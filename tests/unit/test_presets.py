@@ -45,3 +45,26 @@ def test_a_wrong_field_type_or_value_is_refused(tmp_path: Path, line, said):
     preset.write_text(f'kind = "cassandra"\n{line}\n')
     with pytest.raises(ClusterError, match=said):
         presets.load(str(preset))
+
+
+def test_the_gateways_server_transport_and_protocol_reach_its_flags_and_the_binding(tmp_path: Path):
+    from workbench.clusters.hbase_local import thrift_flags
+
+    default = presets.load("hbase-standalone")
+    assert thrift_flags(default) == ["-threadpool"]
+    node = Node("thrift", "127.0.0.1", 9090, 1, 1, tmp_path / "log", tmp_path / "out", tmp_path)
+    assert binding_overrides(Cluster("h", "hbase", default, (node,), tmp_path)) == [
+        "db=hbase", "hbase.host=127.0.0.1", "hbase.port=9090"]
+    preset = tmp_path / "hsha.toml"
+    preset.write_text('kind = "hbase"\nthrift_server = "hsha"\nthrift_transport = "framed"\n'
+                      'thrift_protocol = "compact"\n')
+    spec = presets.load(str(preset))
+    assert thrift_flags(spec) == ["-hsha", "-f", "-c"]
+    props = binding_overrides(Cluster("h", "hbase", spec, (node,), tmp_path))
+    assert props[-2:] == ["hbase.transport=framed", "hbase.protocol=compact"]
+    preset.write_text('kind = "hbase"\nthrift_server = "nonblocking"\n')
+    with pytest.raises(ClusterError, match='framed transport only: set thrift_transport = "framed"'):
+        presets.load(str(preset))
+    preset.write_text('kind = "hbase"\nthrift_transport = "zlib"\n')
+    with pytest.raises(ClusterError, match="thrift_transport 'zlib' must be one of buffered, framed"):
+        presets.load(str(preset))

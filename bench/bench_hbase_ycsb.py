@@ -1,0 +1,232 @@
+"""The workbench against YCSB's own hbase20 client, alternating on the same HBase.
+
+    workbench cluster up hbase-standalone
+    python bench/bench_hbase_ycsb.py --ycsb-home DIR [--cluster hbase-standalone]
+        [--records 20000] [--operations 50000] [--lanes 16,64] [--workloads a,c]
+        [--repeat 3] [--clients async,happybase]
+
+DIR is a YCSB installation with the hbase20 binding: YCSB's release layout (DIR/lib and
+DIR/hbase20-binding/lib), a binding tarball's (DIR/lib with core and hbase20-binding jars), or
+a directory of jars. No YCSB file is needed in this repository; to build one from YCSB's
+public source (tag 0.17.0; `site.ycsb:core` is on Maven Central, the bindings are not):
+
+    git clone -b 0.17.0 https://github.com/brianfrankcooper/YCSB /tmp/ycsb-src
+    cd /tmp/ycsb-src && mvn -B -pl hbase20 -am package -DskipTests -Dcheckstyle.skip
+    tar xzf hbase20/target/ycsb-hbase20-binding-0.17.0.tar.gz -C /tmp
+    # then: --ycsb-home /tmp/ycsb-hbase20-binding-0.17.0
+
+1. Loads `--records` rows (YCSB's 10 x 100 B) into a fresh table with the workbench.
+2. For each workload and lane count: one untimed trial of each client, then `--repeat`
+   repetitions in which the clients take turns (the order rotates). Both run the same workload
+   file, as separate processes, with `threads` = lanes and hdrhistogram.percentiles=50,95,99.
+3. Prints, per trial and as medians: throughput (each tool's own [OVERALL] figure), client CPU
+   per operation (the whole process, and minus a start-up trial of 100 operations), the Thrift
+   gateway's and the master/RegionServer JVM's CPU per operation (from /proc), and p50/p95/p99
+   of READ and UPDATE.
+
+Client CPU of a process comes from wait4's rusage (every thread, the JVM's JIT and GC too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKLOADS = ROOT / "workloads"
+YCSB_CLASS = "site.ycsb.db.hbase20.HBaseClient20"
+STARTUP_OPS = 100
+LINE = re.compile(r"^\[(?P<op>[A-Z-]+)\], (?P<metric>[^,]+), (?P<value>[-0-9.Ee]+)$")
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def ycsb_classpath(home: Path) -> str:
+    """The jars of a YCSB installation with the hbase20 binding (see the module docstring)."""
+    dirs = [home / "lib", home / "hbase20-binding" / "lib", home]
+    jars = [j for d in dirs if d.is_dir() for j in sorted(d.glob("*.jar"))]
+    names = " ".join(j.name for j in jars)
+    if "core-" not in names or "hbase20-binding" not in names:
+        raise SystemExit(f"{home}: no YCSB core and hbase20-binding jars under lib/, "
+                         "hbase20-binding/lib/ or the directory itself (see --help)")
+    return ":".join(str(j) for j in jars)
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
+def run_process(argv: list[str], env: dict | None = None) -> tuple[str, float]:
+    """(stdout, CPU seconds of the process and its threads); exits on failure."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=tempfile.gettempdir())
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text = out.read()
+        if proc.returncode != 0 or "[OVERALL], Throughput" not in text:
+            raise SystemExit(f"{argv[0]} failed ({proc.returncode}):\n{err.read()[-3000:]}\n{text[-2000:]}")
+    return text, usage.ru_utime + usage.ru_stime
+
+
+def parse(text: str) -> dict[tuple[str, str], float]:
+    out = {}
+    for line in text.splitlines():
+        m = LINE.match(line.strip())
+        if m:
+            out[(m["op"], m["metric"])] = float(m["value"])
+    return out
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from workbench.commands.targets import binding_overrides, find_cluster
+
+        self.args = args
+        self.cluster = cluster = find_cluster(args.cluster)
+        if cluster.kind != "hbase" or cluster.provider != "local":
+            raise SystemExit(f"{args.cluster}: an HBase cluster the local provider started is needed")
+        host = cluster.contact_points[0][0]
+        if not host.startswith("127."):
+            raise SystemExit("benchmarks only target 127.0.0.0/8")
+        self.overrides = binding_overrides(cluster)
+        self.pids = {n.name: n.pid for n in cluster.nodes}
+        self.classpath = ycsb_classpath(Path(args.ycsb_home).expanduser().resolve())
+        self.conf = Path(tempfile.mkdtemp(prefix="bench-ycsb-conf-"))
+        spec = cluster.spec
+        (self.conf / "hbase-site.xml").write_text(
+            "<?xml version=\"1.0\"?>\n<configuration>\n"
+            f"  <property><name>hbase.zookeeper.quorum</name><value>{spec.address}</value></property>\n"
+            "  <property><name>hbase.zookeeper.property.clientPort</name>"
+            f"<value>{spec.zookeeper_port}</value></property>\n</configuration>\n")
+        self.java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ \
+            else "java"
+        self.table = f"bench_ycsb_{int(time.time())}"
+
+    def common(self, workload: str, lanes: int, ops: int) -> list[str]:
+        props = [f"table={self.table}", f"recordcount={self.args.records}", f"operationcount={ops}",
+                 "hdrhistogram.percentiles=50,95,99"]
+        return ["-P", str(WORKLOADS / f"workload{workload}"), "-threads", str(lanes),
+                *[a for p in props for a in ("-p", p)]]
+
+    def argv(self, tool: str, workload: str, lanes: int, ops: int, phase: str = "run") -> list[str]:
+        if tool == "ycsb":
+            return [self.java, "-cp", f"{self.conf}:{self.classpath}", "site.ycsb.Client", "-t",
+                    "-db", YCSB_CLASS, "-p", "columnfamily=family", *self.common(workload, lanes, ops)]
+        props = [*self.overrides, f"hbase.client={tool}"]
+        return [sys.executable, "-m", "workbench", phase, "--no-store",
+                *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
+
+    def trial(self, tool: str, workload: str, lanes: int, ops: int) -> dict:
+        gateway0, server0 = proc_cpu(self.pids["thrift"]), proc_cpu(self.pids["master"])
+        text, cpu = run_process(self.argv(tool, workload, lanes, ops))
+        gateway, server = proc_cpu(self.pids["thrift"]) - gateway0, proc_cpu(self.pids["master"]) - server0
+        got = parse(text)
+        row = {"tool": tool, "ops/s": got[("OVERALL", "Throughput(ops/sec)")], "cpu": cpu,
+               "client us/op": cpu / ops * 1e6, "gateway us/op": gateway / ops * 1e6,
+               "server us/op": server / ops * 1e6}
+        for op in ("READ", "UPDATE"):
+            for p in (50, 95, 99):
+                row[f"{op} p{p}"] = got.get((op, f"{p}thPercentileLatency(us)"), float("nan"))
+        failed = [k for k in got if k[1].startswith("Return=") and k[1] not in
+                  ("Return=OK", "Return=NOT_FOUND")]
+        if failed:
+            raise SystemExit(f"{tool}: failed operations: {failed}\n{text[-2000:]}")
+        return row
+
+    def load(self) -> None:
+        argv = self.argv("async", "a", 16, 0, phase="load")
+        t0 = time.perf_counter()
+        run_process(argv)
+        print(f"load: {self.args.records} records into {self.table} in {time.perf_counter() - t0:.1f} s",
+              flush=True)
+
+    def drop(self) -> None:
+        import happybase
+
+        host, port = self.cluster.contact_points[0]
+        spec = self.cluster.spec
+        conn = happybase.Connection(host, port, transport=spec.thrift_transport,
+                                    protocol=spec.thrift_protocol)
+        conn.delete_table(self.table, disable=True)
+        conn.close()
+
+
+def fmt_row(r: dict, startup: float) -> str:
+    run_us = (r["cpu"] - startup) / r["ops"] * 1e6
+    return (f"{r['tool']:>9}  {r['ops/s']:7.0f}  {r['client us/op']:6.0f}  {run_us:6.0f}  "
+            f"{r['gateway us/op']:7.0f}  {r['server us/op']:6.0f}  "
+            + "  ".join(f"{r[f'{op} p{p}']:6.0f}" for op in ("READ", "UPDATE") for p in (50, 95, 99)))
+
+
+HEADER = ("     tool    ops/s  cli/op  run/op  gate/op  srv/op   R p50   R p95   R p99   U p50   U p95"
+          "   U p99")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ycsb-home", required=True, help="a YCSB installation with the hbase20 binding")
+    ap.add_argument("--cluster", default="hbase-standalone", help="a cluster `workbench cluster up` started")
+    ap.add_argument("--records", type=int, default=20_000)
+    ap.add_argument("--operations", type=int, default=50_000)
+    ap.add_argument("--lanes", default="16,64")
+    ap.add_argument("--workloads", default="a,c")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--clients", default="async,happybase", help="workbench hbase.client values")
+    args = ap.parse_args()
+    bench = Bench(args)
+    tools = ["ycsb", *[c for c in args.clients.split(",") if c]]
+    bench.load()
+    summary = []
+    try:
+        for workload in args.workloads.split(","):
+            for lanes in (int(x) for x in args.lanes.split(",")):
+                print(f"\nworkload {workload.upper()}, {lanes} in flight, {args.operations} operations"
+                      " per trial;"
+                      " per op in us: cli = client process, run = minus start-up, gate = Thrift gateway,"
+                      " srv = master/RegionServer JVM; latencies in us", flush=True)
+                startup = {}
+                for tool in tools:  # start-up cost, and an untimed warm-up of each client
+                    startup[tool] = bench.trial(tool, workload, lanes, STARTUP_OPS)["cpu"]
+                    bench.trial(tool, workload, lanes, args.operations)
+                print(HEADER)
+                rows = []
+                for rep in range(args.repeat):
+                    order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+                    for tool in order:
+                        r = bench.trial(tool, workload, lanes, args.operations)
+                        r["ops"], r["rep"] = args.operations, rep
+                        rows.append(r)
+                        print(fmt_row(r, startup[tool]), flush=True)
+                summary.append((workload, lanes, rows, startup))
+    finally:
+        bench.drop()
+    print("\nmedians (per-pair ratios: each repetition's workbench trial over its YCSB trial)")
+    print("workload lanes     tool    ops/s  cli/op  run/op  gate/op  srv/op   R p99   U p99  x YCSB")
+    for workload, lanes, rows, startup in summary:
+        ycsb = {r["rep"]: r["ops/s"] for r in rows if r["tool"] == "ycsb"}
+        for tool in tools:
+            mine = [r for r in rows if r["tool"] == tool]
+
+            def med(key: str, rs: list = mine) -> float:
+                return statistics.median(r[key] for r in rs)
+
+            run_us = statistics.median((r["cpu"] - startup[tool]) / r["ops"] * 1e6 for r in mine)
+            ratio = statistics.median(r["ops/s"] / ycsb[r["rep"]] for r in mine)
+            print(f"{workload.upper():>8} {lanes:5d}  {tool:>9}  {med('ops/s'):7.0f}  "
+                  f"{med('client us/op'):6.0f}  {run_us:6.0f}  {med('gateway us/op'):7.0f}  "
+                  f"{med('server us/op'):6.0f}  "
+                  f"{med('READ p99'):6.0f}  {med('UPDATE p99'):6.0f}  {ratio:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
