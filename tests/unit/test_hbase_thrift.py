@@ -99,6 +99,7 @@ class Peer:
         self.answer, self.piece = answer, piece
         self.requests = 0
         self.connections = 0
+        self.writers: set = set()
 
     async def start(self) -> int:
         self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -106,6 +107,7 @@ class Peer:
 
     async def _serve(self, reader, writer) -> None:
         self.connections += 1
+        self.writers.add(writer)
         try:
             while await reader.read(65536):
                 data = self.answer(self.requests)
@@ -117,6 +119,7 @@ class Peer:
         except ConnectionError:
             pass
         finally:
+            self.writers.discard(writer)
             writer.close()
 
 
@@ -181,6 +184,29 @@ def test_lanes_beyond_the_pool_size_wait_for_a_connection():
         results = await asyncio.gather(*(pool.run([put] * 20) for _ in range(8)))
         assert all(ok for answers in results for ok, *_ in answers)
         assert sum(len(a) for a in results) == 160 and pool.opened == 2 and peer.connections == 2
+        pool.close()
+        peer.server.close()
+
+    asyncio.run(main())
+
+
+def test_a_connection_the_gateway_closed_while_idle_is_replaced_without_an_error():
+    """A gateway restart closes the idle connections: the next chain opens a fresh one instead of
+    failing its first request on a dead one."""
+    async def main():
+        peer = Peer(lambda n: PUT_OK)
+        pool = ConnectionPool("127.0.0.1", await peer.start(), False, 5000, 1)
+        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
+        assert [ok for ok, *_ in await pool.run([put])] == [True]
+        idle = pool._idle[0]
+        peer.server.close()  # stop listening, and close the open connection as a restart would
+        for writer in list(peer.writers):
+            writer.close()
+        while idle.broken is None:
+            await asyncio.sleep(0.01)
+        peer.server = await asyncio.start_server(peer._serve, "127.0.0.1", pool.port)
+        assert [ok for ok, *_ in await pool.run([put, put])] == [True, True]
+        assert pool.opened == 2 and pool._live == 1
         pool.close()
         peer.server.close()
 

@@ -345,8 +345,11 @@ class ConnectionPool:
         self._all: set[ThriftConnection] = set()
 
     async def acquire(self) -> ThriftConnection:
-        if self._idle:
-            return self._idle.pop()
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.broken is None:
+                return conn
+            self._drop(conn)  # closed by the gateway while idle (a restart): open a fresh one
         if self._live >= self.size:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -379,13 +382,16 @@ class ConnectionPool:
 
     def release(self, conn: ThriftConnection) -> None:
         if conn.broken is not None:
-            conn.close()
-            self._all.discard(conn)
-            self._live -= 1
+            self._drop(conn)
             self._wake(None)  # a waiter may open a fresh one
             return
         if not self._wake(conn):
             self._idle.append(conn)
+
+    def _drop(self, conn: ThriftConnection) -> None:
+        conn.close()
+        self._all.discard(conn)
+        self._live -= 1
 
     def _wake(self, conn: ThriftConnection | None) -> bool:
         while self._waiters:
