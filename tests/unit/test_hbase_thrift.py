@@ -211,3 +211,24 @@ def test_a_connection_the_gateway_closed_while_idle_is_replaced_without_an_error
         peer.server.close()
 
     asyncio.run(main())
+
+
+def test_a_request_that_cannot_be_made_is_that_steps_error_and_the_chain_goes_on():
+    async def main():
+        peer = Peer(lambda n: PUT_OK)
+        pool = ConnectionPool("127.0.0.1", await peer.start(), False, 5000, 1)
+        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
+
+        def make(item):
+            if item == "bad":
+                raise UnicodeEncodeError("ascii", "\u00e9", 0, 1, "not ASCII")
+            return put
+
+        answers = await asyncio.wait_for(pool.run(["ok", "bad", "ok", "bad"], make), 10)
+        assert [ok for ok, *_ in answers] == [True, False, True, False]
+        assert isinstance(answers[1][1], UnicodeEncodeError) and peer.requests == 2
+        assert [ok for ok, *_ in await pool.run([put])] == [True]  # the connection is still good
+        pool.close()
+        peer.server.close()
+
+    asyncio.run(main())

@@ -269,8 +269,17 @@ class ThriftConnection(asyncio.BufferedProtocol):
         return done
 
     def _send(self) -> None:
-        item = self._items[len(self._answers)]
-        data, self._decode = item if self._make is None else self._make(item)
+        while True:
+            item = self._items[len(self._answers)]
+            try:
+                data, self._decode = item if self._make is None else self._make(item)
+                break
+            except Exception as exc:  # a request that cannot be written: that step's error
+                now = perf_counter_ns()
+                self._answers.append((False, exc, now, now))
+                if len(self._answers) == len(self._items) or (self._more is not None and not self._more()):
+                    self._finish()
+                    return
         if self.framed:
             data = _pack_i32(len(data)) + data
         self._n = 0
