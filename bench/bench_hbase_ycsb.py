@@ -67,6 +67,8 @@ def proc_cpu(pid: int) -> float:
 def run_process(argv: list[str], env: dict | None = None) -> tuple[str, float]:
     """(stdout, CPU seconds of the process and its threads); exits on failure."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        # this checkout's workbench, whatever an editable install points at
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=tempfile.gettempdir())
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -181,7 +183,7 @@ def main() -> None:
     ap.add_argument("--lanes", default="16,64")
     ap.add_argument("--workloads", default="a,c")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--clients", default="async,happybase", help="workbench hbase.client values")
+    ap.add_argument("--clients", default="native,async,happybase", help="workbench hbase.client values")
     args = ap.parse_args()
     bench = Bench(args)
     tools = ["ycsb", *[c for c in args.clients.split(",") if c]]

@@ -254,3 +254,35 @@ def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_serve
     low = min(range(len(ops) - 1), key=ops.__getitem__)
     assert ops[low] < max(ops) / 10, ops  # the freeze is visible
     assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the gateway thawed
+
+
+def test_native_client_regionserver_frozen_mid_run_errors_counted_run_goes_on(hbase, suite_servers,
+                                                                              tmp_path):
+    """hbase.client=native talks to the RegionServer itself: freezing it (SIGSTOP on the master
+    JVM, which hosts it) fails the calls in flight with TimeoutError after hbase.timeout, and the
+    run goes on once it thaws, on a fresh connection."""
+    cluster, props = hbase
+    assert run_phase("load", [*props, "recordcount=500", "threadcount=4"]).operations == 500
+    provider = suite_servers.provider
+    report = tmp_path / "run.json"
+    args = [a for p in [*props, "recordcount=500", "operationcount=0", "maxexecutiontime=10",
+                        "hbase.timeout=1500", "status.interval=1", "hbase.client=native"]
+            for a in ("-p", p)]
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *args,
+                             "-threads", "4", "--export", f"json={report}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        wait_until_running(proc, 100)
+        time.sleep(1.0)
+        provider.pause(cluster.name, "master")
+        time.sleep(3.0)
+    finally:
+        provider.resume(cluster.name, "master")
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 1, err  # operations failed, the run itself completed
+    assert "failed operations by kind: TimeoutError=" in err
+    run = json.loads(report.read_text())["run"]
+    ops = [i["operations"] for i in run["intervals"]]
+    low = min(range(len(ops) - 1), key=ops.__getitem__)
+    assert ops[low] < max(ops) / 10, ops
+    assert max(ops[low + 1:]) > max(ops) / 3, ops

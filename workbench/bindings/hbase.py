@@ -77,11 +77,15 @@ class HBaseBinding(Binding):
     name = "hbase"
 
     def __new__(cls, spec: Any, properties: dict[str, str], context: dict[str, Any]):
-        # hbase.client=happybase: the same binding with the thread-pool client underneath.
+        # hbase.client=happybase / native: the same binding with another client underneath.
         if cls is HBaseBinding and client_of(properties) == "happybase":
             from workbench.bindings.hbase_happybase import HappybaseBinding
 
             cls = HappybaseBinding
+        elif cls is HBaseBinding and client_of(properties) == "native":
+            from workbench.bindings.hbase_native import NativeBinding
+
+            cls = NativeBinding
         return super().__new__(cls)
 
     def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:

@@ -101,7 +101,7 @@ def _durability(value: str) -> str:
     return name
 
 
-CLIENTS = ("async", "happybase")
+CLIENTS = ("async", "happybase", "native")
 
 
 def client_of(properties: dict[str, str]) -> str:
@@ -131,8 +131,8 @@ def parse_options(spec: Any, properties: dict[str, str], context: dict[str, Any]
                           "use a short name without ':' (YCSB's default is 'family')")
     client = client_of(properties)
     protocol = _choice("hbase.protocol", p["hbase.protocol"], ("binary", "compact"))
-    if client == "async" and protocol == "compact":
-        raise ConfigError("hbase.client=async speaks the binary protocol only",
+    if client != "happybase" and protocol == "compact":
+        raise ConfigError(f"hbase.client={client} speaks the binary protocol only",
                           "for a gateway started with -c (compact), use hbase.client=happybase")
     return HBaseOptions(
         client=client,

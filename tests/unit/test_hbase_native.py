@@ -1,0 +1,225 @@
+"""HBase's own RPC from Python (workbench/bindings/hbase_native.py): the protobuf helpers, the
+framing, call ids and timeouts, against a loopback peer that answers with bytes written here.
+Whether a RegionServer accepts all this is for the contract suite (targets_hbase_native.py)
+and tests/integration/test_hbase_binding.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+import pytest
+
+from workbench.bindings.hbase_native import (
+    PREAMBLE,
+    Regions,
+    RemoteError,
+    RpcClient,
+    decode_get,
+    field,
+    fields,
+    get_request,
+    number,
+    put_request,
+    read_varint,
+    varint,
+)
+
+
+def test_varints_round_trip_across_their_byte_lengths():
+    for n in [0, 1, 127, 128, 255, 300, 16383, 16384, 2**21, 2**28 + 5, 2**35, 2**63 - 1]:
+        raw = varint(n)
+        assert read_varint(raw + b"\xff", 0) == (n, len(raw))
+        assert len(raw) == max(1, -(-n.bit_length() // 7))
+
+
+def parse(buf: bytes, start: int = 0, end: int | None = None) -> list:
+    """A message as nested lists of (field, value) for comparisons."""
+    out = []
+    for fid, v in fields(buf, start, len(buf) if end is None else end):
+        out.append((fid, v if isinstance(v, int) else buf[v[0]:v[1]]))
+    return out
+
+
+def test_requests_say_region_row_family_qualifiers_and_durability():
+    get = get_request(b"t,,1.abc.", b"user1", b"family", [b"field1", b"field2"])
+    (f1, region), (f2, get_msg) = parse(get)
+    assert (f1, f2) == (1, 2) and parse(region) == [(1, 1), (2, b"t,,1.abc.")]  # REGION_NAME
+    row, column = parse(get_msg)
+    assert row == (1, b"user1") and parse(column[1]) == [(1, b"family"), (2, b"field1"), (2, b"field2")]
+    put = put_request(b"r", b"user2", b"family", [(b"field0", b"x" * 300)], 1)
+    mutation = parse(parse(put)[1][1])
+    assert mutation[0] == (1, b"user2") and mutation[1] == (2, 2) and mutation[3] == (6, 1)  # PUT, SKIP_WAL
+    family, value = parse(mutation[2][1])
+    assert family == (1, b"family") and parse(value[1]) == [(1, b"field0"), (2, b"x" * 300)]
+    assert all(f != 6 for f, _ in parse(parse(put_request(b"r", b"k", b"f", [], 0))[1][1]))
+
+
+def cell(qualifier: bytes, value: bytes) -> bytes:
+    return field(1, field(1, b"row") + field(2, b"family") + field(3, qualifier) + number(4, 17)
+                 + number(5, 4) + field(6, value))
+
+
+def test_a_get_answer_becomes_qualifier_to_value_and_an_empty_one_none():
+    body = field(1, cell(b"field0", b"a" * 200) + cell(b"field1", b"") + number(2, 0))
+    assert decode_get(body) == {b"field0": b"a" * 200, b"field1": b""}
+    assert decode_get(field(1, number(2, 0))) is None and decode_get(b"") is None
+
+
+def test_regions_are_found_by_row():
+    regions = Regions([
+        {"start_key": b"user5", "end_key": b"", "name": b"r3", "server_name": b"localhost", "port": 2},
+        {"start_key": b"", "end_key": b"user3", "name": b"r1", "server_name": b"localhost", "port": 1},
+        {"start_key": b"user3", "end_key": b"user5", "name": b"r2", "server_name": b"localhost", "port": 1},
+    ])
+    assert regions.locate(b"a")[0] == b"r1" and regions.locate(b"user3")[0] == b"r2"
+    assert regions.locate(b"user49")[0] == b"r2" and regions.locate(b"user5") == (b"r3", ("localhost", 2))
+
+
+def answer(call_id: int, body: bytes | None = None, error: str | None = None) -> bytes:
+    header = number(1, call_id)
+    if error:
+        header += field(2, field(1, error.encode()) + field(2, b"it broke\n\tat somewhere"))
+    msg = varint(len(header)) + header + (b"" if body is None else varint(len(body)) + body)
+    return struct.pack(">I", len(msg)) + msg
+
+
+class RegionServer:
+    """Reads the preamble and header, then requests; `reply(requests)` says what to send back
+    once `batch` requests are in (a list of bytes, in any order, or None to stay silent)."""
+
+    def __init__(self, reply, batch: int = 1) -> None:
+        self.reply, self.batch = reply, batch
+        self.headers: list[bytes] = []
+        self.connections = 0
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self.server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader, writer) -> None:
+        self.connections += 1
+        try:
+            assert await reader.readexactly(6) == PREAMBLE
+            size = struct.unpack(">I", await reader.readexactly(4))[0]
+            self.headers.append(await reader.readexactly(size))
+            pending = []
+            while True:
+                size = struct.unpack(">I", await reader.readexactly(4))[0]
+                msg = await reader.readexactly(size)
+                hlen, at = read_varint(msg, 0)
+                header = dict(parse(msg, at, at + hlen))
+                pending.append((header[1], header[3]))
+                if len(pending) == self.batch:
+                    out, pending = self.reply(pending), []
+                    if out is not None:
+                        writer.write(b"".join(out))
+                        await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def make(step):
+    method, tag = step
+    return method, field(1, tag), lambda body: body
+
+
+def test_answers_out_of_order_reach_their_own_lanes_over_one_connection():
+    async def main():
+        # four lanes' first requests arrive together; the server answers them in reverse order
+        server = RegionServer(lambda got: [answer(cid, field(1, b"for-%d" % cid))
+                                           for cid, _ in reversed(got)], batch=4)
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(5000)
+        results = await asyncio.gather(*(client.run(where, [(b"Get", b"lane%d" % i)], make)
+                                          for i in range(4)))
+        bodies = sorted(r[0][1] for r in results)
+        assert bodies == [field(1, b"for-%d" % cid) for cid in (1, 2, 3, 4)]
+        assert client.opened == 1 and server.connections == 1
+        user, service = parse(server.headers[0])
+        assert service == (2, b"ClientService") and parse(user[1])[0][0] == 1
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())
+
+
+def test_a_server_exception_is_named_after_its_class_and_stops_the_chain():
+    async def main():
+        def reply(got):
+            cid, method = got[0]
+            if cid == 2:
+                return [answer(cid, error="org.apache.hadoop.hbase.NotServingRegionException")]
+            return [answer(cid, b"")]
+
+        server = RegionServer(reply)
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(5000)
+        answers = await client.run(where, [(b"Mutate", b"a"), (b"Mutate", b"b"), (b"Mutate", b"c")], make)
+        assert [ok for ok, *_ in answers] == [True, False]
+        error = answers[1][1]
+        assert type(error).__name__ == "NotServingRegionException" and isinstance(error, RemoteError)
+        assert "it broke" in str(error) and "somewhere" not in str(error)
+        assert [ok for ok, *_ in await client.run(where, [(b"Get", b"d")], make)] == [True]
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())
+
+
+def test_a_silent_server_fails_every_call_in_flight_with_a_timeout_then_a_fresh_connection():
+    async def main():
+        calls = []
+
+        def reply(got):
+            calls.extend(got)
+            return None if len(calls) <= 2 else [answer(cid, b"") for cid, _ in got]
+
+        server = RegionServer(reply)
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(300)
+        results = await asyncio.gather(client.run(where, [(b"Get", b"x")], make),
+                                       client.run(where, [(b"Get", b"y")], make))
+        for answers in results:
+            assert len(answers) == 1 and isinstance(answers[0][1], TimeoutError)
+            assert (answers[0][3] - answers[0][2]) / 1e9 >= 0.25
+        assert [ok for ok, *_ in await client.run(where, [(b"Get", b"z")], make)] == [True]
+        assert client.opened == 2
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())
+
+
+def test_a_refused_connection_is_an_answer_not_an_exception():
+    async def main():
+        server = RegionServer(lambda got: None)
+        port = await server.start()
+        server.server.close()
+        await server.server.wait_closed()
+        answers = await RpcClient(2000).run(("127.0.0.1", port), [(b"Get", b"x")], make)
+        assert len(answers) == 1 and isinstance(answers[0][1], ConnectionRefusedError)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_requests_made_in_one_turn_of_the_loop_go_out_in_one_write(n, monkeypatch):
+    async def main():
+        server = RegionServer(lambda got: [answer(cid, b"") for cid, _ in got], batch=n)
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(5000)
+        conn = await client.connection(where)
+        writes = []
+        real = conn.transport.write
+        monkeypatch.setattr(conn.transport, "write", lambda data: (writes.append(data), real(data)))
+        futures = [conn.run([(b"Get", b"k%d" % i)], make) for i in range(n)]
+        await asyncio.gather(*futures)
+        assert len(writes) == 1
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())

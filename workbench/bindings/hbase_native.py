@@ -1,0 +1,526 @@
+"""HBase's own RPC from Python (hbase.client=native): reads and puts go straight to the
+RegionServer, with no Thrift gateway in between.
+
+Why: on 2 cores the gateway costs about as much CPU per operation as YCSB's whole Java client
+(BENCHMARKS.md), so no Thrift client can beat YCSB by much. This speaks what YCSB's client
+speaks: HBase RPC (RPC.proto) carrying ClientService's Get and Mutate (Client.proto), protobuf
+written and read by the few helpers below (no protobuf dependency).
+
+- Where rows live comes from the gateway once (Thrift's getTableRegions: each region's name,
+  key range and RegionServer); a request goes to the region whose range holds its row. A region
+  that moved (NotServingRegionException and the like) fails that operation and makes the
+  binding ask again.
+- One connection per RegionServer, shared by the lanes of a worker, as HBase's Java client
+  does: requests carry a call id and answers may come back in any order. Requests made in the
+  same turn of the event loop go out in one write.
+- A lane's sequence is a chain: each answer sends the lane's next request from the callback.
+  Every operation is still one request, timed on its own.
+- No cell blocks are asked for (no codec in the connection header), so the server puts cells
+  inside the protobuf answers.
+- Scans, deletes and buffered writes go through the Thrift client (hbase_thrift.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import getpass
+from collections.abc import Callable, Sequence
+from struct import Struct
+from time import perf_counter_ns
+from typing import Any
+
+from workbench.bindings.base import READ, Outcome, Row, Status, Step
+from workbench.bindings.hbase import HBaseBinding
+
+_U32 = Struct(">I")
+PREAMBLE = b"HBas\x00\x50"  # magic, RPC version 0, auth SIMPLE (80)
+DURABILITY = {"USE_DEFAULT": 0, "SKIP_WAL": 1, "ASYNC_WAL": 2, "SYNC_WAL": 3, "FSYNC_WAL": 4}
+PUT = 2
+REGION_NAME = 1
+# Exceptions that say the region is not where we think: ask for the regions again.
+MOVED = ("NotServingRegionException", "RegionMovedException", "RegionOpeningException",
+         "RegionTooBusyException")
+
+
+# -- protobuf, the little that is needed -------------------------------------------------------
+
+def varint(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def field(fid: int, data: bytes) -> bytes:
+    """A length-delimited field (bytes, string or message)."""
+    return varint(fid << 3 | 2) + varint(len(data)) + data
+
+
+def number(fid: int, n: int) -> bytes:
+    return varint(fid << 3) + varint(n)
+
+
+def read_varint(buf: bytes, i: int) -> tuple[int, int]:
+    b = buf[i]
+    if b < 0x80:
+        return b, i + 1
+    n, shift = b & 0x7F, 7
+    while True:
+        i += 1
+        b = buf[i]
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, i + 1
+        shift += 7
+
+
+def fields(buf: bytes, i: int, end: int):
+    """(field number, value) of a message in buf[i:end]; value is an int for varints and a
+    (start, end) pair for length-delimited fields."""
+    while i < end:
+        key, i = read_varint(buf, i)
+        wire = key & 7
+        if wire == 2:
+            n, i = read_varint(buf, i)
+            yield key >> 3, (i, i + n)
+            i += n
+        elif wire == 0:
+            n, i = read_varint(buf, i)
+            yield key >> 3, n
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        else:
+            raise ValueError(f"protobuf wire type {wire} at byte {i}")
+
+
+class RemoteError(Exception):
+    """An exception the RegionServer sent back; the class is named after the server's."""
+
+    kinds: dict[str, type] = {}
+
+    @classmethod
+    def named(cls, java_class: str, message: str) -> RemoteError:
+        short = java_class.rsplit(".", 1)[-1] or "RemoteError"
+        kind = cls.kinds.get(short)
+        if kind is None:
+            kind = cls.kinds[short] = type(short, (cls,), {})
+        return kind(message)
+
+
+# -- requests and answers ----------------------------------------------------------------------
+
+def get_request(region: bytes, row: bytes, family: bytes, qualifiers: Sequence[bytes] | None) -> bytes:
+    column = field(1, family) + b"".join(field(2, q) for q in qualifiers or ())
+    return (field(1, number(1, REGION_NAME) + field(2, region))
+            + field(2, field(1, row) + field(2, column)))
+
+
+def put_request(region: bytes, row: bytes, family: bytes, cells: Sequence[tuple[bytes, bytes]],
+                durability: int) -> bytes:
+    values = b"".join(field(2, field(1, q) + field(2, v)) for q, v in cells)
+    mutation = field(1, row) + number(2, PUT) + field(3, field(1, family) + values)
+    if durability:
+        mutation += number(6, durability)
+    return field(1, number(1, REGION_NAME) + field(2, region)) + field(2, mutation)
+
+
+def decode_get(body: bytes) -> dict[bytes, bytes] | None:
+    """GetResponse -> {qualifier: value}, or None when the row has no cells."""
+    out: dict[bytes, bytes] = {}
+    for fid, span in fields(body, 0, len(body)):
+        if fid != 1:
+            continue
+        for fid2, cell in fields(body, *span):
+            if fid2 != 1:
+                continue
+            qualifier = value = b""
+            for fid3, v in fields(body, *cell):
+                if fid3 == 3:
+                    qualifier = body[v[0]:v[1]]
+                elif fid3 == 6:
+                    value = body[v[0]:v[1]]
+            out[qualifier] = value
+    return out or None
+
+
+def decode_mutate(body: bytes) -> None:
+    return None
+
+
+# -- where rows live ----------------------------------------------------------------------------
+
+class Regions:
+    """A table's regions: start keys in order, with each region's name and server."""
+
+    def __init__(self, regions: list[dict]) -> None:
+        if not regions:
+            raise ValueError("the table has no regions")
+        ordered = sorted(regions, key=lambda r: r["start_key"])
+        self.starts = [r["start_key"] for r in ordered]
+        self.names = [r["name"] for r in ordered]
+        self.servers = [(r["server_name"].decode(), int(r["port"])) for r in ordered]
+
+    def locate(self, row: bytes) -> tuple[bytes, tuple[str, int]]:
+        at = bisect.bisect_right(self.starts, row) - 1
+        return self.names[at], self.servers[at]
+
+
+# -- the connection ------------------------------------------------------------------------------
+
+class _Chain:
+    """One lane's requests on a connection, each sent when the one before has been answered."""
+
+    __slots__ = ("items", "make", "more", "answers", "done", "decode", "t0")
+
+    def __init__(self, items, make, more, done) -> None:
+        self.items, self.make, self.more, self.done = items, make, more, done
+        self.answers: list = []
+        self.decode: Callable | None = None
+        self.t0 = 0
+
+
+class RpcConnection(asyncio.BufferedProtocol):
+    """One connection to a RegionServer's ClientService, shared by many chains."""
+
+    def __init__(self, user: str, timeout_s: float, where: str) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.timeout_s, self.where = timeout_s, where
+        self.user = user
+        self.transport: asyncio.Transport | None = None
+        self.broken: BaseException | None = None
+        self._in = bytearray(65536)
+        self._view = memoryview(self._in)
+        self._n = 0
+        self._out: list[bytes] = []
+        self._call_id = 0
+        self._inflight: dict[int, _Chain] = {}  # call id -> chain, oldest first
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        header = field(1, field(1, self.user.encode())) + field(2, b"ClientService")
+        transport.write(PREAMBLE + _U32.pack(len(header)) + header)  # type: ignore[attr-defined]
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._n == len(self._in):
+            bigger = bytearray(2 * self._n)
+            bigger[:self._n] = self._in
+            self._in, self._view = bigger, memoryview(bigger)
+        return self._view[self._n:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._n += nbytes
+        buf, at, n = self._in, 0, self._n
+        done = []
+        while n - at >= 4:
+            size = _U32.unpack_from(buf, at)[0]
+            if n - at - 4 < size:
+                break
+            done.append(bytes(self._view[at + 4:at + 4 + size]))
+            at += 4 + size
+        if at:
+            rest = n - at
+            buf[:rest] = buf[at:n]
+            self._n = rest
+        for message in done:
+            self._answer(message)
+
+    def _answer(self, message: bytes) -> None:
+        hlen, i = read_varint(message, 0)
+        call_id, error = -1, None
+        for fid, v in fields(message, i, i + hlen):
+            if fid == 1:
+                call_id = v
+            elif fid == 2:
+                error = v
+        chain = self._inflight.pop(call_id, None)
+        if chain is None:
+            self._break(ConnectionError(f"the RegionServer at {self.where} answered call {call_id}, "
+                                        "which nobody made"))
+            return
+        t1 = perf_counter_ns()
+        if error is not None:
+            name = text = ""
+            for fid, v in fields(message, *error):
+                if fid == 1:
+                    name = message[v[0]:v[1]].decode(errors="replace")
+                elif fid == 2:
+                    text = message[v[0]:v[1]].decode(errors="replace").split("\n", 1)[0]
+            chain.answers.append((False, RemoteError.named(name, text), chain.t0, t1))
+        else:
+            at = i + hlen
+            try:
+                size, at = read_varint(message, at)
+                value = chain.decode(message[at:at + size])
+            except Exception as exc:  # an answer that does not parse: the stream is suspect
+                chain.answers.append((False, exc, chain.t0, t1))
+                self._break(exc)
+                return
+            chain.answers.append((True, value, chain.t0, t1))
+        self._next(chain)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.broken is None:
+            self.broken = exc or ConnectionResetError(f"the RegionServer at {self.where} closed the "
+                                                      "connection")
+        self._fail_all(self.broken)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fail_all(self, exc: BaseException) -> None:
+        inflight, self._inflight = self._inflight, {}
+        now = perf_counter_ns()
+        for chain in inflight.values():
+            chain.answers.append((False, exc, chain.t0, now))
+            _finish(chain)
+
+    def _break(self, exc: BaseException) -> None:
+        if self.broken is None:
+            self.broken = exc
+        self._fail_all(exc)
+        if self.transport is not None:
+            self.transport.abort()
+
+    # -- chains ----------------------------------------------------------------------------------
+
+    def run(self, items: Sequence[Any], make: Callable[[Any], tuple[bytes, bytes, Callable]],
+            more: Callable[[], bool] | None = None) -> asyncio.Future:
+        """make(item) -> (method name, request message, decode); see hbase_thrift's run()."""
+        done = self.loop.create_future()
+        chain = _Chain(items, make, more, done)
+        if self.broken is not None:
+            now = perf_counter_ns()
+            done.set_result([(False, self.broken, now, now)])
+        else:
+            self._send(chain)
+        return done
+
+    def _next(self, chain: _Chain) -> None:
+        answers = chain.answers
+        if (len(answers) < len(chain.items) and answers[-1][0] and self.broken is None
+                and (chain.more is None or chain.more())):
+            self._send(chain)
+        else:
+            _finish(chain)
+
+    def _send(self, chain: _Chain) -> None:
+        try:
+            method, param, chain.decode = chain.make(chain.items[len(chain.answers)])
+        except Exception as exc:  # a request that cannot be made: that step's error
+            now = perf_counter_ns()
+            chain.answers.append((False, exc, now, now))
+            _finish(chain)
+            return
+        self._call_id = call_id = (self._call_id + 1) & 0x7FFFFFFF
+        header = number(1, call_id) + field(3, method) + b"\x20\x01"  # request_param = true
+        body = varint(len(header)) + header + varint(len(param)) + param
+        if not self._out:
+            self.loop.call_soon(self._flush)
+        self._out.append(_U32.pack(len(body)) + body)
+        chain.t0 = perf_counter_ns()
+        self._inflight[call_id] = chain
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.timeout_s, self._watch)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if self.transport is not None and self.broken is None:
+            self.transport.write(b"".join(out))
+
+    def _watch(self) -> None:
+        """One timer per connection: when the oldest call is overdue, the server is not
+        answering; every call in flight fails with TimeoutError and the connection is dropped."""
+        self._timer = None
+        if not self._inflight or self.broken is not None:
+            return
+        oldest = next(iter(self._inflight.values()))
+        overdue = (perf_counter_ns() - oldest.t0) / 1e9 - self.timeout_s
+        if overdue >= 0:
+            self._break(TimeoutError(f"no answer from the RegionServer at {self.where} within "
+                                     f"{self.timeout_s * 1000:.0f} ms"))
+        else:
+            self._timer = self.loop.call_later(-overdue, self._watch)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _finish(chain: _Chain) -> None:
+    if not chain.done.done():
+        chain.done.set_result(chain.answers)
+
+
+class RpcClient:
+    """Connections to the RegionServers a worker talks to, one per server, opened on first use."""
+
+    def __init__(self, timeout_ms: int) -> None:
+        self.timeout_s = timeout_ms / 1000
+        self.user = getpass.getuser()
+        self.opened = 0
+        self._conns: dict[tuple[str, int], RpcConnection] = {}
+        self._opening: dict[tuple[str, int], asyncio.Future] = {}
+
+    async def connection(self, server: tuple[str, int]) -> RpcConnection:
+        conn = self._conns.get(server)
+        if conn is not None and conn.broken is None:
+            return conn
+        pending = self._opening.get(server)
+        if pending is not None:  # another lane is opening it: wait for that one
+            return await asyncio.shield(pending)
+        loop = asyncio.get_running_loop()
+        pending = self._opening[server] = loop.create_future()
+        where = f"{server[0]}:{server[1]}"
+        try:
+            _, conn = await asyncio.wait_for(loop.create_connection(
+                lambda: RpcConnection(self.user, self.timeout_s, where), *server), self.timeout_s)
+        except BaseException as exc:
+            error = TimeoutError(f"the RegionServer at {where} did not accept a connection within "
+                                 f"{self.timeout_s * 1000:.0f} ms") if isinstance(exc, TimeoutError) else exc
+            pending.set_exception(error)
+            pending.exception()  # retrieved: waiters get it through shield
+            del self._opening[server]
+            raise error from None
+        del self._opening[server]
+        old = self._conns.get(server)
+        if old is not None:
+            old.close()
+        self._conns[server] = conn
+        self.opened += 1
+        pending.set_result(conn)
+        return conn
+
+    async def run(self, server: tuple[str, int], items: Sequence[Any], make: Callable,
+                  more: Callable[[], bool] | None = None) -> list:
+        t0 = perf_counter_ns()
+        try:
+            conn = await self.connection(server)
+        except Exception as exc:
+            return [(False, exc, t0, perf_counter_ns())]
+        return await conn.run(items, make, more)
+
+    def close(self) -> None:
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+
+
+# -- the binding -----------------------------------------------------------------------------------
+
+
+
+class NativeBinding(HBaseBinding):
+    """HBaseBinding whose reads and puts go to the RegionServers over HBase's own RPC."""
+
+    def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
+        super().__init__(spec, properties, context)
+        self.rpc: RpcClient | None = None
+        self._regions: dict[str, Regions] = {}
+        self._durability = DURABILITY[self.options.durability]
+        self._family_name = self.options.family.encode()
+
+    async def init(self) -> None:
+        await super().init()  # checks the gateway; its pool serves scans, deletes and buffering
+        self.rpc = RpcClient(self.options.timeout_ms)
+
+    async def cleanup(self) -> None:
+        try:
+            await super().cleanup()
+        finally:
+            if self.rpc is not None:
+                self.rpc.close()
+                self.rpc = None
+
+    async def _regions_of(self, table: str) -> Regions:
+        regions = self._regions.get(table)
+        if regions is None:
+            def fetch() -> list[dict]:
+                conn = self._checked_connection()
+                try:
+                    return conn.table(table).regions()
+                finally:
+                    conn.close()
+
+            regions = self._regions[table] = Regions(await asyncio.to_thread(fetch))
+        return regions
+
+    def _maker(self, regions: Regions) -> Callable[[Step], tuple[bytes, bytes, Callable]]:
+        family, durability, locate = self._family_name, self._durability, regions.locate
+
+        def make(step: Step) -> tuple[bytes, bytes, Callable]:
+            op, key, arg = step
+            row = key.encode()
+            region = locate(row)[0]
+            if op == READ:
+                return (b"Get", get_request(region, row, family,
+                                            None if arg is None else [f.encode() for f in arg]), decode_get)
+            return (b"Mutate", put_request(region, row, family,
+                                           [(f.encode(), v.encode()) for f, v in arg.items()], durability),
+                    decode_mutate)
+
+        return make
+
+    async def _steps(self, table: str, steps: Sequence[Step], more: Callable[[], bool] | None) -> list:
+        """The answers of a run of steps (a prefix of them when cut short): one chain per run of
+        consecutive steps on the same RegionServer."""
+        try:
+            regions = await self._regions_of(table)
+        except Exception as exc:
+            now = perf_counter_ns()
+            return [(False, exc, now, now)]
+        make, answers, at = self._maker(regions), [], 0
+        single = len(set(regions.servers)) == 1
+        while at < len(steps):
+            server = regions.locate(steps[at][1].encode())[1]
+            end = len(steps) if single else at + 1
+            while end < len(steps) and regions.locate(steps[end][1].encode())[1] == server:
+                end += 1
+            got = await self.rpc.run(server, steps[at:end], make, more)
+            answers += got
+            if len(got) < end - at or not got[-1][0] or (end < len(steps) and more is not None
+                                                          and not more()):
+                break
+            at = end
+        if answers and not answers[-1][0] and type(answers[-1][1]).__name__ in MOVED:
+            self._regions.pop(table, None)  # ask where the regions are before the next request
+        return answers
+
+    def _outcomes(self, steps: Sequence[Step], answers: list) -> list[Outcome]:
+        out: list[Outcome] = []
+        for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):
+            if not ok:
+                out.append((self._failed(answer), t0, t1, None))
+            elif op != READ:
+                out.append((Status.OK, t0, t1, None))
+            elif answer is None:
+                out.append((Status.NOT_FOUND, t0, t1, None))
+            else:
+                out.append((Status.OK, t0, t1, {q.decode(): v.decode() for q, v in answer.items()}))
+        return out
+
+    async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
+        if self._buffering:
+            return await super().sequence(table, steps, more)
+        return self._outcomes(steps, await self._steps(table, steps, more))
+
+    async def read(self, table: str, key: str, fields: Sequence[str] | None):
+        status, _, _, row = self._outcomes([(READ, key, fields)],
+                                           await self._steps(table, [(READ, key, fields)], None))[0]
+        return status, row
+
+    async def _put(self, table: str, key: str, values: Row) -> Status:
+        if self._buffering:
+            return await super()._put(table, key, values)
+        step = ("UPDATE", key, values)
+        return self._outcomes([step], await self._steps(table, [step], None))[0][0]
