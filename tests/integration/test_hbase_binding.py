@@ -22,6 +22,7 @@ from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
 from workbench.bindings.hbase import HBaseBinding
 from workbench.bindings.hbase_happybase import HappybaseBinding
+from workbench.bindings.hbase_native import NativeBinding
 from workbench.bindings.hbase_schema import split_points
 from workbench.clusters import ports
 from workbench.clusters.hbase_local import probe
@@ -93,11 +94,13 @@ def test_transport_mismatch_is_a_clear_error_not_a_hang(hbase, setting):
 
 
 def test_the_client_is_chosen_by_hbase_client_and_by_protocol():
-    assert type(make([])) is HBaseBinding and make([]).options.client == "async"
+    assert type(make([])) is NativeBinding and make([]).options.client == "native"
+    assert type(make(["hbase.client=async"])) is HBaseBinding
     assert type(make(["hbase.client=happybase"])) is HappybaseBinding
     assert type(make(["hbase.protocol=compact"])) is HappybaseBinding  # async speaks binary only
-    with pytest.raises(ConfigError, match="hbase.client=happybase"):
-        make(["hbase.client=async", "hbase.protocol=compact"])
+    for client in ("async", "native"):
+        with pytest.raises(ConfigError, match="hbase.client=happybase"):
+            make([f"hbase.client={client}", "hbase.protocol=compact"])
     with pytest.raises(ConfigError, match="hbase.client"):
         make(["hbase.client=java"])
 
@@ -108,7 +111,7 @@ def test_fewer_connections_than_lanes_take_turns(hbase):
     _, props = hbase
     assert run_phase("load", [*props, "recordcount=300", "threadcount=8"]).operations == 300
     spec, _ = spec_from_args([WORKLOADA], [*props, "recordcount=300", "operationcount=2000",
-                                           "threadcount=8", "hbase.pool=2"], "run")
+                                           "threadcount=8", "hbase.pool=2", "hbase.client=async"], "run")
     opened = []
     original = HBaseBinding.cleanup
 
@@ -150,7 +153,7 @@ def test_the_asyncio_client_on_a_framed_gateway(hbase, tmp_path):
             assert time.monotonic() < deadline, "the framed gateway did not serve within 120 s"
             time.sleep(0.2)
         framed = [p if not p.startswith("hbase.port=") else f"hbase.port={port}" for p in props]
-        framed.append("hbase.transport=framed")
+        framed += ["hbase.transport=framed", "hbase.client=async"]
         load = run_phase("load", [*framed, "recordcount=300", "threadcount=4"])
         assert load.returns["INSERT"] == {"OK": 300}
         run = run_phase("run", [*framed, "recordcount=300", "operationcount=1000", "threadcount=4",
@@ -232,7 +235,8 @@ def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_serve
     provider = suite_servers.provider
     report = tmp_path / "run.json"
     args = [a for p in [*props, "recordcount=500", "operationcount=0", "maxexecutiontime=10",
-                        "hbase.timeout=1500", "status.interval=1"] for a in ("-p", p)]
+                        "hbase.timeout=1500", "status.interval=1", "hbase.client=async"]
+            for a in ("-p", p)]  # reads and updates through the gateway (native bypasses it)
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *args,
                              "-threads", "4", "--export", f"json={report}"],

@@ -6,12 +6,14 @@ row is NOT_FOUND, a scan returns up to `count` rows from the start key in key or
 created, pre-split if asked, in prepare() (hbase_schema.py). Properties: hbase_options.py and
 README's Bindings.
 
-Two clients, chosen by hbase.client:
-- `async` (the default for the binary protocol): hbase_thrift.py, an asyncio client with one
-  connection per lane; a lane's sequence of reads and updates is a chain of requests on one
-  connection, one request per operation, each timed on its own.
+Three clients, chosen by hbase.client:
+- `native` (the default for the binary protocol): hbase_native.py, reads and puts over HBase's
+  own RPC straight to the RegionServers; everything else as `async`.
+- `async`: this class, an asyncio Thrift client (hbase_thrift.py) with one connection per
+  lane; a lane's sequence of reads and updates is a chain of requests on one connection, one
+  request per operation, each timed on its own.
 - `happybase` (the default for hbase.protocol=compact): hbase_happybase.py, happybase
-  connections in a pool of threads, as before; kept so that the two can be compared.
+  connections in a pool of threads, as before; kept so that the clients can be compared.
 
 With clientbuffering=true, puts collect in this worker's buffer (BATCHED_OK) until it holds
 `writebuffersize` bytes; the put that fills it waits for the flush (OK), as YCSB's

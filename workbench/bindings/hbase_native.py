@@ -32,6 +32,7 @@ from typing import Any
 
 from workbench.bindings.base import READ, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding
+from workbench.errors import BindingError
 
 _U32 = Struct(">I")
 PREAMBLE = b"HBas\x00\x50"  # magic, RPC version 0, auth SIMPLE (80)
@@ -131,21 +132,60 @@ def put_request(region: bytes, row: bytes, family: bytes, cells: Sequence[tuple[
     return field(1, number(1, REGION_NAME) + field(2, region)) + field(2, mutation)
 
 
+def _skip(buf: bytes, i: int, key: int) -> int:
+    """The index after the value of a field whose key was just read."""
+    wire = key & 7
+    if wire == 0:
+        return read_varint(buf, i)[1]
+    if wire == 2:
+        n, i = read_varint(buf, i)
+        return i + n
+    if wire == 1:
+        return i + 8
+    if wire == 5:
+        return i + 4
+    raise ValueError(f"protobuf wire type {wire} at byte {i}")
+
+
 def decode_get(body: bytes) -> dict[bytes, bytes] | None:
-    """GetResponse -> {qualifier: value}, or None when the row has no cells."""
+    """GetResponse -> {qualifier: value}, or None when the row has no cells.
+
+    Written out rather than through fields(): it runs once per read over every cell (this is
+    most of the client's decoding work). GetResponse.result = 1, Result.cell = 1, and in a
+    Cell the qualifier is 3 and the value 6; anything else is skipped."""
     out: dict[bytes, bytes] = {}
-    for fid, span in fields(body, 0, len(body)):
-        if fid != 1:
+    i, n = 0, len(body)
+    while i < n:
+        key, i = read_varint(body, i)
+        if key != 0x0A:  # not GetResponse.result
+            i = _skip(body, i, key)
             continue
-        for fid2, cell in fields(body, *span):
-            if fid2 != 1:
+        size, i = read_varint(body, i)
+        end = i + size
+        while i < end:
+            key, i = read_varint(body, i)
+            if key != 0x0A:  # not Result.cell
+                i = _skip(body, i, key)
                 continue
+            size, i = read_varint(body, i)
+            cell_end = i + size
             qualifier = value = b""
-            for fid3, v in fields(body, *cell):
-                if fid3 == 3:
-                    qualifier = body[v[0]:v[1]]
-                elif fid3 == 6:
-                    value = body[v[0]:v[1]]
+            while i < cell_end:
+                key = body[i]
+                i += 1
+                if key == 0x1A or key == 0x32:  # qualifier, value
+                    size = body[i]
+                    if size < 0x80:
+                        i += 1
+                    else:
+                        size, i = read_varint(body, i)
+                    if key == 0x1A:
+                        qualifier = body[i:i + size]
+                    else:
+                        value = body[i:i + size]
+                    i += size
+                else:
+                    i = _skip(body, i, key)
             out[qualifier] = value
     return out or None
 
@@ -433,6 +473,28 @@ class NativeBinding(HBaseBinding):
     async def init(self) -> None:
         await super().init()  # checks the gateway; its pool serves scans, deletes and buffering
         self.rpc = RpcClient(self.options.timeout_ms)
+        await self._check_regionserver()
+
+    async def _check_regionserver(self) -> None:
+        """One Get on the table's first region: the RegionServer answers HBase RPC from here, or
+        a BindingError says so (a table that does not exist yet is left to the operations)."""
+        table = self.spec.table
+        try:
+            regions = await self._regions_of(table)
+        except Exception:
+            self._regions.pop(table, None)
+            return
+        region, server = regions.names[0], regions.servers[0]
+        ok, error, _, _ = (await self.rpc.run(server, [None], lambda _: (
+            b"Get", get_request(region, regions.starts[0] or b"\0", self._family_name, None),
+            decode_get)))[0]
+        if not ok:
+            raise BindingError(
+                f"cannot reach the RegionServer at {server[0]}:{server[1]} over HBase RPC "
+                f"({type(error).__name__}: {error})",
+                "hbase.client=native talks to the RegionServers the gateway names; where they are "
+                "not reachable from here (a Docker bridge, a firewall, Kerberos), use "
+                "hbase.client=async, which goes through the Thrift gateway only")
 
     async def cleanup(self) -> None:
         try:

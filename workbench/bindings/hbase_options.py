@@ -18,7 +18,7 @@ DURABILITY_WAL = {"USE_DEFAULT": True, "SYNC_WAL": True, "SKIP_WAL": False}
 NOT_EXPRESSIBLE = ("ASYNC_WAL", "FSYNC_WAL")
 
 DEFAULTS = {
-    "hbase.client": "",  # empty: async, or happybase for hbase.protocol=compact
+    "hbase.client": "",  # empty: native, or happybase for hbase.protocol=compact
     "hbase.host": "127.0.0.1",
     "hbase.port": "9090",
     "hbase.transport": "buffered",
@@ -110,7 +110,7 @@ def client_of(properties: dict[str, str]) -> str:
     if chosen:
         return _choice("hbase.client", chosen, CLIENTS)
     compact = properties.get("hbase.protocol", "").strip().lower() == "compact"
-    return "happybase" if compact else "async"
+    return "happybase" if compact else "native"
 
 
 def parse_options(spec: Any, properties: dict[str, str], context: dict[str, Any]) -> HBaseOptions:
