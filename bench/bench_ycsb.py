@@ -1,28 +1,32 @@
-"""The workbench against YCSB's own hbase20 client, alternating on the same HBase.
+"""The workbench against YCSB's own client (hbase20 or cassandra-cql), alternating on one cluster.
 
-    workbench cluster up hbase-standalone
-    python bench/bench_hbase_ycsb.py --ycsb-home DIR [--cluster hbase-standalone]
+    workbench cluster up hbase-standalone        # or: cassandra-single, with --db cassandra
+    python bench/bench_ycsb.py --ycsb-home DIR [--db hbase] [--cluster hbase-standalone]
         [--records 20000] [--operations 50000] [--lanes 16,64] [--workloads a,c]
-        [--repeat 3] [--clients async,happybase]
+        [--repeat 3] [--clients native,async,happybase]
 
-DIR is a YCSB installation with the hbase20 binding: YCSB's release layout (DIR/lib and
-DIR/hbase20-binding/lib), a binding tarball's (DIR/lib with core and hbase20-binding jars), or
-a directory of jars. No YCSB file is needed in this repository; to build one from YCSB's
-public source (tag 0.17.0; `site.ycsb:core` is on Maven Central, the bindings are not):
+DIR is a YCSB installation with the hbase20 (or cassandra) binding: YCSB's release layout
+(DIR/lib and DIR/<binding>/lib), a binding tarball's (DIR/lib with core and binding jars), or a
+directory of jars. No YCSB file is needed in this repository; to build one from YCSB's public
+source (tag 0.17.0; `site.ycsb:core` is on Maven Central, the bindings are not):
 
     git clone -b 0.17.0 https://github.com/brianfrankcooper/YCSB /tmp/ycsb-src
     cd /tmp/ycsb-src && mvn -B -pl hbase20 -am package -DskipTests -Dcheckstyle.skip
     tar xzf hbase20/target/ycsb-hbase20-binding-0.17.0.tar.gz -C /tmp
     # then: --ycsb-home /tmp/ycsb-hbase20-binding-0.17.0
 
+The cassandra binding's pom also names test-only artifacts from a JBoss repository (sigar);
+delete its test-scoped dependencies and its <build> section in that temporary copy, then
+`mvn -B -pl cassandra -am package -Dmaven.test.skip=true -Dcheckstyle.skip`.
+
 1. Loads `--records` rows (YCSB's 10 x 100 B) into a fresh table with the workbench.
 2. For each workload and lane count: one untimed trial of each client, then `--repeat`
    repetitions in which the clients take turns (the order rotates). Both run the same workload
    file, as separate processes, with `threads` = lanes and hdrhistogram.percentiles=50,95,99.
 3. Prints, per trial and as medians: throughput (each tool's own [OVERALL] figure), client CPU
-   per operation (the whole process, and minus a start-up trial of 100 operations), the Thrift
-   gateway's and the master/RegionServer JVM's CPU per operation (from /proc), and p50/p95/p99
-   of READ and UPDATE.
+   per operation (the whole process, and minus a start-up trial of 100 operations), the servers'
+   CPU per operation from /proc (HBase: the Thrift gateway, and the master/RegionServer JVM;
+   Cassandra: every node), and p50/p95/p99 of READ and UPDATE.
 
 Client CPU of a process comes from wait4's rusage (every thread, the JVM's JIT and GC too).
 """
@@ -41,20 +45,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "workloads"
-YCSB_CLASS = "site.ycsb.db.hbase20.HBaseClient20"
+# per database: YCSB's class, the jar that holds it, the workbench property that picks a client
+DBS = {
+    "hbase": ("site.ycsb.db.hbase20.HBaseClient20", "hbase20-binding", "hbase.client",
+              "native,async,happybase"),
+    "cassandra": ("site.ycsb.db.CassandraCQLClient", "cassandra-binding", "cassandra.driver",
+                  "acsylla,python"),
+}
 STARTUP_OPS = 100
 LINE = re.compile(r"^\[(?P<op>[A-Z-]+)\], (?P<metric>[^,]+), (?P<value>[-0-9.Ee]+)$")
 HZ = os.sysconf("SC_CLK_TCK")
+JAVA = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ else "java"
 
 
-def ycsb_classpath(home: Path) -> str:
-    """The jars of a YCSB installation with the hbase20 binding (see the module docstring)."""
-    dirs = [home / "lib", home / "hbase20-binding" / "lib", home]
+def ycsb_classpath(home: Path, binding: str) -> str:
+    """The jars of a YCSB installation with the binding (see the module docstring)."""
+    dirs = [home / "lib", home / binding / "lib", home]
     jars = [j for d in dirs if d.is_dir() for j in sorted(d.glob("*.jar"))]
     names = " ".join(j.name for j in jars)
-    if "core-" not in names or "hbase20-binding" not in names:
-        raise SystemExit(f"{home}: no YCSB core and hbase20-binding jars under lib/, "
-                         "hbase20-binding/lib/ or the directory itself (see --help)")
+    if "core-" not in names or binding not in names:
+        raise SystemExit(f"{home}: no YCSB core and {binding} jars under lib/, "
+                         f"{binding}/lib/ or the directory itself (see --help)")
     return ":".join(str(j) for j in jars)
 
 
@@ -94,25 +105,30 @@ class Bench:
         from workbench.commands.targets import binding_overrides, find_cluster
 
         self.args = args
+        self.db = args.db
+        self.ycsb_class, binding, self.client_key, _ = DBS[args.db]
         self.cluster = cluster = find_cluster(args.cluster)
-        if cluster.kind != "hbase" or cluster.provider != "local":
-            raise SystemExit(f"{args.cluster}: an HBase cluster the local provider started is needed")
-        host = cluster.contact_points[0][0]
-        if not host.startswith("127."):
+        if cluster.kind != args.db or cluster.provider != "local":
+            raise SystemExit(f"{args.cluster}: a {args.db} cluster the local provider started is needed")
+        if not all(host.startswith("127.") for host, _ in cluster.contact_points):
             raise SystemExit("benchmarks only target 127.0.0.0/8")
         self.overrides = binding_overrides(cluster)
         self.pids = {n.name: n.pid for n in cluster.nodes}
-        self.classpath = ycsb_classpath(Path(args.ycsb_home).expanduser().resolve())
+        self.classpath = ycsb_classpath(Path(args.ycsb_home).expanduser().resolve(), binding)
         self.conf = Path(tempfile.mkdtemp(prefix="bench-ycsb-conf-"))
+        self.table = f"bench_ycsb_{int(time.time())}"
+        self.ycsb_props = ["columnfamily=family"]
+        if args.db == "cassandra":
+            hosts = ",".join(h for h, _ in cluster.contact_points)
+            self.ycsb_props = [f"hosts={hosts}", f"port={cluster.contact_points[0][1]}",
+                               "cassandra.keyspace=ycsb"]
+            return
         spec = cluster.spec
         (self.conf / "hbase-site.xml").write_text(
             "<?xml version=\"1.0\"?>\n<configuration>\n"
             f"  <property><name>hbase.zookeeper.quorum</name><value>{spec.address}</value></property>\n"
             "  <property><name>hbase.zookeeper.property.clientPort</name>"
             f"<value>{spec.zookeeper_port}</value></property>\n</configuration>\n")
-        self.java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if "JAVA_HOME" in os.environ \
-            else "java"
-        self.table = f"bench_ycsb_{int(time.time())}"
 
     def common(self, workload: str, lanes: int, ops: int) -> list[str]:
         props = [f"table={self.table}", f"recordcount={self.args.records}", f"operationcount={ops}",
@@ -122,16 +138,18 @@ class Bench:
 
     def argv(self, tool: str, workload: str, lanes: int, ops: int, phase: str = "run") -> list[str]:
         if tool == "ycsb":
-            return [self.java, "-cp", f"{self.conf}:{self.classpath}", "site.ycsb.Client", "-t",
-                    "-db", YCSB_CLASS, "-p", "columnfamily=family", *self.common(workload, lanes, ops)]
-        props = [*self.overrides, f"hbase.client={tool}"]
+            return [JAVA, "-cp", f"{self.conf}:{self.classpath}", "site.ycsb.Client", "-t",
+                    "-db", self.ycsb_class, *[a for p in self.ycsb_props for a in ("-p", p)],
+                    *self.common(workload, lanes, ops)]
+        props = [*self.overrides, f"{self.client_key}={tool}"]
         return [sys.executable, "-m", "workbench", phase, "--no-store",
                 *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
 
     def trial(self, tool: str, workload: str, lanes: int, ops: int) -> dict:
-        gateway0, server0 = proc_cpu(self.pids["thrift"]), proc_cpu(self.pids["master"])
+        gateway0, server0 = self.server_cpu()
         text, cpu = run_process(self.argv(tool, workload, lanes, ops))
-        gateway, server = proc_cpu(self.pids["thrift"]) - gateway0, proc_cpu(self.pids["master"]) - server0
+        gateway1, server1 = self.server_cpu()
+        gateway, server = gateway1 - gateway0, server1 - server0
         got = parse(text)
         row = {"tool": tool, "ops/s": got[("OVERALL", "Throughput(ops/sec)")], "cpu": cpu,
                "client us/op": cpu / ops * 1e6, "gateway us/op": gateway / ops * 1e6,
@@ -145,14 +163,31 @@ class Bench:
             raise SystemExit(f"{tool}: failed operations: {failed}\n{text[-2000:]}")
         return row
 
+    def server_cpu(self) -> tuple[float, float]:
+        """(gateway, servers) CPU seconds: HBase's Thrift gateway and master JVM; Cassandra: 0 and
+        every node."""
+        if self.db == "hbase":
+            return proc_cpu(self.pids["thrift"]), proc_cpu(self.pids["master"])
+        return 0.0, sum(proc_cpu(pid) for pid in self.pids.values())
+
     def load(self) -> None:
-        argv = self.argv("async", "a", 16, 0, phase="load")
+        argv = self.argv(self.args.clients.split(",")[0], "a", 16, 0, phase="load")
         t0 = time.perf_counter()
         run_process(argv)
         print(f"load: {self.args.records} records into {self.table} in {time.perf_counter() - t0:.1f} s",
               flush=True)
 
     def drop(self) -> None:
+        if self.db == "cassandra":
+            from cassandra.cluster import Cluster
+
+            host, port = self.cluster.contact_points[0]
+            cluster = Cluster([host], port=port)
+            try:
+                cluster.connect().execute(f"DROP TABLE IF EXISTS ycsb.{self.table}")
+            finally:
+                cluster.shutdown()
+            return
         import happybase
 
         host, port = self.cluster.contact_points[0]
@@ -176,15 +211,20 @@ HEADER = ("     tool    ops/s  cli/op  run/op  gate/op  srv/op   R p50   R p95  
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ycsb-home", required=True, help="a YCSB installation with the hbase20 binding")
-    ap.add_argument("--cluster", default="hbase-standalone", help="a cluster `workbench cluster up` started")
+    ap.add_argument("--ycsb-home", required=True, help="a YCSB installation with the binding")
+    ap.add_argument("--db", choices=sorted(DBS), default="hbase")
+    ap.add_argument("--cluster", help="a cluster `workbench cluster up` started "
+                    "(default hbase-standalone / cassandra-single)")
     ap.add_argument("--records", type=int, default=20_000)
     ap.add_argument("--operations", type=int, default=50_000)
     ap.add_argument("--lanes", default="16,64")
     ap.add_argument("--workloads", default="a,c")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--clients", default="native,async,happybase", help="workbench hbase.client values")
+    ap.add_argument("--clients", help="workbench hbase.client / cassandra.driver values "
+                    "(default native,async,happybase / acsylla,python)")
     args = ap.parse_args()
+    args.cluster = args.cluster or {"hbase": "hbase-standalone", "cassandra": "cassandra-single"}[args.db]
+    args.clients = args.clients or DBS[args.db][3]
     bench = Bench(args)
     tools = ["ycsb", *[c for c in args.clients.split(",") if c]]
     bench.load()
@@ -195,7 +235,7 @@ def main() -> None:
                 print(f"\nworkload {workload.upper()}, {lanes} in flight, {args.operations} operations"
                       " per trial;"
                       " per op in us: cli = client process, run = minus start-up, gate = Thrift gateway,"
-                      " srv = master/RegionServer JVM; latencies in us", flush=True)
+                      " srv = server JVMs; latencies in us", flush=True)
                 startup = {}
                 for tool in tools:  # start-up cost, and an untimed warm-up of each client
                     startup[tool] = bench.trial(tool, workload, lanes, STARTUP_OPS)["cpu"]
