@@ -223,3 +223,13 @@ def test_requests_made_in_one_turn_of_the_loop_go_out_in_one_write(n, monkeypatc
         server.server.close()
 
     asyncio.run(main())
+
+
+def test_without_a_login_name_the_header_still_names_a_user(monkeypatch):
+    import getpass
+
+    def nobody():
+        raise OSError("No username set in the environment")
+
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    assert RpcClient(1000).user == "workbench"

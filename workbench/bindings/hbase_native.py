@@ -402,12 +402,20 @@ def _finish(chain: _Chain) -> None:
         chain.done.set_result(chain.answers)
 
 
+def _user() -> str:
+    """The login name the connection header carries (SIMPLE authentication)."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name anywhere (a bare container): the server only records it
+        return "workbench"
+
+
 class RpcClient:
     """Connections to the RegionServers a worker talks to, one per server, opened on first use."""
 
     def __init__(self, timeout_ms: int) -> None:
         self.timeout_s = timeout_ms / 1000
-        self.user = getpass.getuser()
+        self.user = _user()
         self.opened = 0
         self._conns: dict[tuple[str, int], RpcConnection] = {}
         self._opening: dict[tuple[str, int], asyncio.Future] = {}
