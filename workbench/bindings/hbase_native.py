@@ -32,6 +32,7 @@ from typing import Any
 
 from workbench.bindings.base import READ, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding
+from workbench.bindings.hbase_thrift import BufferedConnection
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")
@@ -226,34 +227,22 @@ class _Chain:
         self.t0 = 0
 
 
-class RpcConnection(asyncio.BufferedProtocol):
+class RpcConnection(BufferedConnection):
     """One connection to a RegionServer's ClientService, shared by many chains."""
 
+    server = "RegionServer"
+
     def __init__(self, user: str, timeout_s: float, where: str) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.timeout_s, self.where = timeout_s, where
+        super().__init__(timeout_s, where, 65536)
         self.user = user
-        self.transport: asyncio.Transport | None = None
-        self.broken: BaseException | None = None
-        self._in = bytearray(65536)
-        self._view = memoryview(self._in)
-        self._n = 0
         self._out: list[bytes] = []
         self._call_id = 0
         self._inflight: dict[int, _Chain] = {}  # call id -> chain, oldest first
-        self._timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        super().connection_made(transport)
         header = field(1, field(1, self.user.encode())) + field(2, b"ClientService")
         transport.write(PREAMBLE + _U32.pack(len(header)) + header)  # type: ignore[attr-defined]
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        if self._n == len(self._in):
-            bigger = bytearray(2 * self._n)
-            bigger[:self._n] = self._in
-            self._in, self._view = bigger, memoryview(bigger)
-        return self._view[self._n:]
 
     def buffer_updated(self, nbytes: int) -> None:
         self._n += nbytes
@@ -311,9 +300,7 @@ class RpcConnection(asyncio.BufferedProtocol):
             self.broken = exc or ConnectionResetError(f"the RegionServer at {self.where} closed the "
                                                       "connection")
         self._fail_all(self.broken)
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._stop_timer()
 
     def _fail_all(self, exc: BaseException) -> None:
         inflight, self._inflight = self._inflight, {}
@@ -367,34 +354,19 @@ class RpcConnection(asyncio.BufferedProtocol):
         self._out.append(_U32.pack(len(body)) + body)
         chain.t0 = perf_counter_ns()
         self._inflight[call_id] = chain
-        if self._timer is None:
-            self._timer = self.loop.call_later(self.timeout_s, self._watch)
+        self._arm()
 
     def _flush(self) -> None:
         out, self._out = self._out, []
         if self.transport is not None and self.broken is None:
             self.transport.write(b"".join(out))
 
-    def _watch(self) -> None:
-        """One timer per connection: when the oldest call is overdue, the server is not
-        answering; every call in flight fails with TimeoutError and the connection is dropped."""
-        self._timer = None
-        if not self._inflight or self.broken is not None:
-            return
-        oldest = next(iter(self._inflight.values()))
-        overdue = (perf_counter_ns() - oldest.t0) / 1e9 - self.timeout_s
-        if overdue >= 0:
-            self._break(TimeoutError(f"no answer from the RegionServer at {self.where} within "
-                                     f"{self.timeout_s * 1000:.0f} ms"))
-        else:
-            self._timer = self.loop.call_later(-overdue, self._watch)
+    def _oldest(self) -> int:
+        return next(iter(self._inflight.values())).t0 if self._inflight else 0
 
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self.transport is not None:
-            self.transport.close()
+    def _timed_out(self, exc: TimeoutError) -> None:
+        # The RegionServer is not answering: every call in flight fails, the connection goes.
+        self._break(exc)
 
 
 def _finish(chain: _Chain) -> None:

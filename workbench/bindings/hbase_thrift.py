@@ -177,31 +177,22 @@ Request = tuple[bytes, Callable[[Decoder, bytes], Any]]
 Answer = tuple[bool, Any, int, int]
 
 
-class ThriftConnection(asyncio.BufferedProtocol):
-    """One connection to the gateway, running one chain of requests at a time."""
+class BufferedConnection(asyncio.BufferedProtocol):
+    """What both HBase clients' connections share (this one's ThriftConnection and
+    hbase_native's RpcConnection): replies received into the connection's own growing buffer
+    (no allocation per recv), and one timeout timer per connection, not one per request."""
 
-    def __init__(self, framed: bool, timeout_s: float, where: str) -> None:
-        self.framed = framed
-        self.timeout_s = timeout_s
-        self.where = where
+    server = "server"  # how messages name the other end
+
+    def __init__(self, timeout_s: float, where: str, size: int) -> None:
         self.loop = asyncio.get_running_loop()
+        self.timeout_s, self.where = timeout_s, where
         self.transport: asyncio.Transport | None = None
         self.broken: BaseException | None = None
-        self.decoder = Decoder()
-        self._in = bytearray(16384)
+        self._in = bytearray(size)
         self._view = memoryview(self._in)
         self._n = 0
         self._timer: asyncio.TimerHandle | None = None
-        # the chain under way: items, made into requests one at a time by _make
-        self._items: Sequence[Any] = ()
-        self._make: Callable[[Any], Request] | None = None
-        self._decode: Callable[[Decoder, bytes], Any] | None = None
-        self._answers: list[Answer] = []
-        self._more: Callable[[], bool] | None = None
-        self._done: asyncio.Future | None = None
-        self._t0 = 0  # when the request in flight was sent; 0: none in flight
-
-    # -- asyncio callbacks ---------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -212,6 +203,60 @@ class ThriftConnection(asyncio.BufferedProtocol):
             bigger[:self._n] = self._in
             self._in, self._view = bigger, memoryview(bigger)
         return self._view[self._n:]
+
+    def _oldest(self) -> int:
+        """When the oldest request in flight was sent (perf_counter_ns); 0: none in flight."""
+        raise NotImplementedError
+
+    def _timed_out(self, exc: TimeoutError) -> None:
+        raise NotImplementedError
+
+    def _arm(self) -> None:
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.timeout_s, self._watch)
+
+    def _watch(self) -> None:
+        self._timer = None
+        t0 = self._oldest()
+        if not t0 or self.broken is not None:
+            return
+        overdue = (perf_counter_ns() - t0) / 1e9 - self.timeout_s
+        if overdue >= 0:
+            self._timed_out(TimeoutError(f"no answer from the {self.server} at {self.where} "
+                                         f"within {self.timeout_s * 1000:.0f} ms"))
+        else:
+            self._timer = self.loop.call_later(-overdue, self._watch)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def close(self) -> None:
+        self._stop_timer()
+        if self.transport is not None:
+            self.transport.close()
+
+
+class ThriftConnection(BufferedConnection):
+    """One connection to the gateway, running one chain of requests at a time."""
+
+    server = "gateway"
+
+    def __init__(self, framed: bool, timeout_s: float, where: str) -> None:
+        super().__init__(timeout_s, where, 16384)
+        self.framed = framed
+        self.decoder = Decoder()
+        # the chain under way: items, made into requests one at a time by _make
+        self._items: Sequence[Any] = ()
+        self._make: Callable[[Any], Request] | None = None
+        self._decode: Callable[[Decoder, bytes], Any] | None = None
+        self._answers: list[Answer] = []
+        self._more: Callable[[], bool] | None = None
+        self._done: asyncio.Future | None = None
+        self._t0 = 0  # when the request in flight was sent; 0: none in flight
+
+    # -- asyncio callbacks ---------------------------------------------------------------------
 
     def buffer_updated(self, nbytes: int) -> None:
         self._n += nbytes
@@ -248,9 +293,7 @@ class ThriftConnection(asyncio.BufferedProtocol):
             self._t0, t0 = 0, self._t0
             self._answers.append((False, self.broken, t0, perf_counter_ns()))
             self._finish()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._stop_timer()
 
     # -- chains --------------------------------------------------------------------------------
 
@@ -285,8 +328,7 @@ class ThriftConnection(asyncio.BufferedProtocol):
         self._n = 0
         self._t0 = perf_counter_ns()
         self.transport.write(data)
-        if self._timer is None:
-            self._timer = self.loop.call_later(self.timeout_s, self._watch)
+        self._arm()
 
     def _answer(self, ok: bool, value: Any) -> None:
         t1 = perf_counter_ns()
@@ -320,24 +362,11 @@ class ThriftConnection(asyncio.BufferedProtocol):
         if self.transport is not None:
             self.transport.abort()
 
-    def _watch(self) -> None:
-        """The one timer per connection: fails the request in flight once it is overdue."""
-        self._timer = None
-        if not self._t0 or self.broken is not None:
-            return
-        overdue = (perf_counter_ns() - self._t0) / 1e9 - self.timeout_s
-        if overdue >= 0:
-            self._fail(TimeoutError(f"no answer from the gateway at {self.where} "
-                                      f"within {self.timeout_s * 1000:.0f} ms"))
-        else:
-            self._timer = self.loop.call_later(-overdue, self._watch)
+    def _oldest(self) -> int:
+        return self._t0
 
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self.transport is not None:
-            self.transport.close()
+    def _timed_out(self, exc: TimeoutError) -> None:
+        self._fail(exc)  # the request in flight fails; the connection is broken
 
 
 class ConnectionPool:
