@@ -229,14 +229,17 @@ def test_durability_skip_wal_bypasses_the_write_ahead_log(hbase):
     assert growth["SKIP_WAL"] < 20_000 < 300_000 < growth["SYNC_WAL"], growth
 
 
-def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_servers, tmp_path):
+def freeze_mid_run(hbase, suite_servers, tmp_path, client: str, node: str):
+    """Load 500 rows, start a 10 s workload A run with hbase.timeout=1500 and the given client,
+    freeze `node` (SIGSTOP) for 3 s once it runs, thaw it. (seconds taken, stdout, stderr,
+    return code, operations per interval)."""
     cluster, props = hbase
     assert run_phase("load", [*props, "recordcount=500", "threadcount=4"]).operations == 500
     provider = suite_servers.provider
     report = tmp_path / "run.json"
     args = [a for p in [*props, "recordcount=500", "operationcount=0", "maxexecutiontime=10",
-                        "hbase.timeout=1500", "status.interval=1", "hbase.client=async"]
-            for a in ("-p", p)]  # reads and updates through the gateway (native bypasses it)
+                        "hbase.timeout=1500", "status.interval=1", f"hbase.client={client}"]
+            for a in ("-p", p)]
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *args,
                              "-threads", "4", "--export", f"json={report}"],
@@ -244,17 +247,22 @@ def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_serve
     try:
         wait_until_running(proc, 100)
         time.sleep(1.0)
-        provider.pause(cluster.name, "thrift")
+        provider.pause(cluster.name, node)
         time.sleep(3.0)
     finally:
-        provider.resume(cluster.name, "thrift")
-    out, err = proc.communicate(timeout=60)
-    assert time.monotonic() - t0 < 30  # 10 s of run, then a bounded stop: no hang
-    assert proc.returncode == 1, err  # operations failed (bench.py: 1), the run itself completed
+        provider.resume(cluster.name, node)
+    out, err = proc.communicate(timeout=90)
+    ops = [i["operations"] for i in json.loads(report.read_text())["run"]["intervals"]]
+    return time.monotonic() - t0, out, err, proc.returncode, ops
+
+
+def test_gateway_frozen_mid_run_errors_counted_report_written(hbase, suite_servers, tmp_path):
+    # reads and updates through the gateway (native bypasses it)
+    took, out, err, code, ops = freeze_mid_run(hbase, suite_servers, tmp_path, "async", "thrift")
+    assert took < 30  # 10 s of run, then a bounded stop: no hang
+    assert code == 1, err  # operations failed (bench.py: 1), the run itself completed
     assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out
     assert "failed operations by kind: TimeoutError=" in err  # a socket timeout
-    run = json.loads(report.read_text())["run"]
-    ops = [i["operations"] for i in run["intervals"]]
     low = min(range(len(ops) - 1), key=ops.__getitem__)
     assert ops[low] < max(ops) / 10, ops  # the freeze is visible
     assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the gateway thawed
@@ -265,28 +273,9 @@ def test_native_client_regionserver_frozen_mid_run_errors_counted_run_goes_on(hb
     """hbase.client=native talks to the RegionServer itself: freezing it (SIGSTOP on the master
     JVM, which hosts it) fails the calls in flight with TimeoutError after hbase.timeout, and the
     run goes on once it thaws, on a fresh connection."""
-    cluster, props = hbase
-    assert run_phase("load", [*props, "recordcount=500", "threadcount=4"]).operations == 500
-    provider = suite_servers.provider
-    report = tmp_path / "run.json"
-    args = [a for p in [*props, "recordcount=500", "operationcount=0", "maxexecutiontime=10",
-                        "hbase.timeout=1500", "status.interval=1", "hbase.client=native"]
-            for a in ("-p", p)]
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *args,
-                             "-threads", "4", "--export", f"json={report}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        wait_until_running(proc, 100)
-        time.sleep(1.0)
-        provider.pause(cluster.name, "master")
-        time.sleep(3.0)
-    finally:
-        provider.resume(cluster.name, "master")
-    out, err = proc.communicate(timeout=90)
-    assert proc.returncode == 1, err  # operations failed, the run itself completed
+    _, _, err, code, ops = freeze_mid_run(hbase, suite_servers, tmp_path, "native", "master")
+    assert code == 1, err  # operations failed, the run itself completed
     assert "failed operations by kind: TimeoutError=" in err
-    run = json.loads(report.read_text())["run"]
-    ops = [i["operations"] for i in run["intervals"]]
     low = min(range(len(ops) - 1), key=ops.__getitem__)
     assert ops[low] < max(ops) / 10, ops
     assert max(ops[low + 1:]) > max(ops) / 3, ops
