@@ -20,7 +20,7 @@ COMMAND_MODULES = (
     "workbench.commands.demo",
     "workbench.commands.runs",
     "workbench.commands.experiment",
-    "workbench.commands.cluster", "workbench.commands.servers",
+    "workbench.commands.cluster", "workbench.commands.images", "workbench.commands.servers",
 )
 
 

@@ -33,6 +33,7 @@ class Node:
     dir: Path
     argv: tuple[str, ...] = ()
     status: str = "unknown"  # running, paused, down (filled in by status())
+    container: str = ""  # the Docker provider's container id (pid and start_time are then 0)
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class ClusterProvider(Protocol):
 
 # Provider name -> "module:Class"; imported on first use so unused providers cost nothing.
 PROVIDERS: dict[str, str] = {"local": "workbench.clusters.local:LocalProvider",
+                             "docker": "workbench.clusters.docker_provider:DockerProvider",
                              "external": "workbench.clusters.external:ExternalProvider"}
 
 
@@ -114,3 +116,21 @@ def get_provider(name: str = "local", **options: object) -> ClusterProvider:
                            hint=f"use one of {', '.join(PROVIDERS)}")
     module, _, cls = PROVIDERS[name].partition(":")
     return getattr(importlib.import_module(module), cls)(**options)
+
+
+def all_providers(state_dir: Path | None = None, **options: object) -> list[ClusterProvider]:
+    """One instance of every provider, in lookup order (local, docker, external). Listing their
+    clusters reads state files only: no engine or server needs to answer."""
+    found = []
+    for name in PROVIDERS:
+        extra = options if name != "external" else {}
+        found.append(get_provider(name, state_dir=state_dir, **extra))
+    return found
+
+
+def owner(name: str, state_dir: Path | None = None, **options: object) -> ClusterProvider | None:
+    """The provider that knows cluster `name` (local first), or None."""
+    for provider in all_providers(state_dir, **options):
+        if name in provider.clusters():
+            return provider
+    return None

@@ -54,6 +54,12 @@ class CassandraSpec:
     # own directory; an absolute path (a RAM-backed /dev/shm, another disk) = a folder
     # workbench-NAME-HASH inside it, removed with the cluster.
     data_dir: str = ""
+    # The Docker provider only: per-container limits ("" / 0 = none) and networking ("host": every
+    # node on its own loopback address, as local JVMs are; "bridge": a network of the cluster's
+    # own, with the client port published on 127.0.0.1).
+    docker_memory: str = ""
+    docker_cpus: float = 0.0
+    docker_network: str = "host"
     start_timeout: float = 180.0
     kind: str = "cassandra"
 
@@ -81,6 +87,7 @@ class CassandraSpec:
                f"must be one of {', '.join(AUTHENTICATORS)}")
         _check(isinstance(self.client_tls, bool), "client_tls", "must be true or false")
         _check_data_dir(self.data_dir)
+        _check_docker(self)
 
     def address(self, index: int) -> str:
         """Address of node `index` (1-based)."""
@@ -119,6 +126,12 @@ class HBaseSpec:
     thrift_transport: str = "buffered"
     thrift_protocol: str = "binary"
     data_dir: str = ""  # as for Cassandra: the HBase root directory and ZooKeeper's data
+    # The Docker provider only: per-container limits ("" / 0 = none) and networking ("host": every
+    # node on its own loopback address, as local JVMs are; "bridge": a network of the cluster's
+    # own, with the client port published on 127.0.0.1).
+    docker_memory: str = ""
+    docker_cpus: float = 0.0
+    docker_network: str = "host"
     start_timeout: float = 180.0
     kind: str = "hbase"
 
@@ -135,6 +148,14 @@ class HBaseSpec:
         _check(self.thrift_server == "threadpool" or self.thrift_transport == "framed", "thrift_server",
                f"{self.thrift_server!r} serves the framed transport only: set thrift_transport = \"framed\"")
         _check_data_dir(self.data_dir)
+        _check_docker(self)
+
+
+def _check_docker(spec: CassandraSpec | HBaseSpec) -> None:
+    _check(spec.docker_memory == "" or bool(_SIZE.match(spec.docker_memory)), "docker_memory",
+           f"{spec.docker_memory!r} must look like 512M or 2G (or be empty: no limit)")
+    _check(0 <= spec.docker_cpus <= 64, "docker_cpus", "must be 0 (no limit) to 64")
+    _check(spec.docker_network in ("host", "bridge"), "docker_network", "must be 'host' or 'bridge'")
 
 
 def _check_data_dir(value: str) -> None:

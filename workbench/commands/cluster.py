@@ -1,10 +1,11 @@
-"""`workbench cluster ...`: start, inspect, disturb and stop local server clusters, and name
-existing ones (the external provider).
+"""`workbench cluster ...`: start, inspect, disturb and stop server clusters (local JVMs or Docker
+containers), and name existing ones (the external provider).
 
     workbench cluster up cassandra-3          # preset name (presets/clusters/*.toml) or a path
     workbench cluster status
     workbench cluster kill cassandra-3 node3
     workbench cluster down cassandra-3
+    workbench cluster up cassandra-3 --provider docker   # the same preset as containers
     workbench cluster up lab.toml --provider external   # an existing cluster: checked, remembered
 """
 
@@ -16,12 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.clusters import external, presets
+from workbench.clusters import base, external, presets
 from workbench.clusters.base import Cluster
-from workbench.clusters.local import LocalProvider
 from workbench.errors import ClusterError
 
-PROVIDERS = ("local", "external")
+PROVIDERS = ("local", "docker", "external")
 
 
 def register(subparsers) -> None:
@@ -29,7 +29,8 @@ def register(subparsers) -> None:
         "cluster",
         help="run real Cassandra / HBase servers on this machine (up, status, logs, down, ...)",
         description="Start real Cassandra and HBase servers as local JVMs from pinned jars "
-        "(fetched from Maven Central on first use), inspect them, inject faults, stop them.",
+        "(fetched from Maven Central on first use) or as Docker containers (--provider docker), "
+        "inspect them, inject faults, stop them.",
     )
     top.add_argument("--state-dir", type=Path, metavar="DIR",
                      help="cluster state root (default: $WORKBENCH_STATE_DIR or "
@@ -38,8 +39,9 @@ def register(subparsers) -> None:
 
     def with_provider(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         p.add_argument("--provider", choices=PROVIDERS,
-                       help="local (JVMs the workbench starts) or external (an existing cluster named "
-                       "by a cluster file); default: whichever knows the cluster, local for `up`")
+                       help="local (JVMs the workbench starts), docker (containers through the engine at "
+                       "DOCKER_HOST) or external (an existing cluster named by a cluster file); "
+                       "default: whichever knows the cluster, local for `up`")
         return p
 
     up = with_provider(sub.add_parser("up", help="start a cluster from a preset and wait until it serves "
@@ -71,7 +73,8 @@ def register(subparsers) -> None:
                       help="keep data and logs; the next `up` with this name reuses them")
     down.set_defaults(func=cmd_down)
 
-    for action, text in (("pause", "freeze a node (SIGSTOP)"), ("resume", "unfreeze it (SIGCONT)"),
+    for action, text in (("pause", "freeze a node (SIGSTOP; docker: the engine's pause)"),
+                         ("resume", "unfreeze it (SIGCONT; docker: unpause)"),
                          ("kill", "crash a node (SIGKILL)"),
                          ("restart", "stop a node if running, start it, wait until it serves")):
         p = with_provider(sub.add_parser(action, help=text))
@@ -85,15 +88,13 @@ def register(subparsers) -> None:
 
 def _provider(args: argparse.Namespace, progress: bool = True, name: str | None = None):
     """The provider asked for, or the one that knows cluster `name` (local first)."""
-    local = LocalProvider(state_dir=args.state_dir, progress=progress and sys.stderr.isatty())
+    shown = progress and sys.stderr.isatty()
     chosen = getattr(args, "provider", None)
-    if chosen is None and name is not None and name not in local.clusters():
-        remembered = external.ExternalProvider(state_dir=args.state_dir)
-        if name in remembered.clusters():
-            return remembered
-    if chosen == "external":
-        return external.ExternalProvider(state_dir=args.state_dir)
-    return local
+    if chosen is None and name is not None:
+        known = base.owner(name, state_dir=args.state_dir, progress=shown)
+        if known is not None:
+            return known
+    return base.get_provider(chosen or "local", state_dir=args.state_dir, progress=shown)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -111,10 +112,14 @@ def print_cluster(cluster: Cluster) -> None:
             print(f"  {node.name:<8} {node.status:<11} {node.address}:{node.port}")
         return
     extra = f", replication {cluster.replication}" if cluster.replication else ""
-    print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} process(es){extra}")
+    if cluster.provider == "docker":
+        print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} container(s), "
+              f"{spec.docker_network} network{extra}")
+    else:
+        print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} process(es){extra}")
     for node in cluster.nodes:
-        print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} pid {node.pid:<8} "
-              f"log {node.log}")
+        which = f"container {node.container[:12]}" if node.container else f"pid {node.pid:<8}"
+        print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} {which} log {node.log}")
     points = " ".join(f"{h}:{p}" for h, p in cluster.contact_points)
     print(f"  contact points: {points}  (heap {spec.heap})")
 
@@ -155,8 +160,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         listed = [(_provider(args, name=args.name), args.name)]
     else:
         providers = ([_provider(args)] if args.provider else
-                     [LocalProvider(state_dir=args.state_dir, progress=False),
-                      external.ExternalProvider(state_dir=args.state_dir)])
+                     base.all_providers(state_dir=args.state_dir, progress=False))
         listed = [(p, name) for p in providers for name in p.clusters()]
     if not listed:
         print("no clusters")

@@ -38,17 +38,14 @@ def binding_overrides(cluster: Cluster) -> list[str]:
 
 
 def find_cluster(name: str) -> Cluster:
-    """A cluster `workbench cluster up` started (local provider) or remembered (external)."""
-    from workbench.clusters.external import ExternalProvider
-    from workbench.clusters.local import LocalProvider
+    """A cluster `workbench cluster up` started (local or docker provider) or remembered (external)."""
+    from workbench.clusters.base import all_providers
 
-    local = LocalProvider(progress=False)
-    if name in local.clusters():
-        return local.status(name)
-    external = ExternalProvider()
-    if name in external.clusters():
-        return external.status(name)
-    known = ", ".join([*local.clusters(), *external.clusters()]) or "none"
+    providers = all_providers(progress=False)
+    for provider in providers:
+        if name in provider.clusters():
+            return provider.status(name)
+    known = ", ".join(n for p in providers for n in p.clusters()) or "none"
     raise ClusterError(f"no cluster named {name!r}", hint=f"known clusters: {known}; "
                        "`workbench cluster up PRESET` starts one, `--provider external` adds one")
 

@@ -1,0 +1,519 @@
+"""The Docker provider: the same presets as containers, through docker-py only.
+
+    provider = DockerProvider()                # engine from DOCKER_HOST or the default socket
+    cluster = provider.up(presets.load("cassandra-3"))
+    provider.kill(cluster.name, "node3"); provider.restart(cluster.name, "node3")
+    provider.down(cluster.name)                # removes what carries the cluster's labels
+
+`up` builds the images if needed (`images.build`, a no-op when they are current), then starts
+one container per node and waits exactly as the local provider does (the same readiness code).
+
+Networking (the preset's `docker_network`):
+- "host" (the default): every container shares the host's network, and node K listens on its
+  own loopback address, as a local JVM would. Ports are checked free before anything starts.
+- "bridge": the cluster gets a network of its own (Docker Desktop users have no host network);
+  each node's client port is published on 127.0.0.1 only, so clients never see a container
+  address. Cassandra advertises 127.0.0.1 as its client address (broadcast_rpc_address), which
+  is the driver-side translation a published port needs; it serves one node (several nodes
+  would share 127.0.0.1 and the bindings connect to one CQL port). HBase runs its master and
+  gateway in one network namespace (the gateway joins the master's container), and the Thrift
+  port is published; the native HBase client cannot reach a RegionServer through a published
+  port, so use hbase.client=async there.
+
+Cassandra containers are configured through the official image's environment contract
+(CASSANDRA_CLUSTER_NAME, CASSANDRA_SEEDS, CASSANDRA_LISTEN_ADDRESS, MAX_HEAP_SIZE, ...) plus
+JVM_EXTRA_OPTS naming the node's cassandra.yaml, rendered from the same template as for local
+nodes and mounted read-only; data lives in a labelled volume per node (or under the preset's
+data_dir), logs in the cluster's directory. HBase containers run the local provider's command
+lines with the cluster directory mounted at the same path.
+
+Everything created carries the labels org.workbench.cluster=NAME and org.workbench.state=ROOT
+(a hash of the state directory), so `down` finds it even when the state file is gone, and never
+touches anything else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from workbench.clusters import cassandra_local, engine, hbase_local, images, paths, ports
+from workbench.clusters import state as store
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.launch import NotReady, StartupError, tail
+from workbench.clusters.progress import OnProgress, report
+from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec, data_home
+from workbench.errors import ClusterError
+
+KINDS = {"cassandra": cassandra_local, "hbase": hbase_local}
+STATE_LABEL = "org.workbench.state"
+NODE_LABEL = "org.workbench.node"
+CONTAINER_CONF = Path("/workbench/conf")  # a Cassandra node's rendered config, inside its container
+CONTAINER_TLS = Path("/workbench")  # the cluster's tls/ folder goes under here
+CASSANDRA_DATA = "/var/lib/cassandra"
+CASSANDRA_LOGS = "/var/log/cassandra"
+
+
+def _bytes(size: str) -> int:
+    return int(size[:-1]) << (30 if size.endswith("G") else 20)
+
+
+class DockerProvider:
+    """Starts, inspects, disturbs and stops container clusters; see the module docstring."""
+
+    name = "docker"
+
+    def __init__(self, state_dir: Path | None = None, cache_dir: Path | None = None,
+                 progress: OnProgress = True, stop_timeout: float = 30.0, client: Any = None) -> None:
+        base = Path(state_dir) if state_dir else paths.state_dir()
+        self.root = base / "docker"
+        self.cache = Path(cache_dir) if cache_dir else paths.cache_dir()
+        self.progress = progress
+        self.stop_timeout = stop_timeout
+        self._client = client
+        self.tag = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:12]
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = engine.connect()
+        return self._client
+
+    def _labels(self, cluster: str, node: str = "") -> dict[str, str]:
+        labels = {engine.LABEL: cluster, STATE_LABEL: self.tag}
+        if node:
+            labels[NODE_LABEL] = node
+        return labels
+
+    def _filters(self, cluster: str) -> dict[str, Any]:
+        return {"label": [f"{engine.LABEL}={cluster}", f"{STATE_LABEL}={self.tag}"]}
+
+    def _object_name(self, cluster: str, what: str) -> str:
+        return f"wb-{cluster}-{what}-{self.tag[:6]}"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def up(self, spec: ClusterSpec) -> Cluster:
+        """Start the cluster `spec` describes as containers; return once it serves clients."""
+        _check_supported(spec)
+        client = self.client
+        run_dir = store.cluster_dir(self.root, spec.name)
+        reuse = self._clear_previous(spec, run_dir)
+        images.build((spec.kind,), client, self.cache, self.progress)
+        cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
+                          clients=("thrift",) if spec.kind == "hbase" else ())
+        try:
+            plans = self._plans(spec, run_dir)
+            for plan in plans.values():
+                if spec.docker_network == "host":
+                    needed = plan["ports"]
+                else:  # only what is published on the host
+                    needed = [(host, port, f"{plan['name']}'s published port {inside}")
+                              for inside, (host, port) in plan["publish"].items()]
+                for address, port, what in needed:
+                    ports.require_free(address, port, what)
+            if spec.docker_network == "bridge":
+                self._network(spec)
+            store.save(cluster, "starting")
+            deadline = time.monotonic() + spec.start_timeout
+            groups = KINDS[spec.kind].launch_groups(spec, run_dir)
+            for number, group in enumerate(groups, 1):
+                for name in group:
+                    node = self._start(spec, plans[name])
+                    cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, node))
+                    store.save(cluster, "starting")
+                    report(self.progress, "start", f"{spec.name}: {name} started in container "
+                                                   f"{node.container[:12]} ({node.address})")
+                final = number == len(groups)
+                names = list(plans) if final else group
+                report(self.progress, "wait", f"{spec.name}: waiting for {', '.join(names)} to serve "
+                                              f"(at most {spec.start_timeout:.0f} s)")
+                self._wait_ready(cluster, names, final, deadline)
+        except NotReady as exc:
+            self._abort(cluster, keep_files=True)
+            node = cluster.node(exc.node)
+            raise StartupError(f"{spec.kind} {exc.node} {exc.what} within {spec.start_timeout:.0f} s",
+                               self._best_log(node),
+                               hint=f"`workbench cluster down {spec.name}` removes its files") from None
+        except StartupError:
+            self._abort(cluster, keep_files=True)
+            raise
+        except BaseException:
+            self._abort(cluster, keep_files=reuse)
+            raise
+        store.save(cluster, "running")
+        report(self.progress, "ready", f"{spec.name}: ready")
+        return self.status(spec.name)
+
+    def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
+        previous = store.load(run_dir)
+        running = [c.name for c in self.client.containers.list(filters=self._filters(spec.name))]
+        if running:
+            raise ClusterError(f"cluster {spec.name!r} is already running ({', '.join(running)})",
+                               hint=f"`workbench cluster down {spec.name} --provider docker` first")
+        if previous is not None:
+            old, phase = previous
+            if phase == "kept" and old.spec == spec:
+                self._remove_objects(spec.name, volumes=False)
+                return True
+            self._remove_files(old.spec, run_dir)
+        self._remove_objects(spec.name, volumes=True)
+        self._remove_files(spec, run_dir)
+        return False
+
+    def _plans(self, spec: ClusterSpec, run_dir: Path) -> dict[str, dict[str, Any]]:
+        if isinstance(spec, CassandraSpec):
+            return {p["name"]: p for p in self._cassandra_plans(spec, run_dir)}
+        return {p["name"]: p for p in self._hbase_plans(spec, run_dir)}
+
+    def _cassandra_plans(self, spec: CassandraSpec, run_dir: Path) -> list[dict[str, Any]]:
+        bridge = spec.docker_network == "bridge"
+        password = None
+        if spec.client_tls:
+            from workbench.clusters import java
+
+            password = cassandra_local.make_tls(spec, run_dir, java.choose().java)
+        result = []
+        for index in range(1, spec.nodes + 1):
+            name, address = f"node{index}", spec.address(index)
+            node_dir = run_dir / name
+            conf, logs = node_dir / "conf", node_dir / "logs"
+            conf.mkdir(parents=True, exist_ok=True)
+            logs.mkdir(parents=True, exist_ok=True)
+            text = cassandra_local._render_yaml(spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password)
+            if bridge:  # listen on the container's address, tell clients 127.0.0.1 (published)
+                own = self._object_name(spec.name, name)
+                text = text.replace(f"listen_address: {address}", f"listen_address: {own}")
+                text = text.replace(f"rpc_address: {address}",
+                                    "rpc_address: 0.0.0.0\nbroadcast_rpc_address: 127.0.0.1")
+                text = text.replace(f'seeds: "{address}:', f'seeds: "{own}:')
+            (conf / "cassandra.yaml").write_text(text)
+            jmx = cassandra_local.jmx_port(address)
+            env = {
+                "CASSANDRA_CLUSTER_NAME": spec.name,
+                "CASSANDRA_SEEDS": self._object_name(spec.name, "node1") if bridge else spec.address(1),
+                "CASSANDRA_NUM_TOKENS": str(spec.num_tokens),
+                "MAX_HEAP_SIZE": spec.heap,
+                "HEAP_NEWSIZE": f"{max(64, _bytes(spec.heap) // 4 >> 20)}M",
+                "JVM_EXTRA_OPTS": " ".join((
+                    f"-Dcassandra.config=file://{CONTAINER_CONF / 'cassandra.yaml'}",
+                    f"-Dcassandra.jmx.local.port={jmx}",
+                    "-Dcassandra.superuser_setup_delay_ms=0",
+                    "-Dcassandra.ring_delay_ms=1000",
+                    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+                )),
+            }
+            if bridge:
+                env.update(CASSANDRA_LISTEN_ADDRESS="auto", CASSANDRA_RPC_ADDRESS="0.0.0.0",
+                           CASSANDRA_BROADCAST_RPC_ADDRESS="127.0.0.1")
+            else:
+                env.update(CASSANDRA_LISTEN_ADDRESS=address, CASSANDRA_RPC_ADDRESS=address,
+                           CASSANDRA_BROADCAST_ADDRESS=address)
+            mounts = {str(conf): {"bind": str(CONTAINER_CONF), "mode": "ro"},
+                      str(logs): {"bind": CASSANDRA_LOGS, "mode": "rw"}}
+            if spec.client_tls:
+                mounts[str(cassandra_local.tls_dir(run_dir))] = {"bind": str(CONTAINER_TLS / "tls"),
+                                                                "mode": "ro"}
+            if spec.data_dir:
+                data = data_home(spec, run_dir) / name
+                data.mkdir(parents=True, exist_ok=True)
+                mounts[str(data)] = {"bind": CASSANDRA_DATA, "mode": "rw"}
+            else:
+                mounts[self._object_name(spec.name, f"{name}-data")] = {"bind": CASSANDRA_DATA,
+                                                                        "mode": "rw"}
+            result.append({
+                "name": name, "address": "127.0.0.1" if bridge else address,
+                "port": cassandra_local.CQL_PORT, "dir": node_dir, "log": logs / "system.log",
+                "console_log": logs / "console.log", "image": images.image_name("cassandra"),
+                "command": ["cassandra", "-f"], "environment": env, "volumes": mounts,
+                "publish": {f"{cassandra_local.CQL_PORT}/tcp": ("127.0.0.1", cassandra_local.CQL_PORT)},
+                "ports": [(address, cassandra_local.STORAGE_PORT, "Cassandra storage"),
+                          (address, cassandra_local.CQL_PORT, "Cassandra CQL"),
+                          ("127.0.0.1", jmx, "Cassandra JMX")],
+            })
+        return result
+
+    def _hbase_plans(self, spec: HBaseSpec, run_dir: Path) -> list[dict[str, Any]]:
+        # The local provider's command lines, with the image's java and jars.
+        local = hbase_local.plans(spec, run_dir, Path("/opt/hbase/lib"), Path("/usr/bin/java"))
+        mounts = {str(run_dir): {"bind": str(run_dir), "mode": "rw"}}
+        data = data_home(spec, run_dir)
+        if data != run_dir:
+            mounts[str(data)] = {"bind": str(data), "mode": "rw"}
+        result = []
+        for plan in local:
+            publish = {}
+            if spec.docker_network == "bridge" and plan.name == "thrift":
+                publish = {}  # published by the master's container, whose network it joins
+            if spec.docker_network == "bridge" and plan.name == "master":
+                publish = {f"{spec.thrift_port}/tcp": ("127.0.0.1", spec.thrift_port)}
+            result.append({
+                "name": plan.name, "address": plan.address, "port": plan.port, "dir": plan.dir,
+                "log": plan.log, "console_log": plan.console_log, "image": images.image_name("hbase"),
+                "command": list(plan.argv), "environment": {}, "volumes": mounts,
+                "publish": publish, "ports": list(plan.ports),
+            })
+        return result
+
+    def _network(self, spec: ClusterSpec) -> None:
+        name = self._object_name(spec.name, "net")
+        if not self.client.networks.list(names=[name]):
+            self.client.networks.create(name, driver="bridge", labels=self._labels(spec.name))
+
+    def _start(self, spec: ClusterSpec, plan: dict[str, Any]) -> Node:
+        client = self.client
+        for volume in plan["volumes"]:
+            if not volume.startswith("/") and not client.volumes.list(filters={"name": volume}):
+                client.volumes.create(volume, labels=self._labels(spec.name, plan["name"]))
+        options: dict[str, Any] = {
+            "name": self._object_name(spec.name, plan["name"]),
+            "command": plan["command"], "environment": plan["environment"],
+            "volumes": plan["volumes"], "labels": self._labels(spec.name, plan["name"]),
+            "detach": True, "init": False,
+        }
+        if spec.docker_memory:
+            options["mem_limit"] = _bytes(spec.docker_memory)
+        if spec.docker_cpus:
+            options["nano_cpus"] = int(spec.docker_cpus * 1e9)
+        if spec.docker_network == "host":
+            options["network_mode"] = "host"
+        elif spec.kind == "hbase" and plan["name"] == "thrift":
+            options["network_mode"] = f"container:{self._object_name(spec.name, 'master')}"
+        else:
+            options["network"] = self._object_name(spec.name, "net")
+            options["hostname"] = options["name"]
+            options["ports"] = plan["publish"]
+        container = client.containers.run(plan["image"], **options)
+        return Node(plan["name"], plan["address"], plan["port"], 0, 0, plan["log"], plan["console_log"],
+                    plan["dir"], tuple(plan["command"]), container=container.id)
+
+    def _wait_ready(self, cluster: Cluster, names: list[str], final: bool, deadline: float) -> None:
+        spec = cluster.spec
+        check = lambda: self._check_alive(cluster)  # noqa: E731
+        if spec.kind == "cassandra" and spec.docker_network == "bridge":
+            _wait_published(spec, deadline, check, cluster.run_dir)
+        else:
+            KINDS[spec.kind].wait_ready(spec, names, final, deadline, check, cluster.run_dir)
+
+    def _check_alive(self, cluster: Cluster) -> None:
+        for node in cluster.nodes:
+            container = self._container(node)
+            if container is None or container.status in ("exited", "dead"):
+                code = container.attrs["State"].get("ExitCode") if container is not None else None
+                self._save_console(node)
+                how = f" (exit status {code})" if code is not None else ""
+                raise StartupError(f"{cluster.kind} {node.name} exited during start-up{how}",
+                                   self._best_log(node),
+                                   hint=f"`workbench cluster down {cluster.name}` removes its files")
+
+    def _container(self, node: Node) -> Any | None:
+        from docker.errors import NotFound
+
+        try:
+            return self.client.containers.get(node.container)
+        except NotFound:
+            return None
+
+    def _save_console(self, node: Node) -> None:
+        """The container's own output (the JVM's stdout/stderr) into the node's console log."""
+        container = self._container(node)
+        if container is None:
+            return
+        try:
+            node.console_log.parent.mkdir(parents=True, exist_ok=True)
+            node.console_log.write_bytes(container.logs(tail=2000))
+        except OSError:
+            pass
+
+    def _abort(self, cluster: Cluster, keep_files: bool) -> None:
+        for node in cluster.nodes:
+            self._save_console(node)
+        self._remove_objects(cluster.name, volumes=not keep_files)
+        if keep_files:
+            store.save(cluster, "failed")
+        else:
+            self._remove_files(cluster.spec, cluster.run_dir)
+
+    def down(self, name: str, keep_data: bool = False) -> dict[str, str]:
+        """Stop and remove the cluster's containers, its network and (unless keep_data) its
+        volumes and files. Works from the labels alone when the state file is gone."""
+        found = store.load(store.cluster_dir(self.root, name))
+        containers = self.client.containers.list(all=True, filters=self._filters(name))
+        if found is None and not containers:
+            raise self._unknown(name)
+        result = {}
+        for container in containers:
+            node = container.labels.get(NODE_LABEL, container.name)
+            if container.status == "paused":
+                container.unpause()
+            if container.status in ("running", "paused", "restarting"):
+                container.stop(timeout=int(self.stop_timeout))
+                container.reload()
+                code = container.attrs["State"].get("ExitCode")
+                result[node] = "killed" if code == 137 else "stopped"
+            else:
+                result[node] = "not running"
+        if found is not None:
+            cluster = found[0]
+            for node in cluster.nodes:
+                self._save_console(node)
+                result.setdefault(node.name, "not running")
+        self._remove_objects(name, volumes=not keep_data)
+        if found is not None:
+            if keep_data:
+                store.save(found[0], "kept")
+            else:
+                self._remove_files(found[0].spec, found[0].run_dir)
+        return result
+
+    def _remove_objects(self, name: str, volumes: bool) -> None:
+        client = self.client
+        for container in client.containers.list(all=True, filters=self._filters(name)):
+            container.remove(force=True, v=False)
+        for network in client.networks.list(filters=self._filters(name)):
+            network.remove()
+        if volumes:
+            for volume in client.volumes.list(filters=self._filters(name)):
+                volume.remove(force=True)
+
+    def _remove_files(self, spec: ClusterSpec, run_dir: Path) -> None:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        data = data_home(spec, run_dir)
+        if data != run_dir:
+            shutil.rmtree(data, ignore_errors=True)
+
+    # -- inspection ------------------------------------------------------------------------
+    def clusters(self) -> list[str]:
+        return store.names(self.root)
+
+    def status(self, name: str) -> Cluster:
+        cluster = self._load(name)
+        nodes = tuple(dataclasses.replace(n, status=self._node_status(n)) for n in cluster.nodes)
+        return dataclasses.replace(cluster, nodes=nodes)
+
+    def _node_status(self, node: Node) -> str:
+        container = self._container(node)
+        if container is None:
+            return "down"
+        return {"running": "running", "paused": "paused", "restarting": "running"}.get(container.status,
+                                                                                       "down")
+
+    def phase(self, name: str) -> str:
+        return self._loaded(name)[1]
+
+    def logs(self, name: str, node: str | None = None, lines: int = 50) -> dict[str, str]:
+        cluster = self._load(name)
+        chosen = [cluster.node(node)] if node else list(cluster.nodes)
+        return {n.name: self._tail(n, lines) for n in chosen}
+
+    def _tail(self, node: Node, lines: int) -> str:
+        text = tail(node.log, lines)
+        if text:
+            return text
+        container = self._container(node)
+        if container is None:
+            return tail(node.console_log, lines)
+        return container.logs(tail=lines).decode(errors="replace").rstrip("\n")
+
+    def _best_log(self, node: Node) -> Path:
+        try:
+            if node.log.stat().st_size > 0:
+                return node.log
+        except OSError:
+            pass
+        return node.console_log
+
+    # -- fault injection -------------------------------------------------------------------
+    def pause(self, name: str, node: str) -> None:
+        """Freeze a node (the engine's cgroup freezer): it keeps its sockets, answers nothing."""
+        self._running(name, node).pause()
+
+    def resume(self, name: str, node: str) -> None:
+        container = self._target(name, node)
+        if container.status == "paused":
+            container.unpause()
+
+    def kill(self, name: str, node: str) -> None:
+        """Crash a node (SIGKILL through the engine), as a power failure would."""
+        container = self._running(name, node)
+        if container.status == "paused":
+            container.unpause()
+        container.kill()
+        container.wait(timeout=30)
+
+    def restart(self, name: str, node: str) -> Cluster:
+        """Stop the node if it runs, start its container again, wait until it serves."""
+        cluster, _ = self._loaded(name)
+        target = cluster.node(node)
+        container = self._target(name, node)
+        if container.status == "paused":
+            container.unpause()
+        if container.status in ("running", "restarting"):
+            container.stop(timeout=int(self.stop_timeout))
+        container.start()
+        deadline = time.monotonic() + cluster.spec.start_timeout
+        try:
+            self._wait_ready(cluster, [node], False, deadline)
+        except NotReady as exc:
+            self._save_console(target)
+            raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
+                               self._best_log(target)) from None
+        return self.status(name)
+
+    def _target(self, name: str, node: str) -> Any:
+        target = self._load(name).node(node)
+        container = self._container(target)
+        if container is None:
+            raise ClusterError(f"node {node} of cluster {name!r} has no container any more",
+                               hint=f"`workbench cluster down {name}` and `up` again")
+        return container
+
+    def _running(self, name: str, node: str) -> Any:
+        container = self._target(name, node)
+        if container.status not in ("running", "paused"):
+            raise ClusterError(f"node {node} of cluster {name!r} is not running",
+                               hint=f"`workbench cluster restart {name} {node}` starts it")
+        return container
+
+    def _unknown(self, name: str) -> ClusterError:
+        known = ", ".join(self.clusters()) or "none"
+        return ClusterError(f"no docker cluster named {name!r} under {self.root}",
+                            hint=f"known docker clusters: {known}")
+
+    def _loaded(self, name: str) -> tuple[Cluster, str]:
+        found = store.load(store.cluster_dir(self.root, name))
+        if found is None:
+            raise self._unknown(name)
+        return found
+
+    def _load(self, name: str) -> Cluster:
+        return self._loaded(name)[0]
+
+
+def _check_supported(spec: ClusterSpec) -> None:
+    heaps = max(_bytes(spec.heap), _bytes(spec.thrift_heap) if isinstance(spec, HBaseSpec) else 0)
+    if spec.docker_memory and _bytes(spec.docker_memory) < heaps + (256 << 20):
+        raise ClusterError(f"docker_memory = {spec.docker_memory!r} leaves no room beside the JVM heap "
+                           f"({spec.heap}): the engine would kill the node",
+                           hint="give each container at least its heap plus 256M")
+    if spec.docker_network == "bridge" and spec.kind == "cassandra" and spec.nodes > 1:
+        raise ClusterError("docker_network = \"bridge\" serves one Cassandra node: its CQL port is "
+                           "published on 127.0.0.1, which several nodes cannot share",
+                           hint="use docker_network = \"host\" (one loopback address per node)")
+
+
+def _wait_published(spec: CassandraSpec, deadline: float, check: Any, run_dir: Path) -> None:
+    """A bridged node is ready when CQL answers on its published 127.0.0.1 port."""
+    import logging
+
+    logging.getLogger("cassandra").setLevel(logging.CRITICAL)
+    client = cassandra_local.client_kwargs(spec, run_dir)
+    while time.monotonic() < deadline:
+        check()
+        if cassandra_local.node_serves("127.0.0.1", 0, **client):
+            return
+        time.sleep(0.5)
+    raise NotReady("node1", "did not answer CQL on 127.0.0.1")
