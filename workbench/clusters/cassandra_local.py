@@ -182,7 +182,7 @@ def launch_groups(spec: CassandraSpec, run_dir: Path) -> list[list[str]]:
     return [names[:1], names[1:]] if len(names) > 1 else [names]
 
 
-def _query(address: str, cql: str, timeout: float = 5.0, **client: Any) -> list:
+def _query(address: str, cql: str, timeout: float = 5.0, port: int = CQL_PORT, **client: Any) -> list:
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     from cassandra.cluster import Cluster as Driver
     from cassandra.policies import WhiteListRoundRobinPolicy
@@ -190,7 +190,7 @@ def _query(address: str, cql: str, timeout: float = 5.0, **client: Any) -> list:
     # An execution profile, not the driver's legacy keyword arguments (deprecated since 3.x).
     profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([address]),
                                request_timeout=timeout)
-    driver = Driver([address], port=CQL_PORT, protocol_version=4, connect_timeout=timeout,
+    driver = Driver([address], port=port, protocol_version=4, connect_timeout=timeout,
                     control_connection_timeout=timeout,
                     execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **client)
     try:
@@ -199,26 +199,28 @@ def _query(address: str, cql: str, timeout: float = 5.0, **client: Any) -> list:
         driver.shutdown()
 
 
-def node_serves(address: str, peers_expected: int, **client: Any) -> bool:
+def node_serves(address: str, peers_expected: int, port: int = CQL_PORT, **client: Any) -> bool:
     """True if the node answers CQL and knows `peers_expected` other ring members."""
-    if not tcp_open(address, CQL_PORT):
+    if not tcp_open(address, port):
         return False
     try:
-        _query(address, "SELECT release_version FROM system.local", **client)
-        peers = _query(address, "SELECT peer, native_address FROM system.peers_v2", **client)
+        _query(address, "SELECT release_version FROM system.local", port=port, **client)
+        peers = _query(address, "SELECT peer, native_address FROM system.peers_v2", port=port, **client)
     except Exception:  # any driver error means "not yet"
         return False
     return sum(1 for p in peers if p.native_address) >= peers_expected
 
 
-def _driver_sees_all(addresses: list[str], **client: Any) -> bool:
+def driver_sees_all(addresses: list[str], port: int = CQL_PORT, expected: int = 0, **client: Any) -> bool:
+    """True if the driver, given these contact points, finds `expected` hosts (default: one per
+    address), all up. It learns each host's address and port from system.peers_v2."""
     from cassandra.cluster import Cluster as Driver
 
-    driver = Driver(addresses, port=CQL_PORT, protocol_version=4, connect_timeout=5, **client)
+    driver = Driver(addresses, port=port, protocol_version=4, connect_timeout=5, **client)
     try:
         driver.connect()
         hosts = driver.metadata.all_hosts()
-        return len(hosts) == len(addresses) and all(h.is_up for h in hosts)
+        return len(hosts) == (expected or len(addresses)) and all(h.is_up for h in hosts)
     except Exception:
         return False
     finally:
@@ -238,7 +240,7 @@ def wait_ready(spec: CassandraSpec, names: list[str], final: bool, deadline: flo
         pending = [n for n in pending if not node_serves(spec.address(int(n[4:])), expected, **client)]
         if not pending:
             everyone = [spec.address(i) for i in range(1, spec.nodes + 1)]
-            if not final or spec.nodes == 1 or _driver_sees_all(everyone, **client):
+            if not final or spec.nodes == 1 or driver_sees_all(everyone, **client):
                 return
         time.sleep(0.5)
     raise NotReady(pending[0] if pending else names[0],

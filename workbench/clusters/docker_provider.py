@@ -184,12 +184,16 @@ class DockerProvider:
             conf.mkdir(parents=True, exist_ok=True)
             logs.mkdir(parents=True, exist_ok=True)
             text = cassandra_local._render_yaml(spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password)
-            if bridge:  # listen on the container's address, tell clients 127.0.0.1 (published)
-                own = self._object_name(spec.name, name)
+            cql = cassandra_local.CQL_PORT
+            if bridge:  # listen on the container's address, tell clients 127.0.0.1 and a port of its own
+                own, cql = self._object_name(spec.name, name), published_port(index)
                 text = text.replace(f"listen_address: {address}", f"listen_address: {own}")
                 text = text.replace(f"rpc_address: {address}",
                                     "rpc_address: 0.0.0.0\nbroadcast_rpc_address: 127.0.0.1")
-                text = text.replace(f'seeds: "{address}:', f'seeds: "{own}:')
+                text = text.replace(f"native_transport_port: {cassandra_local.CQL_PORT}",
+                                    f"native_transport_port: {cql}")
+                seed = self._object_name(spec.name, "node1")
+                text = text.replace(f'seeds: "{spec.address(1)}:', f'seeds: "{seed}:')
             (conf / "cassandra.yaml").write_text(text)
             jmx = cassandra_local.jmx_port(address)
             env = {
@@ -226,10 +230,10 @@ class DockerProvider:
                                                                         "mode": "rw"}
             result.append({
                 "name": name, "address": "127.0.0.1" if bridge else address,
-                "port": cassandra_local.CQL_PORT, "dir": node_dir, "log": logs / "system.log",
+                "port": cql, "dir": node_dir, "log": logs / "system.log",
                 "console_log": logs / "console.log", "image": images.image_name("cassandra"),
                 "command": ["cassandra", "-f"], "environment": env, "volumes": mounts,
-                "publish": {f"{cassandra_local.CQL_PORT}/tcp": ("127.0.0.1", cassandra_local.CQL_PORT)},
+                "publish": {f"{cql}/tcp": ("127.0.0.1", cql)},
                 "ports": [(address, cassandra_local.STORAGE_PORT, "Cassandra storage"),
                           (address, cassandra_local.CQL_PORT, "Cassandra CQL"),
                           ("127.0.0.1", jmx, "Cassandra JMX")],
@@ -245,15 +249,17 @@ class DockerProvider:
             mounts[str(data)] = {"bind": str(data), "mode": "rw"}
         result = []
         for plan in local:
-            publish = {}
-            if spec.docker_network == "bridge" and plan.name == "thrift":
-                publish = {}  # published by the master's container, whose network it joins
+            publish = {}  # the gateway joins the master's network namespace: published there
             if spec.docker_network == "bridge" and plan.name == "master":
                 publish = {f"{spec.thrift_port}/tcp": ("127.0.0.1", spec.thrift_port)}
+            command = list(plan.argv)
+            if spec.docker_network == "bridge" and plan.name == "thrift":
+                # The published port reaches the container's own address, not its loopback.
+                command[command.index("-b") + 1] = "0.0.0.0"
             result.append({
                 "name": plan.name, "address": plan.address, "port": plan.port, "dir": plan.dir,
                 "log": plan.log, "console_log": plan.console_log, "image": images.image_name("hbase"),
-                "command": list(plan.argv), "environment": {}, "volumes": mounts,
+                "command": command, "environment": {}, "volumes": mounts,
                 "publish": publish, "ports": list(plan.ports),
             })
         return result
@@ -286,6 +292,8 @@ class DockerProvider:
             options["network"] = self._object_name(spec.name, "net")
             options["hostname"] = options["name"]
             options["ports"] = plan["publish"]
+            if spec.kind == "hbase":  # everything listens on the loopback it shares with its gateway
+                options["extra_hosts"] = {options["name"]: spec.address}
         container = client.containers.run(plan["image"], **options)
         return Node(plan["name"], plan["address"], plan["port"], 0, 0, plan["log"], plan["console_log"],
                     plan["dir"], tuple(plan["command"]), container=container.id)
@@ -294,7 +302,7 @@ class DockerProvider:
         spec = cluster.spec
         check = lambda: self._check_alive(cluster)  # noqa: E731
         if spec.kind == "cassandra" and spec.docker_network == "bridge":
-            _wait_published(spec, deadline, check, cluster.run_dir)
+            _wait_published(spec, names, final, deadline, check, cluster.run_dir)
         else:
             KINDS[spec.kind].wait_ready(spec, names, final, deadline, check, cluster.run_dir)
 
@@ -499,21 +507,32 @@ def _check_supported(spec: ClusterSpec) -> None:
         raise ClusterError(f"docker_memory = {spec.docker_memory!r} leaves no room beside the JVM heap "
                            f"({spec.heap}): the engine would kill the node",
                            hint="give each container at least its heap plus 256M")
-    if spec.docker_network == "bridge" and spec.kind == "cassandra" and spec.nodes > 1:
-        raise ClusterError("docker_network = \"bridge\" serves one Cassandra node: its CQL port is "
-                           "published on 127.0.0.1, which several nodes cannot share",
-                           hint="use docker_network = \"host\" (one loopback address per node)")
 
 
-def _wait_published(spec: CassandraSpec, deadline: float, check: Any, run_dir: Path) -> None:
-    """A bridged node is ready when CQL answers on its published 127.0.0.1 port."""
+def published_port(index: int) -> int:
+    """On a bridge network, node K serves CQL on 9042 + K - 1, published at the same port on
+    127.0.0.1 and advertised as 127.0.0.1 (system.peers_v2 carries the port): the driver finds
+    every node at an address it can reach, with no translation table of its own."""
+    return cassandra_local.CQL_PORT + index - 1
+
+
+def _wait_published(spec: CassandraSpec, names: list[str], final: bool, deadline: float, check: Any,
+                    run_dir: Path) -> None:
+    """wait_ready for a bridged cluster: the same checks, through the published ports."""
     import logging
 
     logging.getLogger("cassandra").setLevel(logging.CRITICAL)
     client = cassandra_local.client_kwargs(spec, run_dir)
+    expected = spec.nodes - 1 if final else 0
+    pending = list(names)
     while time.monotonic() < deadline:
         check()
-        if cassandra_local.node_serves("127.0.0.1", 0, **client):
+        pending = [n for n in pending
+                   if not cassandra_local.node_serves("127.0.0.1", expected, port=published_port(int(n[4:])),
+                                                      **client)]
+        if not pending and (not final or spec.nodes == 1 or cassandra_local.driver_sees_all(
+                ["127.0.0.1"], port=published_port(1), expected=spec.nodes, **client)):
             return
         time.sleep(0.5)
-    raise NotReady("node1", "did not answer CQL on 127.0.0.1")
+    raise NotReady(pending[0] if pending else names[0],
+                   "did not answer CQL on 127.0.0.1 with all nodes in the ring")

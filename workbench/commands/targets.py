@@ -13,7 +13,9 @@ from workbench.errors import ClusterError, ConfigError
 def binding_overrides(cluster: Cluster) -> list[str]:
     """-p overrides that point the cluster's binding at it."""
     if cluster.kind == "cassandra":
-        hosts = ",".join(host for host, _ in cluster.contact_points)
+        # A bridged Docker cluster publishes every node on 127.0.0.1 (one port each): one contact
+        # point is enough, the driver finds the others through system.peers_v2.
+        hosts = ",".join(dict.fromkeys(host for host, _ in cluster.contact_points))
         port = cluster.contact_points[0][1]
         replication = cluster.replication or {}
         out = ["db=cassandra", f"hosts={hosts}", f"port={port}"]
@@ -29,6 +31,9 @@ def binding_overrides(cluster: Cluster) -> list[str]:
     if cluster.kind == "hbase":
         host, port = cluster.contact_points[0]
         out = ["db=hbase", f"hbase.host={host}", f"hbase.port={port}"]
+        if getattr(cluster.spec, "docker_network", "host") == "bridge" and cluster.provider == "docker":
+            # Only the gateway's port is published: the native client's RegionServer is not reachable.
+            out.append("hbase.client=async")
         for key in ("transport", "protocol"):  # how the gateway was started, when not the default
             value = getattr(cluster.spec, f"thrift_{key}", "")
             if value and value != {"transport": "buffered", "protocol": "binary"}[key]:
