@@ -398,16 +398,24 @@ class DockerProvider:
         return store.names(self.root)
 
     def status(self, name: str) -> Cluster:
+        """The cluster with each node's live status (running, paused, down; 'no engine' when the
+        engine does not answer) and, for a running node, its container's start as start_time."""
         cluster = self._load(name)
-        nodes = tuple(dataclasses.replace(n, status=self._node_status(n)) for n in cluster.nodes)
+        try:
+            _ = self.client
+        except ClusterError:
+            nodes = tuple(dataclasses.replace(n, status="no engine") for n in cluster.nodes)
+            return dataclasses.replace(cluster, nodes=nodes)
+        nodes = tuple(self._live(n) for n in cluster.nodes)
         return dataclasses.replace(cluster, nodes=nodes)
 
-    def _node_status(self, node: Node) -> str:
+    def _live(self, node: Node) -> Node:
         container = self._container(node)
         if container is None:
-            return "down"
-        return {"running": "running", "paused": "paused", "restarting": "running"}.get(container.status,
-                                                                                       "down")
+            return dataclasses.replace(node, status="down")
+        status = {"running": "running", "paused": "paused", "restarting": "running"}.get(container.status,
+                                                                                         "down")
+        return dataclasses.replace(node, status=status, start_time=_ticks(container.attrs["State"]))
 
     def phase(self, name: str) -> str:
         return self._loaded(name)[1]
@@ -499,6 +507,21 @@ class DockerProvider:
 
     def _load(self, name: str) -> Cluster:
         return self._loaded(name)[0]
+
+
+def _ticks(state: dict[str, Any]) -> int:
+    """A container's start as clock ticks after boot, like a process's /proc start time."""
+    import datetime
+    import os
+
+    try:
+        stamp = state.get("StartedAt", "")[:26].rstrip("Z")
+        started = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.UTC).timestamp()
+        since_boot = float(Path("/proc/uptime").read_text().split()[0])
+    except (ValueError, OSError):
+        return 0
+    boot = time.time() - since_boot
+    return max(0, int((started - boot) * os.sysconf("SC_CLK_TCK")))
 
 
 def _check_supported(spec: ClusterSpec) -> None:

@@ -58,10 +58,26 @@ class Session:
     store: object = None  # the run store every run is recorded in (None: default; False: none)
     _thread: threading.Thread | None = None
 
-    def provider(self, progress: object = False):
-        from workbench.clusters.local import LocalProvider
+    def provider(self, progress: object = False, kind: str = "local"):
+        """A provider by name: local (JVMs), docker (containers) or external."""
+        from workbench.clusters.base import get_provider
 
-        return LocalProvider(state_dir=self.state_dir, cache_dir=self.cache_dir, progress=progress)
+        return get_provider(kind, state_dir=self.state_dir, cache_dir=self.cache_dir, progress=progress)
+
+    def providers(self) -> list:
+        """Every provider, in lookup order; listing their clusters reads state files only."""
+        from workbench.clusters.base import all_providers
+
+        return all_providers(self.state_dir, cache_dir=self.cache_dir, progress=False)
+
+    def provider_of(self, name: str, progress: object = False):
+        """The provider that knows cluster `name` (local first); the local one if none does,
+        whose calls then say which clusters exist."""
+        for provider in self.providers():
+            if name in provider.clusters():
+                provider.progress = progress
+                return provider
+        return self.provider(progress)
 
     @property
     def busy(self) -> bool:
@@ -132,7 +148,7 @@ class Session:
         if name is None:
             return None
         try:
-            return self.provider().status(name)
+            return self.provider_of(name).status(name)
         except WorkbenchError:
             return None
 

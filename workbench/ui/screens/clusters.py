@@ -1,5 +1,7 @@
-"""The Clusters screen: every preset and every cluster the provider knows, their nodes and the
-selected node's log; keys start and stop clusters and disturb nodes (fault injection).
+"""The Clusters screen: every preset and every cluster the providers know (local JVMs, Docker
+containers, external clusters named by a cluster file), their nodes and the selected node's log;
+keys start and stop clusters and disturb nodes (fault injection). `u` starts a preset with the
+provider `t` chooses (local or docker); every other key acts through the cluster's own provider.
 
 Every provider call runs in a thread worker, so a first `up` (jar fetch, JVM start, readiness
 checks) shows its progress instead of freezing the screen; the provider's progress callback only
@@ -72,11 +74,14 @@ class ClustersScreen(Screen):
         Binding("k", "node('kill')", "Kill node"),
         Binding("x", "node('restart')", "Restart node"),
         Binding("l", "toggle_log", "Log"),
+        Binding("t", "toggle_target", "Local/Docker"),
     ]
+    TARGETS = ("local", "docker")  # what `u` starts a preset as
 
     def __init__(self) -> None:
         super().__init__()
-        self._clusters: dict[str, tuple[Cluster, str]] = {}  # name -> (cluster, phase)
+        self._clusters: dict[str, tuple[Cluster, str]] = {}  # row key -> (cluster, phase)
+        self._target = "local"  # the provider `u` starts a preset with
         self._presets: dict[str, tuple] = {}  # name -> (description, spec or None)
         self._event: ProgressEvent | None = None  # the newest progress event of a start
         self._busy = ""  # what a provider call going on does ("up cassandra-single")
@@ -108,8 +113,18 @@ class ClustersScreen(Screen):
     def on_screen_resume(self) -> None:
         self.poll()
 
-    def provider(self, progress: object = False):
-        return self.app.session.provider(progress=progress)
+    def provider(self, progress: object = False, key: str | None = None):
+        """The provider of the cluster in row `key`, or the one `u` starts presets with."""
+        kind = self._clusters[key][0].provider if key in self._clusters else self._target
+        return self.app.session.provider(progress=progress, kind=kind)
+
+    @staticmethod
+    def row_key(cluster: Cluster) -> str:
+        """A local cluster's row is its name; others say their provider (docker:NAME)."""
+        return cluster.name if cluster.provider == "local" else f"{cluster.provider}:{cluster.name}"
+
+    def _name(self, key: str) -> str:
+        return self._clusters[key][0].name if key in self._clusters else key
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -120,13 +135,16 @@ class ClustersScreen(Screen):
 
     @work(thread=True, exclusive=True, group="read")
     def _read(self, key: tuple[str, str] | None, want_log: bool) -> None:
-        provider = self.provider()
         found: dict[str, tuple[Cluster, str]] = {}
-        for name in provider.clusters():
-            try:
-                found[name] = (provider.status(name), provider.phase(name))
-            except WorkbenchError:
-                continue  # removed between the listing and the look
+        owners = {}
+        for provider in self.app.session.providers():
+            for name in provider.clusters():
+                try:
+                    cluster = provider.status(name)
+                    found[self.row_key(cluster)] = (cluster, provider.phase(name))
+                    owners[self.row_key(cluster)] = provider
+                except WorkbenchError:
+                    continue  # removed between the listing and the look
         descriptions = {}
         for name, path in presets.available().items():
             try:
@@ -134,9 +152,9 @@ class ClustersScreen(Screen):
             except WorkbenchError as exc:  # a broken preset file is listed with its error
                 descriptions[name] = (str(exc), None)
         log = ""
-        if key and want_log:
+        if key and want_log and key[0] in owners:
             try:
-                log = provider.logs(key[0], key[1], LOG_LINES).get(key[1], "")
+                log = owners[key[0]].logs(found[key[0]][0].name, key[1], LOG_LINES).get(key[1], "")
             except WorkbenchError as exc:
                 log = str(exc)
         self.app.call_from_thread(self._show, found, descriptions, key, log)
@@ -154,13 +172,14 @@ class ClustersScreen(Screen):
         table = self.query_one("#clusters", DataTable)
         keep = table.cursor_row
         table.clear()
-        for name, (cluster, phase) in sorted(found.items()):
+        for key_, (cluster, phase) in sorted(found.items()):
             running = [n for n in cluster.nodes if n.status == "running"]
             status = phase if phase != "running" else f"running {len(running)}/{len(cluster.nodes)}"
-            table.add_row(name, cluster.kind, str(len(cluster.nodes)), status,
+            kind = cluster.kind if cluster.provider == "local" else f"{cluster.kind} {cluster.provider}"
+            table.add_row(cluster.name, kind, str(len(cluster.nodes)), status,
                           " ".join(f"{h}:{p}" for h, p in cluster.contact_points),
                           cluster.spec.heap, uptime(min(n.start_time for n in cluster.nodes))
-                          if cluster.nodes else "-", key=name)
+                          if cluster.nodes else "-", key=key_)
         for name, (_, spec) in descriptions.items():
             if name not in found:
                 nodes = str(getattr(spec, "nodes", 1)) if spec else "?"
@@ -182,10 +201,16 @@ class ClustersScreen(Screen):
         about = self.query_one("#about", Static)
         if name in self._clusters:
             cluster, phase = self._clusters[name]
-            about.update(f"{name}: {phase}, files in {cluster.run_dir} · d down, R restart; "
-                         "node keys: p pause, r resume, k kill, x restart")
+            if cluster.provider == "external":
+                about.update(f"{cluster.name}: external {cluster.kind} {cluster.server_version}, not ours "
+                             "to disturb · d forgets it")
+            else:
+                about.update(f"{cluster.name}: {phase} ({cluster.provider}), files in {cluster.run_dir} · "
+                             "d down, R restart; node keys: p pause, r resume, k kill, x restart")
         elif name in self._presets:
-            about.update(f"{name}: {self._presets[name][0]} · u starts it")
+            other = self.TARGETS[1 - self.TARGETS.index(self._target)]
+            how = "as local JVMs" if self._target == "local" else "as Docker containers"
+            about.update(f"{name}: {self._presets[name][0]} · u starts it {how} (t: {other})")
         else:
             about.update("")
 
@@ -277,36 +302,50 @@ class ClustersScreen(Screen):
         if name is None:
             return
         if name in self._clusters and self._clusters[name][1] == "running":
-            self.app.show_error(f"{name} is already running (d takes it down)")
+            self.app.show_error(f"{self._name(name)} is already running (d takes it down)")
             return
         if name not in self._presets:
-            self.app.show_error(f"{name} is not a preset; its files are kept (d removes them)")
+            external = name in self._clusters and self._clusters[name][0].provider == "external"
+            self.app.show_error(f"{self._name(name)} is an external cluster: nothing to start" if external
+                                else f"{self._name(name)} is not a preset; its files are kept "
+                                "(d removes them)")
             return
+        target = self._target
 
         def up() -> None:
-            self.provider(progress=self._on_progress).up(presets.load(name))
+            self.app.session.provider(progress=self._on_progress, kind=target).up(presets.load(name))
 
-        self._start(f"up {name}", up)
+        self._start(f"up {name}" + (" (docker)" if target == "docker" else ""), up)
+
+    def action_toggle_target(self) -> None:
+        self._target = self.TARGETS[1 - self.TARGETS.index(self._target)]
+        how = "as local JVMs" if self._target == "local" else "as Docker containers"
+        self.notify(f"u now starts presets {how}")
+        self._show_about()
 
     def action_down(self) -> None:
         name = self._selected_cluster()
         if name not in self._clusters:
             self.app.show_error(f"{name} is not started" if name else "no cluster selected")
             return
-        def down() -> None:
-            self.provider().down(name)
+        provider, cluster = self.provider(key=name), self._name(name)
 
-        self.app.push_screen(Confirm(f"Take {name} down and remove its files?"),
-                             lambda yes: yes and self._start(f"down {name}", down))
+        def down() -> None:
+            provider.down(cluster)
+
+        question = (f"Forget the external cluster {cluster}?" if provider.name == "external"
+                    else f"Take {cluster} down and remove its files?")
+        self.app.push_screen(Confirm(question), lambda yes: yes and self._start(f"down {cluster}", down))
 
     def action_restart_cluster(self) -> None:
-        name = self._selected_cluster()
-        if name not in self._clusters or name not in self._presets:
+        key = self._selected_cluster()
+        name = self._name(key) if key else None
+        if key not in self._clusters or name not in self._presets:
             self.app.show_error(f"{name} is not a running preset" if name else "no cluster selected")
             return
+        provider = self.provider(progress=self._on_progress, key=key)
 
         def restart() -> None:
-            provider = self.provider(progress=self._on_progress)
             provider.down(name)
             provider.up(presets.load(name))
 
@@ -318,10 +357,11 @@ class ClustersScreen(Screen):
         if key is None:
             self.app.show_error("select a node of a started cluster first")
             return
-        name, node = key
+        provider = self.provider(progress=self._on_progress, key=key[0])
+        name, node = self._name(key[0]), key[1]
 
         def act() -> None:
-            getattr(self.provider(progress=self._on_progress), what)(name, node)
+            getattr(provider, what)(name, node)
 
         if what == "kill":
             self.app.push_screen(Confirm(f"Kill {node} of {name} (SIGKILL)?"),

@@ -189,7 +189,7 @@ class DashboardScreen(Screen):
 
     def _fetch_nodes(self) -> None:
         try:
-            cluster = self.app.session.provider(progress=False).status(self.cluster)
+            cluster = self.app.session.provider_of(self.cluster).status(self.cluster)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.app.show_error, exc)
             return
@@ -212,7 +212,7 @@ class DashboardScreen(Screen):
         self.run_worker(lambda: self._fault(run, cluster, node, what), thread=True, group="fault")
 
     def _fault(self, run: BackgroundRun | None, cluster: str, node: str, what: str) -> None:
-        provider = self.app.session.provider(progress=False)
+        provider = self.app.session.provider_of(cluster)
         try:
             getattr(provider, what)(cluster, node)
         except WorkbenchError as exc:
