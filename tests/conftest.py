@@ -7,14 +7,18 @@ started by the suite is still alive.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
 
 import pytest
-from servers import SuiteServers  # tests/ is on sys.path (rootdir conftest)
+from servers import SuiteDocker, SuiteServers  # tests/ is on sys.path (rootdir conftest)
+
+from workbench.clusters.specs import CassandraSpec, HBaseSpec
 
 _suite: SuiteServers | None = None
+_docker: SuiteDocker | None = None
 
 # Every run a test makes is recorded (load, run, demo and the app record by default): into a
 # store of this test run, never the user's own. Subprocesses inherit it.
@@ -60,10 +64,53 @@ def hbase_server(suite_servers):
     yield from suite_servers.serve("hbase_server")
 
 
+@pytest.fixture(scope="session")
+def docker_suite(suite_servers) -> SuiteDocker:
+    """The run's Docker engine (the user's, or a private dockerd started here) with the images
+    built, and a DockerProvider under the run's state directory. Skips, saying why, only when
+    no engine answers and none can be started (no dockerd, not root)."""
+    global _docker
+    if _docker is None:
+        _docker = SuiteDocker(suite_servers)
+    if not _docker.start():
+        pytest.skip(_docker.reason)
+    return _docker
+
+
+def _docker_cluster(docker_suite, spec):
+    cluster = docker_suite.provider.up(spec)
+    yield cluster
+    docker_suite.provider.down(cluster.name)
+
+
+@pytest.fixture(scope="session")
+def docker_cassandra(docker_suite, suite_servers):
+    """One Cassandra node in a container, host networking on a free 127.0.0.K."""
+    spec = CassandraSpec(name="t-dk-cassandra", nodes=1, heap="512M", docker_memory="1G",
+                         docker_cpus=1.5, first_address=suite_servers.addresses(1))
+    yield from _docker_cluster(docker_suite, spec)
+
+
+@pytest.fixture(scope="session")
+def docker_hbase(docker_suite, suite_servers):
+    """Standalone HBase and its gateway in two containers (host networking, free ports)."""
+    spec = dataclasses.replace(HBaseSpec(name="t-dk-hbase", heap="768M", thrift_heap="256M"),
+                               **suite_servers.hbase_ports())
+    yield from _docker_cluster(docker_suite, spec)
+
+
 def pytest_sessionfinish(session, exitstatus):
-    """No JVM started by the suite may outlive it (checked after every fixture is torn down)."""
+    """No JVM, container or dockerd started by the suite may outlive it (checked after every
+    fixture is torn down)."""
     if "_store_dir" in globals():
         shutil.rmtree(_store_dir, ignore_errors=True)
+    if _docker is not None:
+        left = _docker.stop()
+        if left:
+            session.config.pluginmanager.get_plugin("terminalreporter").write_line(
+                "Docker objects started by the test suite were still there at the end (now removed): "
+                + ", ".join(left), red=True)
+            session.exitstatus = 1
     if _suite is None:
         return
     _suite.down_all()  # clusters a test started itself and did not stop

@@ -18,10 +18,12 @@ import signal
 import tempfile
 from pathlib import Path
 
-from workbench.clusters import cassandra_local, ports, processes
+from workbench.clusters import cassandra_local, engine, images, ports, processes
 from workbench.clusters.base import Cluster
+from workbench.clusters.docker_provider import DockerProvider
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec
+from workbench.errors import ClusterError
 
 SPECS: dict[str, ClusterSpec] = {
     "cassandra_node": CassandraSpec(name="t-cassandra", nodes=1, heap="512M"),
@@ -115,3 +117,71 @@ class SuiteServers:
             started = processes.start_time(pid)
             if started is not None:
                 processes.send(pid, started, signal.SIGKILL)
+
+
+class SuiteDocker:
+    """The Docker engine of a test run: the one at DOCKER_HOST (or the default socket) if it
+    answers, else a private dockerd this run starts (engine.PrivateEngine), and stops at the end,
+    restoring the host's network state. Its images are built once per run (a no-op when cached).
+    `reason` says why there is no engine, for the skip message."""
+
+    def __init__(self, servers: SuiteServers) -> None:
+        self.servers = servers
+        self.private: engine.PrivateEngine | None = None
+        self.client = None
+        self.reason = ""
+        self.provider: DockerProvider | None = None
+
+    def start(self) -> bool:
+        if self.client is not None or self.reason:
+            return self.client is not None
+        try:
+            self.client = engine.connect(timeout=30)
+        except ClusterError as exc:
+            found = str(exc)
+            # A second test run at the same time gets its own data root (and builds its images).
+            shared = self.servers._claim("dockerd-data-root")
+            folder = Path(tempfile.mkdtemp(prefix="wb-dockerd-", dir="/tmp"))
+            self.private = engine.PrivateEngine(folder, None if shared else folder / "root")
+            try:
+                os.environ["DOCKER_HOST"] = self.private.start()
+                self.client = engine.connect(timeout=30)
+            except ClusterError as again:
+                self.private.stop()
+                self.private = None
+                os.environ.pop("DOCKER_HOST", None)
+                self.reason = f"no Docker engine ({found}) and none could be started ({again})"
+                return False
+        images.build(client=self.client, progress=False)
+        self.provider = DockerProvider(state_dir=self.servers.state_dir, client=self.client,
+                                       progress=False, stop_timeout=30)
+        return True
+
+    def leftovers(self) -> list[str]:
+        """What this run's provider created and did not remove: containers, networks, volumes."""
+        if self.provider is None:
+            return []
+        label = {"label": f"org.workbench.state={self.provider.tag}"}
+        return ([f"container {c.name}" for c in self.client.containers.list(all=True, filters=label)]
+                + [f"network {n.name}" for n in self.client.networks.list(filters=label)]
+                + [f"volume {v.name}" for v in self.client.volumes.list(filters=label)])
+
+    def stop(self) -> list[str]:
+        """Take down what is left (returned), then stop the engine if this run started it."""
+        left = self.leftovers()
+        if self.provider is not None:
+            label = {"label": f"org.workbench.state={self.provider.tag}"}
+            names = set(self.provider.clusters()) | {
+                c.labels.get(engine.LABEL, "") for c in self.client.containers.list(all=True, filters=label)}
+            for name in sorted(names - {""}):
+                try:
+                    self.provider.down(name)
+                except ClusterError:
+                    pass
+        if self.client is not None:
+            self.client.close()
+        if self.private is not None:
+            self.private.stop()
+            if self.private.pid() is not None:
+                left.append("dockerd still running")
+        return left

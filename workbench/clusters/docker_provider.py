@@ -370,11 +370,12 @@ class DockerProvider:
                 self._save_console(node)
                 result.setdefault(node.name, "not running")
         self._remove_objects(name, volumes=not keep_data)
-        if found is not None:
-            if keep_data:
-                store.save(found[0], "kept")
-            else:
-                self._remove_files(found[0].spec, found[0].run_dir)
+        if found is None:  # the workbench died before its state file: the folder it had begun
+            shutil.rmtree(store.cluster_dir(self.root, name), ignore_errors=True)
+        elif keep_data:
+            store.save(found[0], "kept")
+        else:
+            self._remove_files(found[0].spec, found[0].run_dir)
         return result
 
     def _remove_objects(self, name: str, volumes: bool) -> None:

@@ -1,0 +1,257 @@
+"""The Docker provider on a real engine: images built here, Cassandra and HBase in containers
+driven through `--cluster`, a node killed and restarted during a run, bridge networking with
+published ports, the official image's environment contract, and `down` by labels after a crash."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cassandra.cluster import Cluster as Driver
+from runs import wait_until_running
+
+from workbench.clusters import cassandra_local, engine, images, ports
+from workbench.clusters import state as store
+from workbench.clusters.specs import CassandraSpec, HBaseSpec
+
+pytestmark = [pytest.mark.servers, pytest.mark.docker]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def workbench(suite_servers, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=env)
+
+
+def load_and_run(suite_servers, name: str, kind: str, table: str, *extra: str) -> str:
+    common = ["--cluster", name, "-P", str(ROOT / "workloads" / "workloada"), "-p", "recordcount=300",
+              "-p", "operationcount=600", "-p", f"table={table}", "-threads", "4", "-q", *extra]
+    load = workbench(suite_servers, "load", *common, "-p", f"{kind}.drop=true")
+    assert load.returncode == 0, load.stderr
+    assert "[INSERT], Return=OK, 300" in load.stdout
+    run = workbench(suite_servers, "run", *common)
+    assert run.returncode == 0, run.stderr
+    reads = int(run.stdout.split("[READ], Return=OK, ")[1].split()[0])
+    updates = int(run.stdout.split("[UPDATE], Return=OK, ")[1].split()[0])
+    assert reads + updates == 600
+    return run.stdout
+
+
+def labels_of(container) -> dict[str, str]:
+    container.reload()
+    return container.labels
+
+
+def test_images_are_cached_and_listed(docker_suite, suite_servers):
+    again = images.build(client=docker_suite.client, progress=False)
+    assert again == {"cassandra": "up to date", "hbase": "up to date"}
+    listed = workbench(suite_servers, "images", "list")
+    assert listed.returncode == 0, listed.stderr
+    for kind in images.KINDS:
+        assert images.image_name(kind) in listed.stdout
+    base = docker_suite.client.images.get(images.BASE)
+    java = docker_suite.client.containers.run(base.id, ["java", "-version"], remove=True, stderr=True,
+                                              network_mode="none")
+    assert b'version "17' in java
+
+
+def test_cassandra_in_a_container_serves_load_and_run_through_cluster(docker_cassandra, docker_suite,
+                                                                      suite_servers):
+    provider, name = docker_suite.provider, docker_cassandra.name
+    node = provider.status(name).node("node1")
+    assert node.status == "running" and node.container
+    container = docker_suite.client.containers.get(node.container)
+    assert labels_of(container)[engine.LABEL] == name
+    host = container.attrs["HostConfig"]
+    assert host["NetworkMode"] == "host"
+    assert host["Memory"] == 1 << 30 and host["NanoCpus"] == 1_500_000_000
+    env = dict(item.split("=", 1) for item in container.attrs["Config"]["Env"])
+    assert env["CASSANDRA_LISTEN_ADDRESS"] == docker_cassandra.spec.first_address
+    assert env["CASSANDRA_CLUSTER_NAME"] == name and env["MAX_HEAP_SIZE"] == "512M"
+    assert docker_cassandra.contact_points == [(docker_cassandra.spec.first_address, 9042)]
+    load_and_run(suite_servers, name, "cassandra", "dk_cli")
+    status = workbench(suite_servers, "cluster", "status", name)
+    assert status.returncode == 0 and f"container {node.container[:12]}" in status.stdout
+    assert "host network" in status.stdout
+    logs = workbench(suite_servers, "cluster", "logs", name, "node1", "-n", "200")
+    assert "Startup complete" in logs.stdout or "Starting listening for CQL clients" in logs.stdout
+
+
+def test_pause_and_resume_go_through_the_engine(docker_cassandra, docker_suite):
+    provider, name = docker_suite.provider, docker_cassandra.name
+    address = docker_cassandra.spec.first_address
+    provider.pause(name, "node1")
+    try:
+        assert provider.status(name).node("node1").status == "paused"
+        driver = Driver([address], protocol_version=4, connect_timeout=2, control_connection_timeout=2)
+        with pytest.raises(Exception):  # noqa: B017 - the frozen node answers nothing
+            driver.connect()
+        driver.shutdown()
+    finally:
+        provider.resume(name, "node1")
+    assert provider.status(name).node("node1").status == "running"
+
+
+def test_hbase_in_containers_serves_load_and_run_through_cluster(docker_hbase, docker_suite, suite_servers):
+    cluster = docker_suite.provider.status(docker_hbase.name)
+    assert [(n.name, n.status) for n in cluster.nodes] == [("master", "running"), ("thrift", "running")]
+    assert cluster.contact_points == [("127.0.0.1", docker_hbase.spec.thrift_port)]
+    load_and_run(suite_servers, docker_hbase.name, "hbase", "dk_cli")
+
+
+def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_servers, tmp_path):
+    provider = docker_suite.provider
+    spec = CassandraSpec(name="t-dk-cassandra3", nodes=3, heap="512M", replication_factor=2,
+                         first_address=suite_servers.addresses(3))
+    cluster = provider.up(spec)
+    try:
+        common = ["--cluster", cluster.name, "-P", str(ROOT / "workloads" / "workloadc"),
+                  "-p", "recordcount=500", "-p", "table=dk_fault", "-threads", "8"]
+        load = workbench(suite_servers, "load", *common, "-p", "cassandra.drop=true", "-q")
+        assert load.returncode == 0, load.stderr
+        env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "run", *common, "-p", "operationcount=0",
+             "-p", "maxexecutiontime=600", "-p", "cassandra.readconsistencylevel=ONE",
+             "-p", "cassandra.readtimeoutmillis=2000", "-p", "status.interval=1", "-target", "300"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        try:
+            wait_until_running(proc, 200, timeout=120)
+            provider.kill(cluster.name, "node3")
+            assert provider.status(cluster.name).node("node3").status == "down"
+            provider.restart(cluster.name, "node3")
+            assert provider.status(cluster.name).node("node3").status == "running"
+            time.sleep(2.0)  # some operations after the restart, with node3 back in the ring
+            proc.send_signal(2)  # SIGINT: the run stops and reports what it did
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert "[OVERALL], RunTime(ms)" in out, err[-2000:]
+        reads_ok = int(out.split("[READ], Return=OK, ")[1].split()[0])
+        assert reads_ok > 300, out  # RF 2 at ONE: reads went on while node3 was down
+    finally:
+        provider.down(cluster.name)
+    assert not [line for line in docker_suite.leftovers() if "t-dk-cassandra3" in line]
+
+
+def test_bridge_network_publishes_only_on_loopback(docker_suite, suite_servers):
+    """HBase on a network of its own: the gateway's port published on 127.0.0.1, the master and
+    gateway sharing one namespace, and `--cluster` choosing the Thrift-only client."""
+    provider = docker_suite.provider
+    spec = HBaseSpec(name="t-dk-hbase-br", heap="768M", thrift_heap="256M", docker_network="bridge",
+                     **suite_servers.hbase_ports())
+    cluster = provider.up(spec)
+    try:
+        master = docker_suite.client.containers.get(cluster.node("master").container)
+        bindings = master.attrs["HostConfig"]["PortBindings"]
+        assert bindings == {f"{spec.thrift_port}/tcp": [{"HostIp": "127.0.0.1",
+                                                        "HostPort": str(spec.thrift_port)}]}
+        network = master.attrs["HostConfig"]["NetworkMode"]
+        assert network.startswith("wb-t-dk-hbase-br-net")
+        assert docker_suite.client.networks.get(network).attrs["Labels"][engine.LABEL] == spec.name
+        gateway = docker_suite.client.containers.get(cluster.node("thrift").container)
+        assert gateway.attrs["HostConfig"]["NetworkMode"] == f"container:{master.id}"
+        assert not ports.is_free("127.0.0.1", spec.thrift_port)
+        load_and_run(suite_servers, spec.name, "hbase", "dk_bridge")
+    finally:
+        provider.down(spec.name)
+    assert not docker_suite.client.networks.list(names=[network])
+
+
+def test_bridged_cassandra_advertises_loopback(docker_suite, suite_servers):
+    """One node on a bridge network: CQL published on 127.0.0.1:9042, and the node tells the
+    driver 127.0.0.1 (so a client never connects to a container address)."""
+    if not ports.is_free("127.0.0.1", 9042):
+        pytest.skip("127.0.0.1:9042 is taken (a bridged node publishes CQL there)")
+    provider = docker_suite.provider
+    spec = CassandraSpec(name="t-dk-cassandra-br", nodes=1, heap="512M", docker_network="bridge")
+    cluster = provider.up(spec)
+    try:
+        assert cluster.contact_points == [("127.0.0.1", 9042)]
+        driver = Driver(["127.0.0.1"], protocol_version=4, connect_timeout=10)
+        try:
+            session = driver.connect()
+            row = session.execute("SELECT rpc_address, listen_address FROM system.local").one()
+            endpoints = [str(h.endpoint) for h in driver.metadata.all_hosts()]
+        finally:
+            driver.shutdown()
+        assert str(row.rpc_address) == "127.0.0.1" and not str(row.listen_address).startswith("127.")
+        assert endpoints == ["127.0.0.1:9042"]
+        load_and_run(suite_servers, spec.name, "cassandra", "dk_bridge")
+    finally:
+        provider.down(spec.name)
+
+
+def test_the_cassandra_image_honours_the_official_environment_contract(docker_suite, suite_servers):
+    """Run the image by hand, as a user of the official image would: env variables only."""
+    address = suite_servers.addresses(1)
+    client = docker_suite.client
+    container = client.containers.run(
+        images.image_name("cassandra"), detach=True, network_mode="host",
+        labels={engine.LABEL: "t-dk-contract", "org.workbench.state": docker_suite.provider.tag},
+        environment={"CASSANDRA_LISTEN_ADDRESS": address, "CASSANDRA_RPC_ADDRESS": address,
+                     "CASSANDRA_CLUSTER_NAME": "Contract Test", "CASSANDRA_NUM_TOKENS": "4",
+                     "CASSANDRA_ENDPOINT_SNITCH": "GossipingPropertyFileSnitch", "CASSANDRA_DC": "dc7",
+                     "MAX_HEAP_SIZE": "512M", "HEAP_NEWSIZE": "128M",
+                     "JVM_EXTRA_OPTS": f"-Dcassandra.jmx.local.port={cassandra_local.jmx_port(address)}"})
+    try:
+        deadline = time.monotonic() + 180
+        row = None
+        while row is None and time.monotonic() < deadline:
+            container.reload()
+            assert container.status == "running", container.logs(tail=30).decode(errors="replace")
+            driver = Driver([address], protocol_version=4, connect_timeout=2)
+            try:
+                row = driver.connect().execute(
+                    "SELECT cluster_name, listen_address, data_center, tokens FROM system.local").one()
+            except Exception:  # noqa: BLE001 - not serving yet
+                time.sleep(0.5)
+            finally:
+                driver.shutdown()
+        assert row is not None, "the node did not serve CQL"
+        assert row.cluster_name == "Contract Test" and str(row.listen_address) == address
+        assert row.data_center == "dc7" and len(row.tokens) == 4
+    finally:
+        container.remove(force=True, v=True)
+
+
+def test_down_after_a_crash_removes_only_what_carries_the_labels(docker_suite, suite_servers):
+    """The workbench dies after `up` (state file gone): `down` still finds the containers,
+    network and volumes by their labels, and leaves an unlabelled container alone."""
+    provider, client = docker_suite.provider, docker_suite.client
+    spec = CassandraSpec(name="t-dk-crash", nodes=1, heap="512M", first_address=suite_servers.addresses(1))
+    bystander = client.containers.run(images.BASE, ["sleep", "600"], detach=True, network_mode="none")
+    try:
+        provider.up(spec)
+        run_dir = store.cluster_dir(provider.root, spec.name)
+        (run_dir / store.STATE_FILE).unlink()
+        label = {"label": f"{engine.LABEL}={spec.name}"}
+        assert client.containers.list(filters=label) and client.volumes.list(filters=label)
+        down = workbench(suite_servers, "cluster", "down", spec.name, "--provider", "docker")
+        assert down.returncode == 0, down.stderr
+        assert "node1: stopped" in down.stdout
+        assert not client.containers.list(all=True, filters=label)
+        assert not client.volumes.list(filters=label)
+        bystander.reload()
+        assert bystander.status == "running"
+    finally:
+        bystander.remove(force=True)
+        if spec.name in provider.clusters():
+            provider.down(spec.name)
+
+
+def test_no_engine_is_one_line_with_the_fix(tmp_path):
+    env = dict(os.environ, DOCKER_HOST=f"unix://{tmp_path}/nothing.sock", WORKBENCH_STATE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "workbench", "cluster", "up", "cassandra-single",
+                           "--provider", "docker"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env=env)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("workbench: error: no Docker engine answers at unix://"), done.stderr
+    assert "Traceback" not in done.stderr and "DOCKER_HOST" in lines[-1]
