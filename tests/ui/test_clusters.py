@@ -111,3 +111,43 @@ def test_clusters_snapshot_80x24(session, snap_compare):
 
 def test_clusters_snapshot_160x48(session, snap_compare):
     assert snap_compare(WorkbenchApp(session, mode="clusters"), terminal_size=(160, 48), run_before=_listed)
+
+
+@pytest.mark.servers
+@pytest.mark.docker
+async def test_docker_and_external_clusters_are_listed_and_acted_on_through_their_provider(
+        docker_cassandra, docker_suite, cassandra_node, suite_servers):
+    from workbench.clusters.external import ExternalProvider, ExternalSpec
+
+    host, port = cassandra_node.contact_points[0]
+    remembered = ExternalProvider(state_dir=suite_servers.state_dir)
+    remembered.up(ExternalSpec(name="t-ui-lab", kind="cassandra", hosts=(host,), port=port))
+    app = WorkbenchApp(Session(state_dir=suite_servers.state_dir), mode="clusters")
+    docker_key, lab_key = f"docker:{docker_cassandra.name}", "external:t-ui-lab"
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: {docker_key, lab_key} <= set(rows(app, "clusters")), what="both rows")
+            assert rows(app, "clusters")[docker_key][:4] == [docker_cassandra.name, "cassandra docker", "1",
+                                                             "running 1/1"]
+            assert rows(app, "clusters")[lab_key][1] == "cassandra external"
+
+            select(app, "clusters", lab_key)
+            await until(pilot, lambda: "not ours to disturb" in str(app.screen.query_one("#about").content),
+                        what="the external cluster's line")
+            await until(pilot, lambda: rows(app, "nodes"), what="its contact point")
+            await pilot.press("p")
+            await until(pilot, lambda: any("the workbench does not own its servers" in m
+                                           for m in messages(app)), what="the refusal")
+
+            select(app, "clusters", docker_key)
+            await until(pilot, lambda: "node1" in rows(app, "nodes"), what="the container's node")
+            await pilot.press("p")
+            await until(pilot, lambda: "paused" in rows(app, "nodes")["node1"][2], what="node1 paused")
+            assert docker_suite.provider.status(docker_cassandra.name).node("node1").status == "paused"
+            await until(pilot, lambda: not app.screen._busy, what="the pause to finish")
+            await pilot.press("r")
+            await until(pilot, lambda: "running" in rows(app, "nodes")["node1"][2], what="node1 resumed")
+            await until(pilot, lambda: not app.screen._busy, what="the resume to finish")
+    finally:
+        docker_suite.provider.resume(docker_cassandra.name, "node1")
+        remembered.down("t-ui-lab")

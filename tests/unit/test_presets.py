@@ -39,6 +39,9 @@ def test_the_secure_preset_asks_for_a_login_and_tls_and_targets_pass_them_on(tmp
     ('client_tls = "yes"', "key 'client_tls' must be bool"),
     ("nodes = true", "key 'nodes' must be int"),
     ('authenticator = "Kerberos"', "authenticator must be one of"),
+    ('docker_network = "overlay"', "docker_network must be 'host' or 'bridge'"),
+    ('docker_memory = "lots"', "docker_memory 'lots' must look like 512M"),
+    ("docker_cpus = -1", "docker_cpus must be 0"),
 ])
 def test_a_wrong_field_type_or_value_is_refused(tmp_path: Path, line, said):
     preset = tmp_path / "mine.toml"

@@ -123,7 +123,7 @@ class ClustersScreen(Screen):
         """A local cluster's row is its name; others say their provider (docker:NAME)."""
         return cluster.name if cluster.provider == "local" else f"{cluster.provider}:{cluster.name}"
 
-    def _name(self, key: str) -> str:
+    def _cluster_name(self, key: str) -> str:
         return self._clusters[key][0].name if key in self._clusters else key
 
     # -- reading ------------------------------------------------------------------------------
@@ -175,11 +175,13 @@ class ClustersScreen(Screen):
         for key_, (cluster, phase) in sorted(found.items()):
             running = [n for n in cluster.nodes if n.status == "running"]
             status = phase if phase != "running" else f"running {len(running)}/{len(cluster.nodes)}"
+            if any(n.status == "no engine" for n in cluster.nodes):
+                status = "no engine"  # a Docker cluster whose engine does not answer
             kind = cluster.kind if cluster.provider == "local" else f"{cluster.kind} {cluster.provider}"
+            live = [n.start_time for n in cluster.nodes if n.status in ("running", "paused") and n.start_time]
             table.add_row(cluster.name, kind, str(len(cluster.nodes)), status,
                           " ".join(f"{h}:{p}" for h, p in cluster.contact_points),
-                          cluster.spec.heap, uptime(min(n.start_time for n in cluster.nodes))
-                          if cluster.nodes else "-", key=key_)
+                          getattr(cluster.spec, "heap", "-"), uptime(min(live)) if live else "-", key=key_)
         for name, (_, spec) in descriptions.items():
             if name not in found:
                 nodes = str(getattr(spec, "nodes", 1)) if spec else "?"
@@ -237,7 +239,8 @@ class ClustersScreen(Screen):
             for node in cluster.nodes:
                 mark = {"running": "▶", "paused": "‖", "down": "■"}.get(node.status, "?")
                 nodes.add_row(node.name, f"{node.address}:{node.port}", f"{mark} {node.status}",
-                              uptime(node.start_time) if node.status != "down" else "-", key=node.name)
+                              uptime(node.start_time) if node.status in ("running", "paused") else "-",
+                              key=node.name)
             nodes.move_cursor(row=min(keep, max(nodes.row_count - 1, 0)))
         self._log_key = self._selected_node()
 
@@ -302,13 +305,13 @@ class ClustersScreen(Screen):
         if name is None:
             return
         if name in self._clusters and self._clusters[name][1] == "running":
-            self.app.show_error(f"{self._name(name)} is already running (d takes it down)")
+            self.app.show_error(f"{self._cluster_name(name)} is already running (d takes it down)")
             return
         if name not in self._presets:
             external = name in self._clusters and self._clusters[name][0].provider == "external"
-            self.app.show_error(f"{self._name(name)} is an external cluster: nothing to start" if external
-                                else f"{self._name(name)} is not a preset; its files are kept "
-                                "(d removes them)")
+            said = self._cluster_name(name)
+            self.app.show_error(f"{said} is an external cluster: nothing to start" if external
+                                else f"{said} is not a preset; its files are kept (d removes them)")
             return
         target = self._target
 
@@ -328,7 +331,7 @@ class ClustersScreen(Screen):
         if name not in self._clusters:
             self.app.show_error(f"{name} is not started" if name else "no cluster selected")
             return
-        provider, cluster = self.provider(key=name), self._name(name)
+        provider, cluster = self.provider(key=name), self._cluster_name(name)
 
         def down() -> None:
             provider.down(cluster)
@@ -339,7 +342,7 @@ class ClustersScreen(Screen):
 
     def action_restart_cluster(self) -> None:
         key = self._selected_cluster()
-        name = self._name(key) if key else None
+        name = self._cluster_name(key) if key else None
         if key not in self._clusters or name not in self._presets:
             self.app.show_error(f"{name} is not a running preset" if name else "no cluster selected")
             return
@@ -358,7 +361,7 @@ class ClustersScreen(Screen):
             self.app.show_error("select a node of a started cluster first")
             return
         provider = self.provider(progress=self._on_progress, key=key[0])
-        name, node = self._name(key[0]), key[1]
+        name, node = self._cluster_name(key[0]), key[1]
 
         def act() -> None:
             getattr(provider, what)(name, node)
