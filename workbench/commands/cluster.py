@@ -134,8 +134,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     started = time.monotonic()
     print(f"starting {spec.name} ({spec.kind}) ...", file=sys.stderr, flush=True)
+    provider = _provider(args, progress=not args.quiet)
+    if provider.name == "docker" and not args.quiet:  # image builds and starts, line by line
+        provider.progress = lambda event: print(event.message, file=sys.stderr, flush=True)
     try:
-        cluster = _provider(args, progress=not args.quiet).up(spec)
+        cluster = provider.up(spec)
     except KeyboardInterrupt:
         print("workbench: interrupted: every server started by this command was stopped",
               file=sys.stderr)
