@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import os
+import shutil
 import signal
 import tempfile
 from pathlib import Path
@@ -139,10 +140,13 @@ class SuiteDocker:
             self.client = engine.connect(timeout=30)
         except ClusterError as exc:
             found = str(exc)
-            # A second test run at the same time gets its own data root (and builds its images).
-            shared = self.servers._claim("dockerd-data-root")
+            # The images live in the workbench cache's data root, unless another dockerd (a
+            # second test run, a developer's private engine) uses it: then in one of our own.
             folder = Path(tempfile.mkdtemp(prefix="wb-dockerd-", dir="/tmp"))
-            self.private = engine.PrivateEngine(folder, None if shared else folder / "root")
+            shared = self.servers._claim("dockerd-data-root")
+            self.private = engine.PrivateEngine(folder)
+            if not shared or engine.data_root_user(self.private.data_root) is not None:
+                self.private = engine.PrivateEngine(folder, folder / "root")
             try:
                 os.environ["DOCKER_HOST"] = self.private.start()
                 self.client = engine.connect(timeout=30)
@@ -184,4 +188,6 @@ class SuiteDocker:
             self.private.stop()
             if self.private.pid() is not None:
                 left.append("dockerd still running")
+            else:
+                shutil.rmtree(self.private.dir, ignore_errors=True)
         return left

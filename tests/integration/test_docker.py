@@ -105,9 +105,12 @@ def test_hbase_in_containers_serves_load_and_run_through_cluster(docker_hbase, d
 
 
 def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_servers, tmp_path):
-    provider = docker_suite.provider
+    """Then the workbench 'crashes' (its state file goes): `down` still finds the containers and
+    volumes by their labels, and leaves an unlabelled container alone."""
+    provider, client = docker_suite.provider, docker_suite.client
     spec = CassandraSpec(name="t-dk-cassandra3", nodes=3, heap="512M", replication_factor=2,
                          first_address=suite_servers.addresses(3))
+    bystander = client.containers.run(images.BASE, ["sleep", "600"], detach=True, network_mode="none")
     cluster = provider.up(spec)
     try:
         common = ["--cluster", cluster.name, "-P", str(ROOT / "workloads" / "workloadc"),
@@ -135,8 +138,22 @@ def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_s
         assert "[OVERALL], RunTime(ms)" in out, err[-2000:]
         reads_ok = int(out.split("[READ], Return=OK, ")[1].split()[0])
         assert reads_ok > 300, out  # RF 2 at ONE: reads went on while node3 was down
+
+        (store.cluster_dir(provider.root, spec.name) / store.STATE_FILE).unlink()
+        label = {"label": f"{engine.LABEL}={spec.name}"}
+        assert len(client.volumes.list(filters=label)) == 3  # one data volume per node
+        down = workbench(suite_servers, "cluster", "down", spec.name, "--provider", "docker")
+        assert down.returncode == 0, down.stderr
+        assert all(f"node{i}: stopped" in down.stdout for i in (1, 2, 3)), down.stdout
+        assert not client.containers.list(all=True, filters=label)
+        assert not client.volumes.list(filters=label)
+        assert not store.cluster_dir(provider.root, spec.name).exists()
+        bystander.reload()
+        assert bystander.status == "running"
     finally:
-        provider.down(cluster.name)
+        bystander.remove(force=True)
+        if client.containers.list(all=True, filters={"label": f"{engine.LABEL}={spec.name}"}):
+            provider.down(spec.name)
     assert not [line for line in docker_suite.leftovers() if "t-dk-cassandra3" in line]
 
 
@@ -219,31 +236,6 @@ def test_the_cassandra_image_honours_the_official_environment_contract(docker_su
         assert row.data_center == "dc7" and len(row.tokens) == 4
     finally:
         container.remove(force=True, v=True)
-
-
-def test_down_after_a_crash_removes_only_what_carries_the_labels(docker_suite, suite_servers):
-    """The workbench dies after `up` (state file gone): `down` still finds the containers,
-    network and volumes by their labels, and leaves an unlabelled container alone."""
-    provider, client = docker_suite.provider, docker_suite.client
-    spec = CassandraSpec(name="t-dk-crash", nodes=1, heap="512M", first_address=suite_servers.addresses(1))
-    bystander = client.containers.run(images.BASE, ["sleep", "600"], detach=True, network_mode="none")
-    try:
-        provider.up(spec)
-        run_dir = store.cluster_dir(provider.root, spec.name)
-        (run_dir / store.STATE_FILE).unlink()
-        label = {"label": f"{engine.LABEL}={spec.name}"}
-        assert client.containers.list(filters=label) and client.volumes.list(filters=label)
-        down = workbench(suite_servers, "cluster", "down", spec.name, "--provider", "docker")
-        assert down.returncode == 0, down.stderr
-        assert "node1: stopped" in down.stdout
-        assert not client.containers.list(all=True, filters=label)
-        assert not client.volumes.list(filters=label)
-        bystander.reload()
-        assert bystander.status == "running"
-    finally:
-        bystander.remove(force=True)
-        if spec.name in provider.clusters():
-            provider.down(spec.name)
 
 
 def test_no_engine_is_one_line_with_the_fix(tmp_path):

@@ -107,6 +107,21 @@ def restore_network(before: dict[str, Any]) -> list[str]:
     return undone
 
 
+def data_root_user(root: Path) -> int | None:
+    """The pid of a running dockerd started with --data-root ROOT, if any (two cannot share one)."""
+    wanted = str(Path(root)).encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"dockerd") and b"--data-root" in argv:
+            index = argv.index(b"--data-root")
+            if index + 1 < len(argv) and argv[index + 1] == wanted:
+                return int(pid)
+    return None
+
+
 class PrivateEngine:
     """dockerd on DIR/docker.sock; see the module docstring."""
 
@@ -124,6 +139,10 @@ class PrivateEngine:
 
     def start(self, timeout: float = 60.0) -> str:
         binary = shutil.which("dockerd")
+        holder = data_root_user(self.data_root)
+        if holder is not None:
+            raise ClusterError(f"dockerd pid {holder} already uses the data root {self.data_root}",
+                               hint="use that engine (DOCKER_HOST), or give this one another data root")
         if binary is None:
             raise ClusterError("dockerd is not installed",
                                hint="apt-get install --no-install-recommends docker.io")
