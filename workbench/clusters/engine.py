@@ -107,6 +107,21 @@ def restore_network(before: dict[str, Any]) -> list[str]:
     return undone
 
 
+def unmount_under(folder: Path) -> list[str]:
+    """Unmount what a stopped dockerd left mounted under folder (its exec root keeps the host's
+    network namespace bind-mounted at netns/default); deepest first."""
+    prefix = str(Path(folder).resolve()) + "/"
+    try:
+        points = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    except OSError:
+        return []
+    done = []
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        if subprocess.run(["umount", point], capture_output=True, check=False).returncode == 0:
+            done.append(point)
+    return done
+
+
 def data_root_user(root: Path) -> int | None:
     """The pid of a running dockerd started with --data-root ROOT, if any (two cannot share one)."""
     wanted = str(Path(root)).encode()
@@ -192,11 +207,12 @@ class PrivateEngine:
                 os.waitpid(found[0], os.WNOHANG)
             except ChildProcessError:
                 pass
+        undone = [f"unmounted {point}" for point in unmount_under(self.dir)]
         try:
             before = json.loads(self.saved.read_text())
         except (OSError, ValueError):
-            return []
-        undone = restore_network(before)
+            return undone
+        undone += restore_network(before)
         self.saved.unlink(missing_ok=True)
         return undone
 
