@@ -181,15 +181,21 @@ def test_bridge_network_publishes_only_on_loopback(docker_suite, suite_servers):
     assert not docker_suite.client.networks.list(names=[network])
 
 
-def test_bridged_cassandra_advertises_loopback(docker_suite, suite_servers):
+def test_bridged_cassandra_advertises_loopback_and_keeps_its_volume(docker_suite, suite_servers):
     """One node on a bridge network: CQL published on 127.0.0.1:9042, and the node tells the
-    driver 127.0.0.1 (so a client never connects to a container address)."""
+    driver 127.0.0.1 (so a client never connects to a container address). The preset names its
+    image (docker_image, as for the official one: here our image under another tag), and
+    `down --keep-data` keeps the data volume for the next `up`."""
     if not ports.is_free("127.0.0.1", 9042):
         pytest.skip("127.0.0.1:9042 is taken (a bridged node publishes CQL there)")
-    provider = docker_suite.provider
-    spec = CassandraSpec(name="t-dk-cassandra-br", nodes=1, heap="512M", docker_network="bridge")
+    provider, client = docker_suite.provider, docker_suite.client
+    client.images.get(images.image_name("cassandra")).tag("wbtest/cassandra", "contract")
+    spec = CassandraSpec(name="t-dk-cassandra-br", nodes=1, heap="512M", docker_network="bridge",
+                         docker_image="wbtest/cassandra:contract")
     cluster = provider.up(spec)
     try:
+        container = client.containers.get(cluster.node("node1").container)
+        assert container.attrs["Config"]["Image"] == "wbtest/cassandra:contract"
         assert cluster.contact_points == [("127.0.0.1", 9042)]
         driver = Driver(["127.0.0.1"], protocol_version=4, connect_timeout=10)
         try:
@@ -201,8 +207,20 @@ def test_bridged_cassandra_advertises_loopback(docker_suite, suite_servers):
         assert str(row.rpc_address) == "127.0.0.1" and not str(row.listen_address).startswith("127.")
         assert endpoints == ["127.0.0.1:9042"]
         load_and_run(suite_servers, spec.name, "cassandra", "dk_bridge")
+
+        provider.down(spec.name, keep_data=True)
+        assert provider.phase(spec.name) == "kept"
+        assert client.volumes.list(filters={"label": f"{engine.LABEL}={spec.name}"})
+        provider.up(spec)
+        driver = Driver(["127.0.0.1"], protocol_version=4, connect_timeout=10)
+        try:
+            count = driver.connect().execute("SELECT COUNT(*) FROM ycsb.dk_bridge").one()[0]
+        finally:
+            driver.shutdown()
+        assert count == 300  # the records loaded before the restart
     finally:
         provider.down(spec.name)
+        client.images.remove("wbtest/cassandra:contract")
 
 
 def test_the_cassandra_image_honours_the_official_environment_contract(docker_suite, suite_servers):

@@ -99,10 +99,9 @@ class DockerProvider:
     def up(self, spec: ClusterSpec) -> Cluster:
         """Start the cluster `spec` describes as containers; return once it serves clients."""
         _check_supported(spec)
-        client = self.client
         run_dir = store.cluster_dir(self.root, spec.name)
         reuse = self._clear_previous(spec, run_dir)
-        images.build((spec.kind,), client, self.cache, self.progress)
+        self._image(spec)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
                           clients=("thrift",) if spec.kind == "hbase" else ())
         try:
@@ -231,7 +230,8 @@ class DockerProvider:
             result.append({
                 "name": name, "address": "127.0.0.1" if bridge else address,
                 "port": cql, "dir": node_dir, "log": logs / "system.log",
-                "console_log": logs / "console.log", "image": images.image_name("cassandra"),
+                "console_log": logs / "console.log",
+                "image": spec.docker_image or images.image_name("cassandra"),
                 "command": ["cassandra", "-f"], "environment": env, "volumes": mounts,
                 "publish": {f"{cql}/tcp": ("127.0.0.1", cql)},
                 "ports": [(address, cassandra_local.STORAGE_PORT, "Cassandra storage"),
@@ -263,6 +263,28 @@ class DockerProvider:
                 "publish": publish, "ports": list(plan.ports),
             })
         return result
+
+    def _image(self, spec: ClusterSpec) -> None:
+        """Build the workbench's image if needed, or make sure the preset's own image is here."""
+        wanted = getattr(spec, "docker_image", "")
+        if not wanted:
+            images.build((spec.kind,), self.client, self.cache, self.progress)
+            return
+        from docker.errors import DockerException, ImageNotFound
+
+        try:
+            self.client.images.get(wanted)
+            return
+        except ImageNotFound:
+            pass
+        report(self.progress, "build", f"{spec.name}: pulling {wanted}")
+        try:
+            self.client.images.pull(wanted)
+        except DockerException as exc:
+            raise ClusterError(f"image {wanted!r} is not in the engine and cannot be pulled: "
+                               f"{str(exc).splitlines()[0][:200]}",
+                               hint="leave docker_image empty: `workbench images build` makes "
+                               "workbench/cassandra with no registry") from None
 
     def _network(self, spec: ClusterSpec) -> None:
         name = self._object_name(spec.name, "net")

@@ -60,6 +60,9 @@ class CassandraSpec:
     docker_memory: str = ""
     docker_cpus: float = 0.0
     docker_network: str = "host"
+    # Another image honouring the official cassandra image's environment contract, such as
+    # "cassandra:5.0" (pulled if missing; needs a registry). "" = workbench/cassandra, built here.
+    docker_image: str = ""
     start_timeout: float = 180.0
     kind: str = "cassandra"
 
