@@ -17,6 +17,7 @@ from runs import wait_until_running
 from workbench.clusters import cassandra_local, engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.errors import ClusterError
 
 pytestmark = [pytest.mark.servers, pytest.mark.docker]
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,7 +176,11 @@ def test_bridge_network_publishes_only_on_loopback(docker_suite, suite_servers):
         gateway = docker_suite.client.containers.get(cluster.node("thrift").container)
         assert gateway.attrs["HostConfig"]["NetworkMode"] == f"container:{master.id}"
         assert not ports.is_free("127.0.0.1", spec.thrift_port)
-        load_and_run(suite_servers, spec.name, "hbase", "dk_bridge")
+        load = workbench(suite_servers, "load", "--cluster", spec.name, "-P",
+                         str(ROOT / "workloads" / "workloada"), "-p", "recordcount=300", "-p",
+                         "table=dk_bridge", "-threads", "4", "-q")  # the async client: the gateway only
+        assert load.returncode == 0, load.stderr
+        assert "[INSERT], Return=OK, 300" in load.stdout
     finally:
         provider.down(spec.name)
     assert not docker_suite.client.networks.list(names=[network])
@@ -254,6 +259,25 @@ def test_the_cassandra_image_honours_the_official_environment_contract(docker_su
         assert row.data_center == "dc7" and len(row.tokens) == 4
     finally:
         container.remove(force=True, v=True)
+
+
+def test_what_the_engine_refuses_is_one_line_and_leaves_nothing(docker_suite, suite_servers):
+    """A container of someone else's holds the node's name: `up` fails in one line, removes what
+    it created, and leaves that container alone."""
+    provider, client = docker_suite.provider, docker_suite.client
+    spec = CassandraSpec(name="t-dk-taken", nodes=1, heap="512M", first_address=suite_servers.addresses(1))
+    squatter = client.containers.create(images.BASE, ["sleep", "600"], network_mode="none",
+                                        name=provider._object_name(spec.name, "node1"))
+    try:
+        with pytest.raises(ClusterError, match="the Docker engine refused: .*(Conflict|already in use)"):
+            provider.up(spec)
+        assert not client.volumes.list(filters={"label": f"{engine.LABEL}={spec.name}"})
+        squatter.reload()
+        assert squatter.status == "created"
+    finally:
+        squatter.remove(force=True)
+        if spec.name in provider.clusters():
+            provider.down(spec.name)
 
 
 def test_no_engine_is_one_line_with_the_fix(tmp_path):

@@ -35,6 +35,7 @@ touches anything else.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import shutil
 import time
@@ -56,6 +57,25 @@ CONTAINER_CONF = Path("/workbench/conf")  # a Cassandra node's rendered config, 
 CONTAINER_TLS = Path("/workbench")  # the cluster's tls/ folder goes under here
 CASSANDRA_DATA = "/var/lib/cassandra"
 CASSANDRA_LOGS = "/var/log/cassandra"
+
+
+def _engine_errors(method):
+    """What the engine refuses or a lost connection to it becomes one ClusterError line."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        from docker.errors import APIError, DockerException
+        from requests import RequestException
+
+        try:
+            return method(*args, **kwargs)
+        except APIError as exc:
+            said = (exc.explanation or str(exc)).strip().splitlines()[0][:300]
+            raise ClusterError(f"the Docker engine refused: {said}",
+                               hint="`workbench cluster status` shows what the workbench knows") from None
+        except (DockerException, RequestException) as exc:
+            raise ClusterError(f"lost the Docker engine: {str(exc).splitlines()[0][:200]}",
+                               hint="is dockerd still running? (DOCKER_HOST names it)") from None
+    return wrapper
 
 
 def _bytes(size: str) -> int:
@@ -96,6 +116,7 @@ class DockerProvider:
         return f"wb-{cluster}-{what}-{self.tag[:6]}"
 
     # -- lifecycle -------------------------------------------------------------------------
+    @_engine_errors
     def up(self, spec: ClusterSpec) -> Cluster:
         """Start the cluster `spec` describes as containers; return once it serves clients."""
         _check_supported(spec)
@@ -367,6 +388,7 @@ class DockerProvider:
         else:
             self._remove_files(cluster.spec, cluster.run_dir)
 
+    @_engine_errors
     def down(self, name: str, keep_data: bool = False) -> dict[str, str]:
         """Stop and remove the cluster's containers, its network and (unless keep_data) its
         volumes and files. Works from the labels alone when the state file is gone."""
@@ -420,6 +442,7 @@ class DockerProvider:
     def clusters(self) -> list[str]:
         return store.names(self.root)
 
+    @_engine_errors
     def status(self, name: str) -> Cluster:
         """The cluster with each node's live status (running, paused, down; 'no engine' when the
         engine does not answer) and, for a running node, its container's start as start_time."""
@@ -443,6 +466,7 @@ class DockerProvider:
     def phase(self, name: str) -> str:
         return self._loaded(name)[1]
 
+    @_engine_errors
     def logs(self, name: str, node: str | None = None, lines: int = 50) -> dict[str, str]:
         cluster = self._load(name)
         chosen = [cluster.node(node)] if node else list(cluster.nodes)
@@ -466,15 +490,18 @@ class DockerProvider:
         return node.console_log
 
     # -- fault injection -------------------------------------------------------------------
+    @_engine_errors
     def pause(self, name: str, node: str) -> None:
         """Freeze a node (the engine's cgroup freezer): it keeps its sockets, answers nothing."""
         self._running(name, node).pause()
 
+    @_engine_errors
     def resume(self, name: str, node: str) -> None:
         container = self._target(name, node)
         if container.status == "paused":
             container.unpause()
 
+    @_engine_errors
     def kill(self, name: str, node: str) -> None:
         """Crash a node (SIGKILL through the engine), as a power failure would."""
         container = self._running(name, node)
@@ -483,6 +510,7 @@ class DockerProvider:
         container.kill()
         container.wait(timeout=30)
 
+    @_engine_errors
     def restart(self, name: str, node: str) -> Cluster:
         """Stop the node if it runs, start its container again, wait until it serves."""
         cluster, _ = self._loaded(name)
