@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from requests import RequestException
+
 from workbench.clusters import cassandra_local, engine, hbase_local, images, paths, ports
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
@@ -64,7 +66,6 @@ def _engine_errors(method):
     @functools.wraps(method)
     def wrapper(*args, **kwargs):
         from docker.errors import APIError, DockerException
-        from requests import RequestException
 
         try:
             return method(*args, **kwargs)
@@ -397,17 +398,24 @@ class DockerProvider:
         if found is None and not containers:
             raise self._unknown(name)
         result = {}
+        # SIGTERM every node first so they shut down in parallel, then wait, then SIGKILL.
+        live = [c for c in containers if c.status in ("running", "paused", "restarting")]
         for container in containers:
-            node = container.labels.get(NODE_LABEL, container.name)
+            if container not in live:
+                result[container.labels.get(NODE_LABEL, container.name)] = "not running"
+        for container in live:
             if container.status == "paused":
                 container.unpause()
-            if container.status in ("running", "paused", "restarting"):
-                container.stop(timeout=int(self.stop_timeout))
-                container.reload()
-                code = container.attrs["State"].get("ExitCode")
-                result[node] = "killed" if code == 137 else "stopped"
-            else:
-                result[node] = "not running"
+            container.kill(signal="SIGTERM")
+        for container in live:
+            node = container.labels.get(NODE_LABEL, container.name)
+            try:
+                container.wait(timeout=self.stop_timeout)
+                result[node] = "stopped"
+            except RequestException:  # still running after stop_timeout
+                container.kill()
+                container.wait(timeout=30)
+                result[node] = "killed"
         if found is not None:
             cluster = found[0]
             for node in cluster.nodes:
