@@ -228,19 +228,30 @@ def driver_sees_all(addresses: list[str], port: int = CQL_PORT, expected: int = 
 
 
 def wait_ready(spec: CassandraSpec, names: list[str], final: bool, deadline: float,
-               check: Callable[[], None], run_dir: Path | None = None) -> None:
+               check: Callable[[], None], run_dir: Path | None = None,
+               where: Callable[[int], tuple[str, int]] | None = None) -> None:
     """Block until the named nodes serve CQL; when `final`, until every node knows all the
-    others and the driver sees all N hosts up. check() raises if a node died."""
+    others and the driver sees all N hosts up. check() raises if a node died. `where(K)` is the
+    (address, port) a client reaches node K at (default: its own address, port 9042; a bridged
+    Docker node: 127.0.0.1 and its published port)."""
     logging.getLogger("cassandra").setLevel(logging.CRITICAL)  # refusals are expected here
+    where = where or (lambda index: (spec.address(index), CQL_PORT))
     expected = spec.nodes - 1 if final else 0
     pending = list(names)
     client = client_kwargs(spec, run_dir)
+
+    def serves(node: str) -> bool:
+        address, port = where(int(node[4:]))
+        return node_serves(address, expected, port=port, **client)
+
     while time.monotonic() < deadline:
         check()
-        pending = [n for n in pending if not node_serves(spec.address(int(n[4:])), expected, **client)]
+        pending = [n for n in pending if not serves(n)]
         if not pending:
-            everyone = [spec.address(i) for i in range(1, spec.nodes + 1)]
-            if not final or spec.nodes == 1 or driver_sees_all(everyone, **client):
+            points = [where(i) for i in range(1, spec.nodes + 1)]
+            addresses = list(dict.fromkeys(address for address, _ in points))
+            if not final or spec.nodes == 1 or driver_sees_all(addresses, port=points[0][1],
+                                                                  expected=spec.nodes, **client):
                 return
         time.sleep(0.5)
     raise NotReady(pending[0] if pending else names[0],

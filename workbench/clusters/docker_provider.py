@@ -13,12 +13,13 @@ Networking (the preset's `docker_network`):
   own loopback address, as a local JVM would. Ports are checked free before anything starts.
 - "bridge": the cluster gets a network of its own (Docker Desktop users have no host network);
   each node's client port is published on 127.0.0.1 only, so clients never see a container
-  address. Cassandra advertises 127.0.0.1 as its client address (broadcast_rpc_address), which
-  is the driver-side translation a published port needs; it serves one node (several nodes
-  would share 127.0.0.1 and the bindings connect to one CQL port). HBase runs its master and
-  gateway in one network namespace (the gateway joins the master's container), and the Thrift
-  port is published; the native HBase client cannot reach a RegionServer through a published
-  port, so use hbase.client=async there.
+  address. Cassandra node K serves CQL on 9042 + K - 1, published at that port, and advertises
+  127.0.0.1 as its client address (broadcast_rpc_address): system.peers_v2 then tells a driver
+  every node as 127.0.0.1:PORT, which is the translation a published port needs, done once by
+  the servers instead of in each driver. Nodes find each other by container name on the
+  network. HBase runs its master and gateway in one network namespace (the gateway joins the
+  master's container), and the Thrift port is published; the native HBase client cannot reach a
+  RegionServer through it, so `--cluster` picks hbase.client=async there.
 
 Cassandra containers are configured through the official image's environment contract
 (CASSANDRA_CLUSTER_NAME, CASSANDRA_SEEDS, CASSANDRA_LISTEN_ADDRESS, MAX_HEAP_SIZE, ...) plus
@@ -47,7 +48,7 @@ from requests import RequestException
 from workbench.clusters import cassandra_local, engine, hbase_local, images, paths, ports
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.launch import NotReady, StartupError, tail
+from workbench.clusters.launch import NotReady, StartupError, best_log, start_cluster, tail
 from workbench.clusters.progress import OnProgress, report
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec, data_home
 from workbench.errors import ClusterError
@@ -126,8 +127,10 @@ class DockerProvider:
         self._image(spec)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
                           clients=("thrift",) if spec.kind == "hbase" else ())
-        try:
-            plans = self._plans(spec, run_dir)
+        plans: dict[str, dict[str, Any]] = {}
+
+        def prepare() -> list[list[str]]:
+            plans.update(self._plans(spec, run_dir))
             for plan in plans.values():
                 if spec.docker_network == "host":
                     needed = plan["ports"]
@@ -138,35 +141,10 @@ class DockerProvider:
                     ports.require_free(address, port, what)
             if spec.docker_network == "bridge":
                 self._network(spec)
-            store.save(cluster, "starting")
-            deadline = time.monotonic() + spec.start_timeout
-            groups = KINDS[spec.kind].launch_groups(spec, run_dir)
-            for number, group in enumerate(groups, 1):
-                for name in group:
-                    node = self._start(spec, plans[name])
-                    cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, node))
-                    store.save(cluster, "starting")
-                    report(self.progress, "start", f"{spec.name}: {name} started in container "
-                                                   f"{node.container[:12]} ({node.address})")
-                final = number == len(groups)
-                names = list(plans) if final else group
-                report(self.progress, "wait", f"{spec.name}: waiting for {', '.join(names)} to serve "
-                                              f"(at most {spec.start_timeout:.0f} s)")
-                self._wait_ready(cluster, names, final, deadline)
-        except NotReady as exc:
-            self._abort(cluster, keep_files=True)
-            node = cluster.node(exc.node)
-            raise StartupError(f"{spec.kind} {exc.node} {exc.what} within {spec.start_timeout:.0f} s",
-                               self._best_log(node),
-                               hint=f"`workbench cluster down {spec.name}` removes its files") from None
-        except StartupError:
-            self._abort(cluster, keep_files=True)
-            raise
-        except BaseException:
-            self._abort(cluster, keep_files=reuse)
-            raise
-        store.save(cluster, "running")
-        report(self.progress, "ready", f"{spec.name}: ready")
+            return KINDS[spec.kind].launch_groups(spec, run_dir)
+
+        start_cluster(cluster, prepare, lambda name: self._start(spec, plans[name]), self._wait_ready,
+                      lambda current, keep: self._abort(current, keep_files=keep), reuse, self.progress)
         return self.status(spec.name)
 
     def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
@@ -346,7 +324,8 @@ class DockerProvider:
         spec = cluster.spec
         check = lambda: self._check_alive(cluster)  # noqa: E731
         if spec.kind == "cassandra" and spec.docker_network == "bridge":
-            _wait_published(spec, names, final, deadline, check, cluster.run_dir)
+            cassandra_local.wait_ready(spec, names, final, deadline, check, cluster.run_dir,
+                                       where=lambda index: ("127.0.0.1", published_port(index)))
         else:
             KINDS[spec.kind].wait_ready(spec, names, final, deadline, check, cluster.run_dir)
 
@@ -358,7 +337,7 @@ class DockerProvider:
                 self._save_console(node)
                 how = f" (exit status {code})" if code is not None else ""
                 raise StartupError(f"{cluster.kind} {node.name} exited during start-up{how}",
-                                   self._best_log(node),
+                                   best_log(node),
                                    hint=f"`workbench cluster down {cluster.name}` removes its files")
 
     def _container(self, node: Node) -> Any | None:
@@ -489,14 +468,6 @@ class DockerProvider:
             return tail(node.console_log, lines)
         return container.logs(tail=lines).decode(errors="replace").rstrip("\n")
 
-    def _best_log(self, node: Node) -> Path:
-        try:
-            if node.log.stat().st_size > 0:
-                return node.log
-        except OSError:
-            pass
-        return node.console_log
-
     # -- fault injection -------------------------------------------------------------------
     @_engine_errors
     def pause(self, name: str, node: str) -> None:
@@ -535,7 +506,7 @@ class DockerProvider:
         except NotReady as exc:
             self._save_console(target)
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
-                               self._best_log(target)) from None
+                               best_log(target)) from None
         return self.status(name)
 
     def _target(self, name: str, node: str) -> Any:
@@ -596,25 +567,3 @@ def published_port(index: int) -> int:
     127.0.0.1 and advertised as 127.0.0.1 (system.peers_v2 carries the port): the driver finds
     every node at an address it can reach, with no translation table of its own."""
     return cassandra_local.CQL_PORT + index - 1
-
-
-def _wait_published(spec: CassandraSpec, names: list[str], final: bool, deadline: float, check: Any,
-                    run_dir: Path) -> None:
-    """wait_ready for a bridged cluster: the same checks, through the published ports."""
-    import logging
-
-    logging.getLogger("cassandra").setLevel(logging.CRITICAL)
-    client = cassandra_local.client_kwargs(spec, run_dir)
-    expected = spec.nodes - 1 if final else 0
-    pending = list(names)
-    while time.monotonic() < deadline:
-        check()
-        pending = [n for n in pending
-                   if not cassandra_local.node_serves("127.0.0.1", expected, port=published_port(int(n[4:])),
-                                                      **client)]
-        if not pending and (not final or spec.nodes == 1 or cassandra_local.driver_sees_all(
-                ["127.0.0.1"], port=published_port(1), expected=spec.nodes, **client)):
-            return
-        time.sleep(0.5)
-    raise NotReady(pending[0] if pending else names[0],
-                   "did not answer CQL on 127.0.0.1 with all nodes in the ring")

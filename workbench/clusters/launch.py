@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from workbench.clusters import state as store
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.progress import OnProgress, report
 from workbench.errors import ClusterError
 
 
@@ -48,6 +54,17 @@ class StartupError(ClusterError):
         return text
 
 
+def best_log(node) -> Path:
+    """The log that says why a node stopped: the server's own, if it wrote one; else the console
+    log (JVM-level failures, or a container's output)."""
+    try:
+        if node.log.stat().st_size > 0:
+            return node.log
+    except OSError:
+        pass
+    return node.console_log
+
+
 def template_text(name: str) -> str:
     return resources.files("workbench.clusters").joinpath("templates", name).read_text()
 
@@ -72,3 +89,48 @@ def tail(path: Path, lines: int) -> str:
     except OSError:
         return ""
     return "\n".join(data.splitlines()[-lines:])
+
+
+def start_cluster(cluster: Cluster, prepare: Callable[[], list[list[str]]],
+                  start: Callable[[str], Node],
+                  wait: Callable[[Cluster, list[str], bool, float], None],
+                  abort: Callable[[Cluster, bool], None], reuse: bool, progress: OnProgress) -> Cluster:
+    """The start-up every provider shares. prepare() renders configs and checks ports, and
+    returns the launch groups (node names started together, in order); each node is started,
+    recorded in the state file before anything waits on it (a crash leaves a trail), and each
+    group waited for (the last one: every node). Whatever goes wrong, abort(cluster, keep_files)
+    stops what was started: a server that died or did not become ready keeps its files for
+    inspection; an interruption or a busy port keeps them only if they were kept data."""
+    spec = cluster.spec
+    try:
+        groups = prepare()
+        everyone = [name for group in groups for name in group]
+        store.save(cluster, "starting")
+        deadline = time.monotonic() + spec.start_timeout
+        for number, group in enumerate(groups, 1):
+            for name in group:
+                node = start(name)
+                cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, node))
+                store.save(cluster, "starting")
+                which = f"container {node.container[:12]}" if node.container else f"pid {node.pid}"
+                report(progress, "start", f"{spec.name}: {name} started on {node.address} ({which})")
+            final = number == len(groups)
+            names = everyone if final else group
+            report(progress, "wait", f"{spec.name}: waiting for {', '.join(names)} to serve "
+                                     f"(at most {spec.start_timeout:.0f} s)")
+            wait(cluster, names, final, deadline)
+    except NotReady as exc:
+        abort(cluster, True)
+        raise StartupError(f"{spec.kind} {exc.node} {exc.what} within {spec.start_timeout:.0f} s",
+                           best_log(cluster.node(exc.node)),
+                           hint=f"`workbench cluster down {spec.name}` removes its files") from None
+    except StartupError:
+        abort(cluster, True)
+        raise
+    except BaseException:
+        # Ctrl-C, SIGTERM, a busy port, a bug: no server may outlive this call.
+        abort(cluster, reuse)
+        raise
+    store.save(cluster, "running")
+    report(progress, "ready", f"{spec.name}: ready")
+    return cluster

@@ -27,8 +27,8 @@ from workbench.clusters import cassandra_local, distributions, hbase_local, java
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.launch import NodePlan, NotReady, StartupError, tail
-from workbench.clusters.progress import OnProgress, report
+from workbench.clusters.launch import NodePlan, NotReady, StartupError, best_log, start_cluster, tail
+from workbench.clusters.progress import OnProgress
 from workbench.clusters.specs import ClusterSpec, data_home
 from workbench.errors import ClusterError
 
@@ -55,46 +55,22 @@ class LocalProvider:
         kind = KINDS[spec.kind]
         jdk = java.choose()
         lib = distributions.fetch(spec.kind, self.cache, progress=self.progress)
-        cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name)
-        try:
-            plans = {p.name: p for p in kind.plans(spec, run_dir, lib, jdk.java)}
+        cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
+                          clients=("thrift",) if spec.kind == "hbase" else ())
+        plans: dict[str, NodePlan] = {}
+
+        def prepare() -> list[list[str]]:
+            plans.update((p.name, p) for p in kind.plans(spec, run_dir, lib, jdk.java))
             for plan in plans.values():
                 for address, port, what in plan.ports:
                     ports.require_free(address, port, what)
-            if spec.kind == "hbase":
-                cluster = dataclasses.replace(cluster, clients=("thrift",))
-            store.save(cluster, "starting")
-            deadline = time.monotonic() + spec.start_timeout
-            groups = kind.launch_groups(spec, run_dir)
-            for number, group in enumerate(groups, 1):
-                for name in group:
-                    node = self._launch(plans[name], jdk)
-                    cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, node))
-                    store.save(cluster, "starting")  # before waiting: a crash leaves a trail
-                    report(self.progress, "start", f"{spec.name}: {name} started on {node.address} "
-                                                   f"(pid {node.pid})")
-                final = number == len(groups)
-                names = list(plans) if final else group
-                report(self.progress, "wait", f"{spec.name}: waiting for {', '.join(names)} to serve "
-                                              f"(at most {spec.start_timeout:.0f} s)")
-                kind.wait_ready(spec, names, final, deadline, lambda c=cluster: _check_alive(c),
-                                run_dir)
-        except NotReady as exc:
-            self._abort(cluster, keep_files=True)
-            raise StartupError(
-                f"{spec.kind} {exc.node} {exc.what} within {spec.start_timeout:.0f} s",
-                _best_log(cluster.node(exc.node)),
-                hint=f"`workbench cluster down {spec.name}` removes its files",
-            ) from None
-        except StartupError:
-            self._abort(cluster, keep_files=True)
-            raise
-        except BaseException:
-            # Ctrl-C, SIGTERM, a busy port, a bug: no JVM may outlive this call.
-            self._abort(cluster, keep_files=reuse)
-            raise
-        store.save(cluster, "running")
-        report(self.progress, "ready", f"{spec.name}: ready")
+            return kind.launch_groups(spec, run_dir)
+
+        def wait(current: Cluster, names: list[str], final: bool, deadline: float) -> None:
+            kind.wait_ready(spec, names, final, deadline, lambda: _check_alive(current), run_dir)
+
+        start_cluster(cluster, prepare, lambda name: self._launch(plans[name], jdk), wait,
+                      lambda current, keep: self._abort(current, keep_files=keep), reuse, self.progress)
         return self.status(spec.name)
 
     def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
@@ -169,7 +145,7 @@ class LocalProvider:
         """Node name -> the last `lines` lines of its log."""
         cluster = self._load(name)
         chosen = [cluster.node(node)] if node else list(cluster.nodes)
-        return {n.name: tail(_best_log(n), lines) for n in chosen}
+        return {n.name: tail(best_log(n), lines) for n in chosen}
 
     # -- fault injection -------------------------------------------------------------------
     def pause(self, name: str, node: str) -> None:
@@ -204,7 +180,7 @@ class LocalProvider:
                                            lambda: _check_alive(cluster), cluster.run_dir)
         except NotReady as exc:
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
-                               _best_log(fresh)) from None
+                               best_log(fresh)) from None
         return self.status(name)
 
     def _signal(self, name: str, node: str, sig: signal.Signals) -> Node:
@@ -261,16 +237,6 @@ def _node_status(node: Node) -> str:
     return "paused" if procs.state(node.pid) == "T" else "running"
 
 
-def _best_log(node: Node) -> Path:
-    # The server's own log says why it stopped; the console log only has JVM-level failures.
-    try:
-        if node.log.stat().st_size > 0:
-            return node.log
-    except OSError:
-        pass
-    return node.console_log
-
-
 def _check_alive(cluster: Cluster) -> None:
     for node in cluster.nodes:
         if not procs.is_ours(node.pid, node.start_time):
@@ -281,5 +247,5 @@ def _check_alive(cluster: Cluster) -> None:
                 code = None
             how = f" (exit status {code})" if code is not None else ""
             raise StartupError(f"{cluster.kind} {node.name} exited during start-up{how}",
-                               _best_log(node),
+                               best_log(node),
                                hint=f"`workbench cluster down {cluster.name}` removes its files")
