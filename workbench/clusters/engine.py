@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -201,8 +200,7 @@ class PrivateEngine:
         """Stop dockerd (SIGTERM, SIGKILL after timeout) and restore the host's network state."""
         found = self.pid()
         if found is not None:
-            procs.send(found[0], found[1], signal.SIGTERM)
-            procs.stop(found[0], found[1], timeout)
+            procs.stop(found[0], found[1], timeout)  # SIGTERM: dockerd stops its containers
             try:
                 os.waitpid(found[0], os.WNOHANG)
             except ChildProcessError:
