@@ -42,6 +42,7 @@ ROW = reply("getRowWithColumns", Hbase.getRowWithColumns_result(success=[TRowRes
     row=b"user1", columns={f"family:field{i}".encode(): TCell(value=b"v" * 100, timestamp=i)
                            for i in range(10)})]))
 PUT_OK = reply("mutateRow", Hbase.mutateRow_result())
+PUT = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)  # one put request
 
 
 def test_hot_requests_are_the_bytes_thriftpy2_would_write():
@@ -147,12 +148,11 @@ def test_a_late_answer_is_a_timeout_the_connection_is_replaced_and_the_chain_sto
     async def main():
         peer = Peer(lambda n: None if n == 1 else PUT_OK)  # the second request is never answered
         pool = ConnectionPool("127.0.0.1", await peer.start(), False, 300, 1)
-        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
-        answers = await pool.run([put, put, put])
+        answers = await pool.run([PUT, PUT, PUT])
         assert [ok for ok, *_ in answers] == [True, False]  # a prefix: the chain stopped there
         assert isinstance(answers[1][1], TimeoutError) and "within 300 ms" in str(answers[1][1])
         assert 0.25 <= (answers[1][3] - answers[1][2]) / 1e9 < 5
-        assert [ok for ok, *_ in await pool.run([put, put])] == [True, True]  # a fresh connection
+        assert [ok for ok, *_ in await pool.run([PUT, PUT])] == [True, True]  # a fresh connection
         assert pool.opened == 2
         pool.close()
         peer.server.close()
@@ -167,11 +167,10 @@ def test_a_refused_connection_is_an_answer_not_an_exception():
         peer.server.close()
         await peer.server.wait_closed()
         pool = ConnectionPool("127.0.0.1", port, False, 2000, 4)
-        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
-        answers = await pool.run([put, put])
+        answers = await pool.run([PUT, PUT])
         assert len(answers) == 1 and isinstance(answers[0][1], ConnectionRefusedError)
         with pytest.raises(ConnectionRefusedError):
-            await pool.call(put)
+            await pool.call(PUT)
 
     asyncio.run(main())
 
@@ -180,8 +179,7 @@ def test_lanes_beyond_the_pool_size_wait_for_a_connection():
     async def main():
         peer = Peer(lambda n: PUT_OK)
         pool = ConnectionPool("127.0.0.1", await peer.start(), False, 5000, 2)
-        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
-        results = await asyncio.gather(*(pool.run([put] * 20) for _ in range(8)))
+        results = await asyncio.gather(*(pool.run([PUT] * 20) for _ in range(8)))
         assert all(ok for answers in results for ok, *_ in answers)
         assert sum(len(a) for a in results) == 160 and pool.opened == 2 and peer.connections == 2
         pool.close()
@@ -196,8 +194,7 @@ def test_a_connection_the_gateway_closed_while_idle_is_replaced_without_an_error
     async def main():
         peer = Peer(lambda n: PUT_OK)
         pool = ConnectionPool("127.0.0.1", await peer.start(), False, 5000, 1)
-        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
-        assert [ok for ok, *_ in await pool.run([put])] == [True]
+        assert [ok for ok, *_ in await pool.run([PUT])] == [True]
         idle = pool._idle[0]
         peer.server.close()  # stop listening, and close the open connection as a restart would
         for writer in list(peer.writers):
@@ -205,7 +202,7 @@ def test_a_connection_the_gateway_closed_while_idle_is_replaced_without_an_error
         while idle.broken is None:
             await asyncio.sleep(0.01)
         peer.server = await asyncio.start_server(peer._serve, "127.0.0.1", pool.port)
-        assert [ok for ok, *_ in await pool.run([put, put])] == [True, True]
+        assert [ok for ok, *_ in await pool.run([PUT, PUT])] == [True, True]
         assert pool.opened == 2 and pool._live == 1
         pool.close()
         peer.server.close()
@@ -217,17 +214,16 @@ def test_a_request_that_cannot_be_made_is_that_steps_error_and_the_chain_goes_on
     async def main():
         peer = Peer(lambda n: PUT_OK)
         pool = ConnectionPool("127.0.0.1", await peer.start(), False, 5000, 1)
-        put = (Encoder(b"t").put(b"k", [(b"family:f", b"x")], True), decode_put)
 
         def make(item):
             if item == "bad":
                 raise UnicodeEncodeError("ascii", "\u00e9", 0, 1, "not ASCII")
-            return put
+            return PUT
 
         answers = await asyncio.wait_for(pool.run(["ok", "bad", "ok", "bad"], make), 10)
         assert [ok for ok, *_ in answers] == [True, False, True, False]
         assert isinstance(answers[1][1], UnicodeEncodeError) and peer.requests == 2
-        assert [ok for ok, *_ in await pool.run([put])] == [True]  # the connection is still good
+        assert [ok for ok, *_ in await pool.run([PUT])] == [True]  # the connection is still good
         pool.close()
         peer.server.close()
 

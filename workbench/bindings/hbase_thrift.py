@@ -204,12 +204,14 @@ class BufferedConnection(asyncio.BufferedProtocol):
             self._in, self._view = bigger, memoryview(bigger)
         return self._view[self._n:]
 
+    # The two hooks each connection class fills in (what is in flight, what a timeout does).
     def _oldest(self) -> int:
         """When the oldest request in flight was sent (perf_counter_ns); 0: none in flight."""
-        raise NotImplementedError
+        raise NotImplementedError("a BufferedConnection subclass says what is in flight")
 
     def _timed_out(self, exc: TimeoutError) -> None:
-        raise NotImplementedError
+        """The oldest request waited longer than timeout_s: fail what is in flight."""
+        raise NotImplementedError("a BufferedConnection subclass says what a timeout fails")
 
     def _arm(self) -> None:
         if self._timer is None:
