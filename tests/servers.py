@@ -21,7 +21,7 @@ from pathlib import Path
 
 from workbench.clusters import cassandra_local, engine, images, ports, processes
 from workbench.clusters.base import Cluster
-from workbench.clusters.docker_provider import DockerProvider
+from workbench.clusters.docker_provider import STATE_LABEL, DockerProvider
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec
 from workbench.errors import ClusterError
@@ -161,22 +161,29 @@ class SuiteDocker:
                                        progress=False, stop_timeout=30)
         return True
 
-    def leftovers(self) -> list[str]:
-        """What this run's provider created and did not remove: containers, networks, volumes."""
+    def _objects(self) -> list[tuple[str, str, str]]:
+        """(what, name, cluster) of every container, network and volume this run's provider made
+        that is still there."""
         if self.provider is None:
             return []
-        label = {"label": f"org.workbench.state={self.provider.tag}"}
-        return ([f"container {c.name}" for c in self.client.containers.list(all=True, filters=label)]
-                + [f"network {n.name}" for n in self.client.networks.list(filters=label)]
-                + [f"volume {v.name}" for v in self.client.volumes.list(filters=label)])
+        label = {"label": f"{STATE_LABEL}={self.provider.tag}"}
+        client = self.client
+        found = [("container", c.name, c.labels) for c in client.containers.list(all=True, filters=label)]
+        found += [("network", n.name, n.attrs.get("Labels") or {})
+                  for n in client.networks.list(filters=label)]
+        found += [("volume", v.name, v.attrs.get("Labels") or {}) for v in client.volumes.list(filters=label)]
+        return [(what, name, labels.get(engine.LABEL, "")) for what, name, labels in found]
+
+    def leftovers(self) -> list[str]:
+        """What this run's provider created and did not remove: containers, networks, volumes."""
+        return [f"{what} {name}" for what, name, _ in self._objects()]
 
     def stop(self) -> list[str]:
         """Take down what is left (returned), then stop the engine if this run started it."""
-        left = self.leftovers()
+        objects = self._objects()
+        left = [f"{what} {name}" for what, name, _ in objects]
         if self.provider is not None:
-            label = {"label": f"org.workbench.state={self.provider.tag}"}
-            names = set(self.provider.clusters()) | {
-                c.labels.get(engine.LABEL, "") for c in self.client.containers.list(all=True, filters=label)}
+            names = set(self.provider.clusters()) | {cluster for _, _, cluster in objects}
             for name in sorted(names - {""}):
                 try:
                     self.provider.down(name)

@@ -16,6 +16,7 @@ from runs import wait_until_running
 
 from workbench.clusters import cassandra_local, engine, images, ports
 from workbench.clusters import state as store
+from workbench.clusters.docker_provider import STATE_LABEL
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
 from workbench.errors import ClusterError
 
@@ -234,7 +235,7 @@ def test_the_cassandra_image_honours_the_official_environment_contract(docker_su
     client = docker_suite.client
     container = client.containers.run(
         images.image_name("cassandra"), detach=True, network_mode="host",
-        labels={engine.LABEL: "t-dk-contract", "org.workbench.state": docker_suite.provider.tag},
+        labels={engine.LABEL: "t-dk-contract", STATE_LABEL: docker_suite.provider.tag},
         environment={"CASSANDRA_LISTEN_ADDRESS": address, "CASSANDRA_RPC_ADDRESS": address,
                      "CASSANDRA_CLUSTER_NAME": "Contract Test", "CASSANDRA_NUM_TOKENS": "4",
                      "CASSANDRA_ENDPOINT_SNITCH": "GossipingPropertyFileSnitch", "CASSANDRA_DC": "dc7",

@@ -106,7 +106,11 @@ def client_kwargs(spec: CassandraSpec, run_dir: Path | None) -> dict[str, Any]:
 
 
 def _render_yaml(spec: CassandraSpec, index: int, data_dir: Path, run_dir: Path,
-                 tls_password: str | None) -> str:
+                 tls_password: str | None, listen: str = "", rpc: str = "", broadcast_rpc: str = "",
+                 native_port: int = CQL_PORT, seed: str = "") -> str:
+    """Node `index`'s cassandra.yaml. By default it listens and serves CQL on its own address;
+    a node behind a published port (the Docker provider's bridge) names its listen address, its
+    rpc_address, what it tells clients (broadcast_rpc), its CQL port and the seed's name."""
     if spec.commitlog_sync == "periodic":
         extra = f"commitlog_sync_period: {spec.commitlog_sync_period_ms}ms"
     else:
@@ -116,10 +120,12 @@ def _render_yaml(spec: CassandraSpec, index: int, data_dir: Path, run_dir: Path,
         cluster_name=spec.name,
         num_tokens=spec.num_tokens,
         initial_token=",".join(map(str, tokens(spec.nodes, spec.num_tokens, index))),
-        seeds=f"{spec.address(1)}:{STORAGE_PORT}",
-        address=spec.address(index),
+        seeds=f"{seed or spec.address(1)}:{STORAGE_PORT}",
+        listen_address=listen or spec.address(index),
+        rpc_address=rpc or spec.address(index),
+        broadcast_rpc=f"broadcast_rpc_address: {broadcast_rpc}" if broadcast_rpc else "",
         storage_port=STORAGE_PORT,
-        native_port=CQL_PORT,
+        native_port=native_port,
         data_dir=data_dir,
         commitlog_sync=spec.commitlog_sync,
         commitlog_sync_extra=extra,

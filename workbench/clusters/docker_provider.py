@@ -43,8 +43,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from requests import RequestException
-
 from workbench.clusters import cassandra_local, engine, hbase_local, images, paths, ports
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
@@ -67,6 +65,7 @@ def _engine_errors(method):
     @functools.wraps(method)
     def wrapper(*args, **kwargs):
         from docker.errors import APIError, DockerException
+        from requests import RequestException
 
         try:
             return method(*args, **kwargs)
@@ -182,18 +181,14 @@ class DockerProvider:
             conf, logs = node_dir / "conf", node_dir / "logs"
             conf.mkdir(parents=True, exist_ok=True)
             logs.mkdir(parents=True, exist_ok=True)
-            text = cassandra_local._render_yaml(spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password)
-            cql = cassandra_local.CQL_PORT
+            cql, network = cassandra_local.CQL_PORT, {}
             if bridge:  # listen on the container's address, tell clients 127.0.0.1 and a port of its own
-                own, cql = self._object_name(spec.name, name), published_port(index)
-                text = text.replace(f"listen_address: {address}", f"listen_address: {own}")
-                text = text.replace(f"rpc_address: {address}",
-                                    "rpc_address: 0.0.0.0\nbroadcast_rpc_address: 127.0.0.1")
-                text = text.replace(f"native_transport_port: {cassandra_local.CQL_PORT}",
-                                    f"native_transport_port: {cql}")
-                seed = self._object_name(spec.name, "node1")
-                text = text.replace(f'seeds: "{spec.address(1)}:', f'seeds: "{seed}:')
-            (conf / "cassandra.yaml").write_text(text)
+                cql = published_port(index)
+                network = {"listen": self._object_name(spec.name, name), "rpc": "0.0.0.0",
+                           "broadcast_rpc": "127.0.0.1", "native_port": cql,
+                           "seed": self._object_name(spec.name, "node1")}
+            (conf / "cassandra.yaml").write_text(cassandra_local._render_yaml(
+                spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password, **network))
             jmx = cassandra_local.jmx_port(address)
             env = {
                 "CASSANDRA_CLUSTER_NAME": spec.name,
@@ -386,6 +381,8 @@ class DockerProvider:
             if container.status == "paused":
                 container.unpause()
             container.kill(signal="SIGTERM")
+        from requests import RequestException  # what docker-py's wait raises on its timeout
+
         for container in live:
             node = container.labels.get(NODE_LABEL, container.name)
             try:

@@ -110,14 +110,15 @@ def _cassandra_yaml() -> str:
     addresses left for the entry point, and tokens chosen by Cassandra (num_tokens)."""
     text = Template(template_text("cassandra.yaml")).substitute(
         node_name="(any)", cluster_name="Test Cluster", num_tokens=16, initial_token="",
-        seeds="127.0.0.1:7000", address="127.0.0.1", storage_port=7000, native_port=9042,
+        seeds="127.0.0.1:7000", listen_address="127.0.0.1", rpc_address="127.0.0.1",
+        broadcast_rpc="broadcast_rpc_address: 127.0.0.1", storage_port=7000, native_port=9042,
         data_dir="/var/lib/cassandra", commitlog_sync="periodic",
         commitlog_sync_extra="commitlog_sync_period: 10000ms", commitlog_total_space="256MiB",
         memtable_heap_space="128MiB", memtable_offheap_space="128MiB", concurrent_reads=32,
         concurrent_writes=32, authenticator="AllowAllAuthenticator", client_encryption="",
     )
     lines = [line for line in text.splitlines() if not line.startswith("initial_token:")]
-    return "\n".join(lines) + "\nbroadcast_address: 127.0.0.1\nbroadcast_rpc_address: 127.0.0.1\n"
+    return "\n".join(lines) + "\nbroadcast_address: 127.0.0.1\n"
 
 
 def _files(kind: str) -> dict[str, tuple[str, int]]:
