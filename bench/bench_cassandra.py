@@ -39,7 +39,7 @@ from workbench.clusters.specs import CassandraSpec
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 
-WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[1] / "workbench" / "workloads"
 READ = "SELECT " + ", ".join(FIELDS) + " FROM bench.usertable WHERE y_id = ?"
 UPDATE = "UPDATE bench.usertable SET {} = ? WHERE y_id = ?"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 
-WORKLOAD_A = str(Path(__file__).resolve().parents[1] / "workloads" / "workloada")
+WORKLOAD_A = str(Path(__file__).resolve().parents[1] / "workbench" / "workloads" / "workloada")
 
 
 def cpu_seconds() -> float:

@@ -33,7 +33,7 @@ from common import FIELDS, WorkloadA, compare_loops, cpu_seconds, make_plan, tim
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 
-WORKLOADS = Path(__file__).resolve().parents[1] / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[1] / "workbench" / "workloads"
 
 
 def workbench_run(args, table: str, workload: str, lanes: int, ops: int, phase: str = "run"):

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 THROUGHPUT = re.compile(r"^\[OVERALL\], Throughput\(ops/sec\), ([0-9.]+)", re.MULTILINE)
 
 

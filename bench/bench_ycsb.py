@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOADS = ROOT / "workloads"
+WORKLOADS = ROOT / "workbench" / "workloads"
 # per database: YCSB's class, the jar that holds it, the workbench property that picks a client
 DBS = {
     "hbase": ("site.ycsb.db.hbase20.HBaseClient20", "hbase20-binding", "hbase.client",

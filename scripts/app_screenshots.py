@@ -21,7 +21,7 @@ from workbench.ui.session import RunRequest, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 
 
 async def until(pilot, condition, timeout: float = 120.0) -> None:

@@ -14,7 +14,7 @@ from workbench.core.controller import Controller
 from workbench.core.keys import build_key_name
 from workbench.core.workers import binding_factory
 
-WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+WORKLOADS = Path(__file__).resolve().parents[2] / "workbench" / "workloads"
 FIELDS = [f"field{i}" for i in range(10)]
 
 

@@ -16,7 +16,7 @@ import pytest
 from tmux import Terminal  # tests/ is on sys.path (rootdir conftest)
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 ENDLESS = ["-p", "maxexecutiontime=600", "-p", "operationcount=100000000"]  # ended with s
 
 

@@ -111,7 +111,7 @@ def test_load_and_run(phase, base, lines, junk, overrides, extra):
             (cwd / "mine").write_bytes(workload_file(lines, junk))
             args += ["-P", "mine"]
         elif base:
-            args += ["-P", str(ROOT / "workloads" / base)]
+            args += ["-P", str(ROOT / "workbench" / "workloads" / base)]
         for k, v in overrides:
             if _ok_text(k + v):
                 args += ["-p", f"{k}={v}"]
@@ -132,7 +132,7 @@ def test_keys(base, lines, junk, overrides, samples):
             (cwd / "mine").write_bytes(workload_file(lines, junk))
             args = ["keys", "-P", "mine"]
         else:
-            args = ["keys", "-P", str(ROOT / "workloads" / base)]
+            args = ["keys", "-P", str(ROOT / "workbench" / "workloads" / base)]
         for k, v in overrides:
             if _ok_text(k + v):
                 args += ["-p", f"{k}={v}"]

@@ -16,7 +16,7 @@ import pytest
 from workbench.results.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 YCSB_RUN = ROOT / "tests" / "data" / "ycsb-0.17.0" / "cassandra-workloada-run.txt"
 KINDS = {"ycsb": "txt", "csv": "csv", "timeseries": "csv", "hdr": "hlog", "json": "json"}
 

@@ -31,7 +31,7 @@ from workbench.errors import BindingError, ConfigError
 
 pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOADS = ROOT / "workloads"
+WORKLOADS = ROOT / "workbench" / "workloads"
 DRIVERS = ("acsylla", "python")
 _names = itertools.count()
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.servers
 def workbench(suite_servers, cluster, phase: str, *extra: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
     argv = [sys.executable, "-m", "workbench", phase, "--cluster", cluster.name,
-            "-P", str(ROOT / "workloads" / "workloada"), "-p", "recordcount=200",
+            "-P", str(ROOT / "workbench" / "workloads" / "workloada"), "-p", "recordcount=200",
             "-p", "operationcount=400", "-p", "table=secure", "-threads", "4", "-q", *extra]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
 

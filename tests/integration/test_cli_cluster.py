@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_load_and_run_on_a_named_cluster(request, suite_servers, fixture):
     cluster = request.getfixturevalue(fixture)
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
-    common = ["--cluster", cluster.name, "-P", str(ROOT / "workloads" / "workloada"),
+    common = ["--cluster", cluster.name, "-P", str(ROOT / "workbench" / "workloads" / "workloada"),
               "-p", "recordcount=300", "-p", "operationcount=600", "-p", "table=cli_cluster",
               "-threads", "4", "-q"]
     drop = "cassandra.drop=true" if cluster.kind == "cassandra" else "hbase.drop=true"

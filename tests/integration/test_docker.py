@@ -31,7 +31,7 @@ def workbench(suite_servers, *args: str, timeout: float = 300) -> subprocess.Com
 
 
 def load_and_run(suite_servers, name: str, kind: str, table: str, *extra: str) -> str:
-    common = ["--cluster", name, "-P", str(ROOT / "workloads" / "workloada"), "-p", "recordcount=300",
+    common = ["--cluster", name, "-P", "workloada", "-p", "recordcount=300",
               "-p", "operationcount=600", "-p", f"table={table}", "-threads", "4", "-q", *extra]
     load = workbench(suite_servers, "load", *common, "-p", f"{kind}.drop=true")
     assert load.returncode == 0, load.stderr
@@ -115,7 +115,7 @@ def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_s
     bystander = client.containers.run(images.BASE, ["sleep", "600"], detach=True, network_mode="none")
     cluster = provider.up(spec)
     try:
-        common = ["--cluster", cluster.name, "-P", str(ROOT / "workloads" / "workloadc"),
+        common = ["--cluster", cluster.name, "-P", "workloadc",
                   "-p", "recordcount=500", "-p", "table=dk_fault", "-threads", "8"]
         load = workbench(suite_servers, "load", *common, "-p", "cassandra.drop=true", "-q")
         assert load.returncode == 0, load.stderr
@@ -178,7 +178,7 @@ def test_bridge_network_publishes_only_on_loopback(docker_suite, suite_servers):
         assert gateway.attrs["HostConfig"]["NetworkMode"] == f"container:{master.id}"
         assert not ports.is_free("127.0.0.1", spec.thrift_port)
         load = workbench(suite_servers, "load", "--cluster", spec.name, "-P",
-                         str(ROOT / "workloads" / "workloada"), "-p", "recordcount=300", "-p",
+                         "workloada", "-p", "recordcount=300", "-p",
                          "table=dk_bridge", "-threads", "4", "-q")  # the async client: the gateway only
         assert load.returncode == 0, load.stderr
         assert "[INSERT], Return=OK, 300" in load.stdout

@@ -45,7 +45,7 @@ def test_an_existing_cassandra_is_checked_remembered_run_against_and_forgotten(c
     assert "lab: external cassandra" in status.stdout and f"up          {host}:{port}" in status.stdout
 
     for phase in ("load", "run"):
-        done = workbench(tmp_path, phase, "-P", str(ROOT / "workloads" / "workloada"), "--cluster", "lab",
+        done = workbench(tmp_path, phase, "-P", "workloada", "--cluster", "lab",
                          "-p", "recordcount=200", "-p", "operationcount=200",
                          "-p", "cassandra.keyspace=ext_test")
         assert done.returncode == 0, done.stderr
@@ -63,7 +63,7 @@ def test_an_existing_cassandra_is_checked_remembered_run_against_and_forgotten(c
     assert down.returncode == 0 and "forgotten" in down.stdout
     assert tcp_open(host, port)  # the server itself still runs
     assert "no cluster named 'lab'" in one_line_error(workbench(tmp_path, "run", "-P",
-                                                                str(ROOT / "workloads" / "workloada"),
+                                                                "workloada",
                                                                 "--cluster", "lab"))
 
 
@@ -78,7 +78,7 @@ def test_login_and_tls_come_from_the_file_and_a_wrong_password_is_one_line(cassa
     up = workbench(tmp_path, "cluster", "up", str(good))
     assert up.returncode == 0, up.stderr
     assert "secure: external cassandra 5.0.9" in up.stdout
-    done = workbench(tmp_path, "run", "-P", str(ROOT / "workloads" / "workloadc"), "--cluster", "secure",
+    done = workbench(tmp_path, "run", "-P", "workloadc", "--cluster", "secure",
                      "-p", "recordcount=50", "-p", "operationcount=50", "-p", "cassandra.keyspace=ext_secure")
     assert done.returncode in (0, 1), done.stderr  # nothing loaded: every read is NOT_FOUND ...
     assert "[READ], Return=NOT_FOUND, 50" in done.stdout  # ... answered over TLS, logged in
@@ -94,7 +94,7 @@ def test_an_existing_hbase_and_a_cluster_that_does_not_answer(hbase_server, tmp_
     assert up.returncode == 0, up.stderr
     assert "hb: external hbase version not reported, 1 node(s)" in up.stdout
     for phase in ("load", "run"):
-        done = workbench(tmp_path, phase, "-P", str(ROOT / "workloads" / "workloadc"), "--cluster", "hb",
+        done = workbench(tmp_path, phase, "-P", "workloadc", "--cluster", "hb",
                          "-p", "recordcount=100", "-p", "operationcount=100", "-p", "table=ext_test")
         assert done.returncode == 0, done.stderr
     closed = next(p for p in range(19900, 20000) if ports.is_free("127.0.0.1", p))

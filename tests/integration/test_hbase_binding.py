@@ -33,7 +33,7 @@ from workbench.errors import BindingError, ConfigError
 
 pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOADA = str(ROOT / "workloads" / "workloada")
+WORKLOADA = str(ROOT / "workbench" / "workloads" / "workloada")
 _names = itertools.count()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,12 +14,11 @@ from workbench.clusters.specs import data_home
 from workbench.commands.targets import binding_overrides
 from workbench.errors import ClusterError
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.servers
 
 
 def load(cluster, *props: str) -> None:
-    args = [sys.executable, "-m", "workbench", "load", "-P", str(ROOT / "workloads" / "workloada"),
+    args = [sys.executable, "-m", "workbench", "load", "-P", "workloada",
             "-p", "recordcount=300", "-q", "--no-store"]
     for p in [*binding_overrides(cluster), *props]:
         args += ["-p", p]

@@ -15,7 +15,7 @@ from workbench.ui.session import FinishedRun, RunRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "ycsb-0.17.0"
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 
 
 async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:

@@ -11,7 +11,7 @@ from workbench.ui.session import RunRequest
 from workbench.ui.widgets.run_status import RunStatus
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 
 
 async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:

@@ -14,7 +14,7 @@ from workbench.results.importers import import_file
 from workbench.results.ycsb_text import read_ycsb_text
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOAD_A = str(ROOT / "workloads" / "workloada")
+WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 STATUS = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3} \d+ sec: \d+ operations; "
     r"(\S+ current ops/sec; )?(est completion in .*)?(\[[A-Z-]+: Count=\d+, .*\] )*$"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKLOAD = ROOT / "workloads"
+WORKLOAD = ROOT / "workbench" / "workloads"
 
 
 def workbench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

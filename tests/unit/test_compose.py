@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from workbench.config.compose import Composition, curve, field_of
+from workbench.config.compose import Composition, curve, field_of, workload_path
 from workbench.config.spec import spec_from_args
 
 
@@ -51,7 +49,7 @@ def test_a_cluster_sets_the_database_and_drops_a_chosen_db():
 
 
 def test_the_key_preview_is_stable_and_follows_the_distribution():
-    c = Composition(str(Path("workloads/workloadc").resolve()))
+    c = Composition(workload_path("workloadc"))
     c.set("recordcount", "2000")
     zipf = curve(c.check()[0])
     assert zipf == curve(c.check()[0])  # same spec, same picture

@@ -34,7 +34,7 @@ def _lane(props: list[str], lane_seed: int = 3, worker: int = 0, workers: int = 
     from workbench.core.workload import LaneWorkload, WorkerKeys
     from workbench.metrics.recorder import Recorder
 
-    workloads = Path(__file__).resolve().parents[2] / "workloads"
+    workloads = Path(__file__).resolve().parents[2] / "workbench" / "workloads"
     spec, _ = spec_from_args([str(workloads / props[0])], props[1:], "run")
     keys = WorkerKeys(spec, worker, workers)
     return LaneWorkload(spec, None, Recorder(), keys, random.Random(lane_seed))

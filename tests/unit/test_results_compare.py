@@ -22,7 +22,7 @@ from workbench.results.from_run import to_run_result
 from workbench.results.importers import import_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ycsb-0.17.0"
-WORKLOAD_A = str(Path(__file__).resolve().parents[2] / "workloads" / "workloada")
+WORKLOAD_A = str(Path(__file__).resolve().parents[2] / "workbench" / "workloads" / "workloada")
 
 
 def memory_run(*overrides: str):

@@ -13,7 +13,7 @@ from workbench.config.spec import DISTRIBUTIONS, MAX_INT, WorkloadSpec, build_sp
 from workbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
-WORKLOADS = sorted(p for p in (REPO / "workloads").iterdir() if p.is_file())
+WORKLOADS = sorted(p for p in (REPO / "workbench" / "workloads").iterdir() if p.is_file())
 
 
 def spec_of(*overrides: str, phase: str = "run") -> WorkloadSpec:
@@ -89,7 +89,7 @@ def test_every_shipped_workload_file_builds(path: Path, phase: str) -> None:
     ],
 )
 def test_core_workload_files_have_ycsbs_mix(name: str, weights: dict, distribution: str) -> None:
-    spec, _ = spec_from_args([str(REPO / "workloads" / name)], [])
+    spec, _ = spec_from_args([str(REPO / "workbench" / "workloads" / name)], [])
     assert spec.operation_weights() == weights
     assert spec.requestdistribution == distribution
     assert (spec.recordcount, spec.operationcount, spec.readallfields) == (1000, 1000, True)

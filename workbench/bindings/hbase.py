@@ -27,11 +27,10 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import happybase  # noqa: F401  (loads the Thrift1 IDL as the Hbase_thrift module)
-from Hbase_thrift import BatchMutation, Hbase, Mutation, TScan
 from thriftpy2.transport import TTransportException
 
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
+from workbench.bindings.hbase_idl import BatchMutation, Hbase, Mutation, TScan
 from workbench.bindings.hbase_options import BUFFER_NOTE, client_of, parse_options
 from workbench.bindings.hbase_pool import connect
 from workbench.bindings.hbase_schema import ensure_table

@@ -13,12 +13,10 @@ from collections.abc import Callable, Sequence
 from time import perf_counter_ns
 from typing import Any
 
-import happybase  # noqa: F401  (loads the Thrift1 IDL as the Hbase_thrift module)
-from Hbase_thrift import Mutation, TScan
-
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding
 from workbench.bindings.hbase import cells as _cells
+from workbench.bindings.hbase_idl import Mutation, TScan
 from workbench.bindings.hbase_pool import ThriftPool, breaks_connection
 
 

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 import happybase
-from Hbase_thrift import Hbase  # happybase loads the Thrift1 IDL under this module name
 from thriftpy2.thrift import TApplicationException, TClient, TException
 from thriftpy2.transport import TSocket
 
+from workbench.bindings.hbase_idl import Hbase
 from workbench.bindings.hbase_options import HBaseOptions
 
 

@@ -30,13 +30,13 @@ from struct import Struct
 from time import perf_counter_ns
 from typing import Any
 
-import happybase  # noqa: F401  (loads the Thrift1 IDL as the Hbase_thrift module)
-from Hbase_thrift import Hbase
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 from thriftpy2.transport.memory import TCyMemoryBuffer
+
+from workbench.bindings.hbase_idl import Hbase
 
 _I32 = Struct(">i")
 _pack_i32 = _I32.pack

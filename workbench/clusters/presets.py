@@ -1,4 +1,4 @@
-"""Cluster presets: TOML files under presets/clusters/ turned into frozen specs.
+"""Cluster presets: TOML files in presets/clusters/ folders (config/catalog.py) turned into frozen specs.
 
 A preset is `kind = "cassandra"|"hbase"`, an optional `description`, and any fields of the
 matching spec (see specs.py); Cassandra's keyspace replication goes in a `[replication]` table
@@ -9,32 +9,17 @@ the file and the key.
 from __future__ import annotations
 
 import dataclasses
-import os
 import tomllib
 from pathlib import Path
 
 from workbench.clusters.specs import SPEC_TYPES, ClusterSpec
+from workbench.config import catalog
 from workbench.errors import ClusterError
-
-# presets/ next to the package in a source checkout; WORKBENCH_PRESETS_DIR adds another root.
-_REPO_PRESETS = Path(__file__).resolve().parents[2] / "presets" / "clusters"
-
-
-def preset_dirs() -> list[Path]:
-    dirs = []
-    if os.environ.get("WORKBENCH_PRESETS_DIR"):
-        dirs.append(Path(os.environ["WORKBENCH_PRESETS_DIR"]) / "clusters")
-    dirs += [Path.cwd() / "presets" / "clusters", _REPO_PRESETS]
-    return dirs
 
 
 def available() -> dict[str, Path]:
-    """Preset name -> file, first directory wins."""
-    found: dict[str, Path] = {}
-    for root in preset_dirs():
-        for path in sorted(root.glob("*.toml")) if root.is_dir() else []:
-            found.setdefault(path.stem, path)
-    return found
+    """Preset name -> file; a user's folder wins over the shipped presets (config/catalog.py)."""
+    return catalog.available("clusters")
 
 
 def _find(name_or_path: str) -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from workbench.clusters import base, external, presets
 from workbench.clusters.base import Cluster
+from workbench.config import catalog
 from workbench.errors import ClusterError
 
 PROVIDERS = ("local", "docker", "external")
@@ -204,6 +205,7 @@ def cmd_fault(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    for name, path in presets.available().items():
-        print(f"{name:<24} {presets.describe(path)}")
+    for entry in catalog.entries("clusters"):
+        where = f"{entry.origin} (over shipped)" if entry.shadows else entry.origin
+        print(f"{entry.name:<24} {where:<20} {presets.describe(entry.path)}")
     return 0

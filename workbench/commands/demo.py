@@ -25,12 +25,12 @@ from workbench.commands.bench import (
     store_choice,
 )
 from workbench.commands.targets import binding_overrides
+from workbench.config import catalog
 from workbench.config.spec import spec_from_args
-from workbench.errors import ConfigError
 from workbench.results.exporters import export
 from workbench.results.model import RunResult
 
-WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+WORKLOADS = catalog.SHIPPED_WORKLOADS
 PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
 RUNS = (("load", "workloada"), ("run", "workloada"), ("run", "workloadc"))
 
@@ -52,8 +52,6 @@ def register(subparsers) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    if not (WORKLOADS / "workloada").is_file():
-        raise ConfigError(f"workload files not found in {WORKLOADS}", "run from a source checkout")
     databases = args.db or ["cassandra", "hbase"]
     out = Path(args.out or f"results/demo-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from workbench.commands.bench import add_store_arguments, store_choice
+from workbench.config import catalog
 from workbench.errors import WorkbenchError
 from workbench.experiments import plan
 from workbench.experiments.runner import _unthrottled, remaining, run_experiment
@@ -61,11 +62,16 @@ def _console() -> Console:
 
 def list_command(args: argparse.Namespace) -> int:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
-    for column in ("experiment", "runs", "scales", "description"):
+    for column in ("experiment", "from", "runs", "scales", "description"):
         table.add_column(column, justify="right" if column == "runs" else "left")
-    for name in plan.shipped():
-        e = plan.load(name)
-        table.add_row(name, str(len(e.runs())), ", ".join(["full", *e.scales]), e.description)
+    for entry in catalog.entries("experiments"):
+        where = f"{entry.origin} (over shipped)" if entry.shadows else entry.origin
+        try:
+            e = plan.load(str(entry.path))
+        except WorkbenchError as exc:  # a user's file with a mistake: listed, with the mistake
+            table.add_row(entry.name, where, "-", "-", f"[red]not usable:[/] {exc}")
+            continue
+        table.add_row(entry.name, where, str(len(e.runs())), ", ".join(["full", *e.scales]), e.description)
     _console().print(table)
     return 0
 

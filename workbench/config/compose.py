@@ -15,11 +15,12 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.config import catalog
 from workbench.config.properties import merge
 from workbench.config.spec import WorkloadSpec, spec_from_args
 from workbench.errors import WorkbenchError
 
-WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+WORKLOADS = catalog.SHIPPED_WORKLOADS
 
 # (property, label) in the order the form shows them.
 MIX = (("readproportion", "read"), ("updateproportion", "update"), ("insertproportion", "insert"),
@@ -50,7 +51,13 @@ CURVE_FRACTIONS = (0.001, 0.01, 0.1, 0.5)
 
 
 def shipped_workloads() -> list[str]:
-    return sorted(p.name for p in WORKLOADS.iterdir() if p.is_file() and not p.name.startswith("."))
+    """Workload names to start from: the user's own (./workloads, ~/.config/workbench/workloads)
+    and the shipped ones."""
+    return list(catalog.available("workloads"))
+
+
+def workload_path(name: str) -> str:
+    return str(catalog.available("workloads").get(name, WORKLOADS / name))
 
 
 @dataclass
@@ -151,6 +158,10 @@ def curve(spec: WorkloadSpec, samples: int | None = None) -> list[tuple[float, f
 
 
 def _relative(path: str) -> str:
+    """How a -P file is written on a command line: `workloads/NAME` for a workload found by name
+    (it resolves the same way from any directory), else relative to here when it can be."""
+    if catalog.available("workloads").get(Path(path).name) == Path(path):
+        return f"workloads/{Path(path).name}"
     try:
         return str(Path(path).resolve().relative_to(Path.cwd()))
     except ValueError:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.config import catalog
 from workbench.errors import ConfigError
 
 
@@ -149,12 +150,13 @@ def parse_properties(text: str, source: str) -> list[tuple[str, str, Origin]]:
 
 def load_file(props: Properties, path: str | Path) -> None:
     """Read one -P file into props (later values override earlier ones)."""
-    p = Path(path)
+    p = catalog.workload_file(path)
     try:
         text = p.read_text(encoding="latin-1")
     except FileNotFoundError:
+        names = ", ".join(catalog.available("workloads"))
         raise ConfigError(
-            f"workload file not found: {p}", "check the path given to -P"
+            f"workload file not found: {p}", f"check the path given to -P, or give a name: {names}"
         ) from None
     except IsADirectoryError:
         raise ConfigError(f"workload file is a directory: {p}", "give -P a .properties file") from None

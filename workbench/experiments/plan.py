@@ -46,11 +46,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.config import catalog
 from workbench.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
-EXPERIMENTS_DIR = ROOT / "presets" / "experiments"
-WORKLOADS_DIR = ROOT / "workloads"
+WORKLOADS_DIR = catalog.SHIPPED_WORKLOADS
 DEFAULT_PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
 DATABASES = ("cassandra", "hbase", "memory")
 # Swept parameter -> the -p key it sets (threadcount's YCSB name is lanes here too).
@@ -146,8 +145,7 @@ class Experiment:
     p99_bound_ms: float | None = None  # saturation: the p99 response time a rate must stay under
 
     def workload_file(self, workload: str) -> Path:
-        own = WORKLOADS_DIR / workload
-        return own if own.is_file() else (self.path.parent / workload)
+        return _workload_file(self.path, workload)
 
     def steps(self) -> list[Step]:
         combos: list[tuple[tuple[str, object], ...]] = [()]
@@ -222,8 +220,16 @@ class Experiment:
         return [f"{k}={v}" for k, v in props.items()]
 
 
+def _workload_file(experiment: Path, workload: str) -> Path:
+    """A workload named in an experiment: a file next to the experiment wins, then the
+    workload folders (./workloads, the user's, the shipped ones)."""
+    beside = experiment.parent / workload
+    return beside if beside.is_file() else catalog.workload_file(workload)
+
+
 def shipped() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(EXPERIMENTS_DIR.glob("*.toml"))}
+    """Experiment name -> file: the user's folders first, then the shipped experiments."""
+    return catalog.available("experiments")
 
 
 def find(name_or_path: str) -> Path:
@@ -234,7 +240,7 @@ def find(name_or_path: str) -> Path:
     if name_or_path in found:
         return found[name_or_path]
     raise ConfigError(f"unknown experiment {name_or_path!r}",
-                      f"shipped: {', '.join(found) or 'none'}; or give the path of a .toml file")
+                      f"known: {', '.join(found) or 'none'}; or give the path of a .toml file")
 
 
 def _fail(path: Path, key: str, message: str, hint: str) -> ConfigError:
@@ -272,8 +278,8 @@ def load(name_or_path: str) -> Experiment:
         targets.append(target)
     workloads = _strings(path, data, "workloads")
     for workload in workloads:
-        if not (WORKLOADS_DIR / workload).is_file() and not (path.parent / workload).is_file():
-            raise _fail(path, "workloads", f"names {workload!r}, which is neither in workloads/ nor "
+        if not _workload_file(path, workload).is_file():
+            raise _fail(path, "workloads", f"names {workload!r}, which is neither a known workload nor "
                         "next to the file", "e.g. workloada")
     sweep_table = data.get("sweep", {})
     if not isinstance(sweep_table, dict) or len(sweep_table) > 2:

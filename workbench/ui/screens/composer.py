@@ -26,10 +26,10 @@ from workbench.config.compose import (
     MIX,
     PARAMS,
     SIZES,
-    WORKLOADS,
     Composition,
     curve,
     shipped_workloads,
+    workload_path,
 )
 from workbench.errors import WorkbenchError
 from workbench.ui.session import RunRequest
@@ -133,7 +133,7 @@ class ComposerScreen(Screen):
         if self._filling or event.value is Select.BLANK:
             return
         if event.select.id == "base":
-            self._set_base(str(WORKLOADS / str(event.value)))
+            self._set_base(workload_path(str(event.value)))
         elif event.select.id in ("db", "requestdistribution"):
             self.composition.set(event.select.id, str(event.value))
             self._show_params()
