@@ -64,7 +64,8 @@ def test_the_html_is_self_contained(report):
     page = (out / "rt-full.html").read_text()
     assert "<script" not in page and "<link" not in page and " src=" not in page
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", page)  # nothing fetched from anywhere
-    assert page.count("<figure class=chart") == 3  # throughput, READ, UPDATE
+    # throughput, READ, UPDATE (the memory binding's latencies can all be below 1 us: still a chart)
+    assert page.count("<figure class=chart") == 3
     assert "Two-way ANOVA" in page and "95% CI" in page
 
 

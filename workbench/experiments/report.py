@@ -230,6 +230,8 @@ def _svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind:
     width, height, left, right, top, bottom = FRAME
     xs = _x_values(e)
     ys = [v for _, pts in lines for _, m, lo, hi in pts for v in (m, lo, hi) if v is not None and v > 0]
+    if not ys and log_y and any(pts for _, pts in lines):
+        ys = [1.0]  # every latency below the histogram's 1 us resolution: drawn on the axis floor
     if not ys:
         return f"<p>{_h(title)}: no data</p>"
     low, high = min(ys), max(ys)
