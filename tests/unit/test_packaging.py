@@ -89,3 +89,19 @@ def test_hbase_thrift_comes_from_happybases_idl_without_importing_happybase():
             "import happybase; assert happybase.batch.Mutation is hbase_idl.Mutation")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def _quick_start() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_the_quick_start_is_two_commands_in_a_venv_and_ci_runs_the_second():
+    main, tests = _quick_start()
+    for command in (main, tests):
+        # Debian's and Ubuntu's python3 refuse `pip install` outside a virtual environment
+        assert command.startswith("python3 -m venv .venv && .venv/bin/pip install -e ")
+    assert main.endswith(".venv/bin/workbench demo")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert tests in ci.splitlines()
