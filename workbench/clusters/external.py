@@ -17,9 +17,10 @@
     replication_factor = 3
 
 `workbench cluster up FILE --provider external` only checks that the cluster answers (Cassandra
-also says its release and node count; HBase's Thrift1 cannot) and remembers it under <state>/external/NAME/, so that
-`--cluster NAME` works as for a cluster the workbench started; `down` forgets it. The workbench
-does not own these servers: pause, resume, kill, restart and logs are refused in one line.
+also says its release and node count; HBase's Thrift1 cannot) and remembers it under
+<state>/external/NAME/, so that `--cluster NAME` works as for a cluster the workbench started;
+`down` forgets it. The workbench does not own these servers: pause, resume, kill, restart and
+logs are refused in one line.
 """
 
 from __future__ import annotations
