@@ -71,3 +71,18 @@ def test_the_gateways_server_transport_and_protocol_reach_its_flags_and_the_bind
     preset.write_text('kind = "hbase"\nthrift_transport = "zlib"\n')
     with pytest.raises(ClusterError, match="thrift_transport 'zlib' must be one of buffered, framed"):
         presets.load(str(preset))
+
+
+def test_hbase_names_its_servers_by_their_address_not_the_host_name(tmp_path):
+    """Debian's /etc/hosts maps the host name to 127.0.1.1: a master that advertised the host
+    name was never reached by its own RegionServer (found on a bare Debian 12)."""
+    from xml.etree import ElementTree
+
+    from workbench.clusters import hbase_local
+
+    spec = presets.load("hbase-standalone")
+    hbase_local.plans(spec, tmp_path, tmp_path / "lib", Path("/usr/bin/java"))
+    site = ElementTree.parse(tmp_path / "hbase" / "conf" / "hbase-site.xml").getroot()
+    conf = {p.findtext("name"): p.findtext("value") for p in site.iter("property")}
+    assert conf["hbase.master.hostname"] == spec.address == "127.0.0.1"
+    assert conf["hbase.unsafe.regionserver.hostname"] == spec.address

@@ -8,7 +8,6 @@ created, a row put and read back through Thrift with happybase, and the table dr
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,24 +15,10 @@ from string import Template
 
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import HBaseSpec, data_home
-from workbench.errors import ClusterError
 
 MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster"
 THRIFT_CLASS = "org.apache.hadoop.hbase.thrift.ThriftServer"
 PROBE_TABLE = "workbench_ready_probe"
-
-
-def check_hostname(name: str | None = None) -> None:
-    """HBase's master names its RegionServer by the machine's host name and looks it up: where
-    that fails (a container or chroot without an /etc/hosts entry) the RegionServer never
-    registers and start-up would only end at its timeout. Say so before anything starts."""
-    name = name or socket.gethostname()
-    try:
-        socket.getaddrinfo(name, None)
-    except OSError as exc:
-        raise ClusterError(f"this machine's host name {name!r} does not resolve ({exc.strerror or exc}), "
-                           "and HBase's RegionServer needs it to",
-                           hint=f"add a line '127.0.1.1 {name}' to /etc/hosts") from None
 
 
 def plans(spec: HBaseSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePlan]:

@@ -53,8 +53,6 @@ class LocalProvider:
         run_dir = store.cluster_dir(self.root, spec.name)
         reuse = self._clear_previous(spec, run_dir)
         kind = KINDS[spec.kind]
-        if spec.kind == "hbase":
-            hbase_local.check_hostname()
         jdk = java.choose()
         lib = distributions.fetch(spec.kind, self.cache, progress=self.progress)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
