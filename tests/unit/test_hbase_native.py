@@ -233,3 +233,43 @@ def test_without_a_login_name_the_header_still_names_a_user(monkeypatch):
 
     monkeypatch.setattr(getpass, "getuser", nobody)
     assert RpcClient(1000).user == "workbench"
+
+
+def _binding():
+    from workbench.bindings.hbase_native import NativeBinding
+    from workbench.config.spec import spec_from_args
+
+    spec, props = spec_from_args([], ["hbase.client=native", "hbase.port=9"], "run")
+    return NativeBinding(spec, dict(spec.binding_properties), {"phase": "run", "workers": 1})
+
+
+def test_the_regionserver_check_lets_through_only_a_table_that_does_not_exist():
+    from thriftpy2.transport import TTransportException
+
+    from workbench.bindings.hbase_native import NoSuchTable
+    from workbench.errors import BindingError
+
+    db = _binding()
+
+    async def missing(table):
+        Regions([])  # what the gateway's empty answer for a missing table becomes
+
+    db._regions_of = missing
+    asyncio.run(db._check_regionserver())  # an insert workload may create the table later
+
+    async def broken(table):
+        raise TTransportException(TTransportException.END_OF_FILE, "TSocket read 0 bytes")
+
+    db._regions_of = broken
+    with pytest.raises(BindingError, match="cannot learn the regions of HBase table 'usertable'.*"
+                                           "END_OF_FILE.*TSocket read 0 bytes"):
+        asyncio.run(db._check_regionserver())
+
+    async def gateway_down(table):
+        raise BindingError("cannot talk to the HBase Thrift gateway", "start it")
+
+    db._regions_of = gateway_down
+    with pytest.raises(BindingError, match="cannot talk to the HBase Thrift gateway"):
+        asyncio.run(db._check_regionserver())
+    with pytest.raises(NoSuchTable):
+        Regions([])

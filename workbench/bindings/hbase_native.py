@@ -31,7 +31,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from workbench.bindings.base import READ, Outcome, Row, Status, Step
-from workbench.bindings.hbase import HBaseBinding
+from workbench.bindings.hbase import HBaseBinding, error_kind
 from workbench.bindings.hbase_thrift import BufferedConnection
 from workbench.errors import BindingError
 
@@ -197,12 +197,17 @@ def decode_mutate(body: bytes) -> None:
 
 # -- where rows live ----------------------------------------------------------------------------
 
+class NoSuchTable(LookupError):
+    """The gateway lists no regions for the table: HBase's Thrift server answers a table that
+    does not exist with an empty list (TableNotFoundException is caught on its side)."""
+
+
 class Regions:
     """A table's regions: start keys in order, with each region's name and server."""
 
     def __init__(self, regions: list[dict]) -> None:
         if not regions:
-            raise ValueError("the table has no regions")
+            raise NoSuchTable("the table has no regions")
         ordered = sorted(regions, key=lambda r: r["start_key"])
         self.starts = [r["start_key"] for r in ordered]
         self.names = [r["name"] for r in ordered]
@@ -457,13 +462,23 @@ class NativeBinding(HBaseBinding):
 
     async def _check_regionserver(self) -> None:
         """One Get on the table's first region: the RegionServer answers HBase RPC from here, or
-        a BindingError says so (a table that does not exist yet is left to the operations)."""
+        a BindingError says so. Only a table that does not exist yet is let through (an insert
+        workload's run may create it; reads then fail per operation); any other failure to
+        learn its regions is an error here."""
         table = self.spec.table
         try:
             regions = await self._regions_of(table)
-        except Exception:
+        except NoSuchTable:
             self._regions.pop(table, None)
             return
+        except BindingError:
+            raise
+        except Exception as exc:
+            raise BindingError(
+                f"cannot learn the regions of HBase table {table!r} from the {self.options.describe()} "
+                f"({error_kind(exc)}: {exc})",
+                "is the HBase master up and the table online? `workbench cluster status` shows "
+                "the servers") from None
         region, server = regions.names[0], regions.servers[0]
         ok, error, _, _ = (await self.rpc.run(server, [None], lambda _: (
             b"Get", get_request(region, regions.starts[0] or b"\0", self._family_name, None),
