@@ -149,6 +149,14 @@ def test_bad_input_is_one_line_exit_2_and_leaves_the_store_as_it_was(tmp_path):
                                  else line for line in lines))
     one_line_error(workbench(store, "runs", "import", str(YCSB_RUN), str(corrupt)), "corrupt.txt")
     assert workbench(store, "runs", "list").stdout == before  # neither file was imported
+    binary = tmp_path / "results.tar.gz"
+    binary.write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)))
+    one_line_error(workbench(store, "runs", "import", str(binary)), "results.tar.gz: not a text file",
+                   "byte 0x8b at offset 1")
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("a shopping list\n")
+    one_line_error(workbench(store, "runs", "import", str(garbage)), "notes.txt: neither a workbench")
+    assert workbench(store, "runs", "list").stdout == before
     one_line_error(workbench(store, "runs", "compare", "1"), "two runs or more")
     other = tmp_path / "other.db"
     c = sqlite3.connect(other)

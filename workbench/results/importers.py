@@ -10,6 +10,8 @@ from workbench.results.jsonfile import from_json_dict
 from workbench.results.model import RunResult
 from workbench.results.ycsb_text import read_ycsb_text
 
+EXPECTED = "import takes a workbench JSON file or the text output of `ycsb run` ([OVERALL] lines)"
+
 
 def detect(text: str) -> str:
     """"json", "ycsb" or "" (unknown), from the content rather than the file name."""
@@ -27,6 +29,9 @@ def import_file(path: str | Path) -> RunResult:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise WorkbenchError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise WorkbenchError(f"{path}: not a text file (byte 0x{e.object[e.start]:02x} at offset {e.start} "
+                             "is not UTF-8)", EXPECTED) from None
     kind = detect(text)
     if kind == "json":
         try:
@@ -36,5 +41,4 @@ def import_file(path: str | Path) -> RunResult:
         return from_json_dict(doc, str(path))
     if kind == "ycsb":
         return read_ycsb_text(Path(path))
-    raise WorkbenchError(f"{path}: neither a workbench JSON run nor YCSB text output",
-                         "expected '[OVERALL], RunTime(ms), ...' lines or a workbench JSON file")
+    raise WorkbenchError(f"{path}: neither a workbench JSON run nor YCSB text output", EXPECTED)
