@@ -59,6 +59,12 @@ class Binding:
     async def prepare(self) -> None:
         """Create the schema the workload needs (called once per phase, before the workers)."""
 
+    async def nothing_loaded(self, table: str) -> str | None:
+        """Before a run phase that reads or changes existing records: why `table` holds none
+        ("table X does not exist", "table X is empty"), or None when it holds records or the
+        binding cannot tell. Called before prepare(), which may create the table."""
+        return None
+
     async def cleanup(self) -> None:
         """Disconnect and flush. Timed and reported as CLEANUP."""
 

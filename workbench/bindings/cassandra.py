@@ -66,6 +66,13 @@ class CassandraBinding(Binding):
             ensure_schema, make_cluster(opts), opts.keyspace, self.spec.table, self.fields,
             opts.replication, drop)
 
+    async def nothing_loaded(self, table: str) -> str | None:
+        from workbench.bindings.cassandra_python import make_cluster
+        from workbench.bindings.cassandra_schema import nothing_loaded
+
+        return await asyncio.to_thread(nothing_loaded, make_cluster(self.options), self.options.keyspace,
+                                       table)
+
     async def init(self) -> None:
         """Open this worker's session and prepare the all-fields shapes up front."""
         if self.options.driver == "python":

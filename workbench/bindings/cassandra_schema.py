@@ -70,22 +70,43 @@ def connect_failure(exc: BaseException) -> str:
     return "; ".join(parts)
 
 
+def _connect(cluster: Any, purpose: str) -> Any:
+    """A session of `cluster`, or a BindingError saying why not (the cluster shut down)."""
+    from cassandra import DriverException
+    from cassandra.cluster import NoHostAvailable
+
+    try:
+        return cluster.connect()
+    except (NoHostAvailable, DriverException, OSError) as exc:
+        cluster.shutdown()
+        raise BindingError(f"cannot connect to Cassandra at {', '.join(cluster.contact_points)}:"
+                           f"{cluster.port} {purpose}: {connect_failure(exc)}",
+                           "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
+
+
+def nothing_loaded(cluster: Any, keyspace: str, table: str) -> str | None:
+    """"Cassandra table ks.t does not exist" / "... is empty", or None when it holds a row."""
+    session = _connect(cluster, "to look for the loaded records")
+    try:
+        meta = cluster.metadata.keyspaces.get(keyspace)
+        if meta is None or table not in meta.tables:
+            return f"Cassandra table {keyspace}.{table} does not exist"
+        row = session.execute(f"SELECT {KEY} FROM {quote(keyspace)}.{quote(table)} LIMIT 1",
+                              timeout=DDL_TIMEOUT_S).one()
+        return None if row is not None else f"Cassandra table {keyspace}.{table} is empty"
+    finally:
+        cluster.shutdown()
+
+
 def ensure_schema(cluster: Any, keyspace: str, table: str, fields: Sequence[str],
                   replication: dict[str, Any], drop: bool) -> list[str]:
     """Create the keyspace and table if missing (drop the table first when asked), add missing
     field columns. `cluster` is a cassandra.cluster.Cluster (not connected). Returns notes."""
     from cassandra import DriverException
-    from cassandra.cluster import NoHostAvailable
     from cassandra.protocol import ErrorMessage
 
     notes: list[str] = []
-    try:
-        session = cluster.connect()
-    except (NoHostAvailable, DriverException, OSError) as exc:
-        cluster.shutdown()
-        raise BindingError(f"cannot connect to Cassandra at {', '.join(cluster.contact_points)}:"
-                           f"{cluster.port} to create the schema: {connect_failure(exc)}",
-                           "is the server up? check hosts, port, credentials and cassandra.useSSL") from None
+    session = _connect(cluster, "to create the schema")
     try:
         run = lambda cql: session.execute(cql, timeout=DDL_TIMEOUT_S)  # noqa: E731
         ks, target = quote(keyspace), f"{quote(keyspace)}.{quote(table)}"

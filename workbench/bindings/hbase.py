@@ -127,6 +127,20 @@ class HBaseBinding(Binding):
 
         await asyncio.to_thread(work)
 
+    async def nothing_loaded(self, table: str) -> str | None:
+        def look() -> str | None:
+            conn = self._checked_connection()
+            try:
+                if table.encode() not in conn.tables():
+                    return f"HBase table {table!r} does not exist"
+                if next(iter(conn.table(table).scan(limit=1, filter="FirstKeyOnlyFilter()")), None) is None:
+                    return f"HBase table {table!r} is empty"
+                return None
+            finally:
+                conn.close()
+
+        return await asyncio.to_thread(look)
+
     async def init(self) -> None:
         await asyncio.to_thread(lambda: self._checked_connection().close())
         o = self.options

@@ -108,6 +108,11 @@ class WorkloadSpec:
         )
         return {op: w for op, w in pairs if w > 0}
 
+    @property
+    def reads_existing_records(self) -> bool:
+        """Does the run phase read, update, scan or delete records that a load wrote?"""
+        return any(op != "INSERT" for op in self.operation_weights())
+
     def phase_operation_count(self, phase: str) -> int:
         """Operations a phase performs: the inserts for load, operationcount for run (0 = no limit)."""
         return self.insert_total if phase == "load" else self.operationcount

@@ -17,7 +17,7 @@ from hdrh.histogram import HdrHistogram
 
 from workbench.config.spec import WorkloadSpec
 from workbench.core.workers import InProcessExecutor, ProcessExecutor, binding_factory
-from workbench.errors import WorkbenchError
+from workbench.errors import BindingError, WorkbenchError
 from workbench.metrics.histograms import encode, merge_into, new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 
@@ -173,8 +173,16 @@ class Controller:
     # -- running ------------------------------------------------------------------------------
 
     async def prepare(self) -> None:
-        """Let the binding create its schema before any worker starts."""
+        """Let the binding create its schema before any worker starts; a run phase that needs
+        loaded records refuses a table that does not exist or is empty."""
         db = binding_factory(self.spec)({"phase": self.phase, "worker": -1, "workers": self.workers})
+        if self.phase != "load" and self.spec.reads_existing_records:
+            why = await db.nothing_loaded(self.spec.table)
+            if why is not None:
+                raise BindingError(
+                    f"{why}: this run reads and updates records that a load writes",
+                    f"load them first with `workbench load` and the same workload, cluster and "
+                    f"table (-p table={self.spec.table})")
         await db.prepare()
         self._notes = list(db.notes())
         await db.cleanup()
