@@ -10,11 +10,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import tempfile
 
+import marks  # tests/ is on sys.path (rootdir conftest)
 import pytest
-from servers import SuiteDocker, SuiteServers  # tests/ is on sys.path (rootdir conftest)
+from servers import SuiteDocker, SuiteServers
 
+from workbench.clusters import processes
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
 
 _suite: SuiteServers | None = None
@@ -25,6 +28,36 @@ _docker: SuiteDocker | None = None
 if "WORKBENCH_STORE" not in os.environ:
     _store_dir = tempfile.mkdtemp(prefix="workbench-test-store-")
     os.environ["WORKBENCH_STORE"] = os.path.join(_store_dir, "runs.db")
+
+
+def pytest_collection_modifyitems(config, items):
+    marks.refuse_unmarked_server_tests(items)
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_start_no_servers(request, tmp_path_factory, monkeypatch):
+    """An unmarked test runs with an empty jar cache of its own and a tag in its environment
+    that every process it starts inherits: it fails if it downloaded anything, or if a JVM or
+    dockerd of its making is alive when it ends (stopped, as it should not have started)."""
+    if marks.heavy(request.node):
+        yield
+        return
+    tag = f"{os.getpid()}-{abs(hash(request.node.nodeid))}"
+    cache = tmp_path_factory.mktemp("no-downloads")
+    monkeypatch.setenv(marks.TAG, tag)
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(cache))
+    yield
+    started = marks.tagged_server_processes(tag)
+    for pid, _ in started:
+        began = processes.start_time(pid)
+        if began is not None:
+            processes.send(pid, began, signal.SIGKILL)
+    fetched = sorted(str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file())
+    problems = ([f"started pid {pid}: {cmd}" for pid, cmd in started]
+                + ([f"downloaded into the jar cache: {', '.join(fetched[:5])}"] if fetched else []))
+    if problems:
+        pytest.fail(f"{request.node.nodeid} is not marked servers or docker but "
+                    + "; ".join(problems), pytrace=False)
 
 
 def _servers() -> SuiteServers:

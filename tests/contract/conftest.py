@@ -32,7 +32,9 @@ for _path in sorted(Path(__file__).parent.glob("targets_*.py")):
     SCAN_ORDER[_name] = _module.SCAN_ORDER
 
 
-@pytest.fixture(params=sorted(TARGETS))
+# Every binding but the in-process memory one talks to a real server the suite starts.
+@pytest.fixture(params=[pytest.param(name, marks=() if name == "memory" else pytest.mark.servers)
+                        for name in sorted(TARGETS)])
 def target(request) -> tuple[str, list[str]]:
     """(binding name, -p overrides) for one binding; each test gets a fresh table or store."""
     name = request.param

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import capabilities  # tests/ is on sys.path (rootdir conftest)
 import pytest
 
 from workbench.results.store import RunStore
@@ -189,8 +190,9 @@ def test_no_store_records_nothing_and_a_run_that_cannot_start_is_failed(tmp_path
         assert s.result(row.id).environment["error"]
 
 
-needs_unshare = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
-                                   reason="needs root and unshare(1) for a private tmpfs")
+needs_unshare = pytest.mark.skipif(not capabilities.private_mounts(),
+                                   reason="needs unshare(1) and the right to mount a tmpfs in a "
+                                          "mount namespace of its own (CAP_SYS_ADMIN)")
 
 
 def in_private_tmpfs(tmp_path: Path, script: str) -> subprocess.CompletedProcess:

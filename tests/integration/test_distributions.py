@@ -30,6 +30,8 @@ def test_unknown_distribution_is_a_user_error():
         distributions.read_lock("mongodb")
 
 
+# Both tests below fetch the Cassandra jars from Maven Central (into the shared cache first, if
+# they are not there): they belong with the tests that need the servers.
 @pytest.fixture(scope="module")
 def cassandra_cache(tmp_path_factory):
     """A private copy of the Cassandra jars (fetched into the shared cache first if needed)."""
@@ -39,6 +41,7 @@ def cassandra_cache(tmp_path_factory):
     return cache
 
 
+@pytest.mark.servers
 def test_damaged_jars_are_fetched_again_and_partial_ones_resumed(cassandra_cache, monkeypatch):
     target = distributions.dist_dir("cassandra", cassandra_cache)
     small = sorted(distributions.read_lock("cassandra"), key=lambda a: a.size)[5:8]
@@ -69,6 +72,7 @@ def test_damaged_jars_are_fetched_again_and_partial_ones_resumed(cassandra_cache
                                                          partial.name])
 
 
+@pytest.mark.servers
 def test_a_complete_cache_needs_no_network(cassandra_cache, monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("the fetcher went to the network with a complete cache")

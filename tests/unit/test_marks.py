@@ -1,0 +1,41 @@
+"""The suite holds its marks to account (tests/marks.py, used by tests/conftest.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import marks  # tests/ is on sys.path (rootdir conftest)
+import pytest
+
+
+class Item:
+    def __init__(self, nodeid: str, fixtures: list[str], mark: str | None = None) -> None:
+        self.nodeid, self.fixturenames, self.mark = nodeid, fixtures, mark
+
+    def get_closest_marker(self, name: str):
+        return name if name == self.mark else None
+
+
+def test_a_test_using_a_server_fixture_without_its_mark_is_refused_at_collection():
+    fine = [Item("a", ["tmp_path"]), Item("b", ["hbase_server"], "servers"),
+            Item("c", ["docker_cassandra", "suite_servers"], "docker")]
+    marks.refuse_unmarked_server_tests(fine)
+    with pytest.raises(pytest.UsageError, match="not marked servers.*: d$"):
+        marks.refuse_unmarked_server_tests([*fine, Item("d", ["tmp_path", "cassandra_node"])])
+
+
+def test_a_jvm_that_inherited_a_tests_tag_is_found(tmp_path):
+    java = tmp_path / "java"  # a process whose name is java, as a JVM's is
+    shutil.copy(shutil.which("sleep"), java)
+    child = subprocess.Popen([str(java), "300"], env={marks.TAG: "t-1"})
+    other = subprocess.Popen([str(java), "300"], env={marks.TAG: "t-2"})
+    try:
+        found = marks.tagged_server_processes("t-1")
+        assert [pid for pid, _ in found] == [child.pid]
+        assert f"{java} 300" in found[0][1]
+    finally:
+        for p in (child, other):
+            p.kill()
+            p.wait()
+    assert marks.tagged_server_processes("t-1") == []
