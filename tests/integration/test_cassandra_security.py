@@ -32,6 +32,15 @@ def test_the_cluster_requires_a_login_and_tls(cassandra_secure):
     host, port = cassandra_secure.contact_points[0]
     assert cassandra_secure.credentials == ("cassandra", "cassandra")
     assert cassandra_secure.tls_ca.read_text().startswith("-----BEGIN CERTIFICATE-----")
+    # The keystore and the cassandra.yaml that holds its password are the owner's alone.
+    for node in cassandra_secure.nodes:
+        conf = node.dir / "conf"
+        modes = conf.stat().st_mode & 0o777, (conf / "cassandra.yaml").stat().st_mode & 0o777
+        assert modes == (0o700, 0o600)
+        assert "keystore_password" in (conf / "cassandra.yaml").read_text()
+    tls = cassandra_secure.run_dir / "tls"
+    assert tls.stat().st_mode & 0o777 == 0o700
+    assert {p.name: p.stat().st_mode & 0o777 for p in tls.iterdir()}.get("keystore.p12") == 0o600
     context = ssl.create_default_context(cafile=str(cassandra_secure.tls_ca))
     context.check_hostname = False
 

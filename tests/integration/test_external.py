@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.servers
 
 
-def workbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def workbench(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(tmp_path / "state"),
-               WORKBENCH_STORE=str(tmp_path / "runs.db"))
+               WORKBENCH_STORE=str(tmp_path / "runs.db"), **(env or {}))
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
                           timeout=300, env=env, cwd=ROOT)
 
@@ -67,21 +67,91 @@ def test_an_existing_cassandra_is_checked_remembered_run_against_and_forgotten(c
                                                                 "--cluster", "lab"))
 
 
-def test_login_and_tls_come_from_the_file_and_a_wrong_password_is_one_line(cassandra_secure, tmp_path):
+def _lab_role(cluster, secret: str) -> str:
+    """A login of the test's own on the secure node, whose password appears nowhere else."""
+    from cassandra.auth import PlainTextAuthProvider
+    from cassandra.cluster import Cluster as Driver
+
+    from workbench.clusters.external import ExternalSpec, cassandra_client
+
+    host, port = cluster.contact_points[0]
+    spec = ExternalSpec(name="admin", kind="cassandra", hosts=(host,), port=port, tls=True,
+                        ca_file=str(cluster.tls_ca))
+    driver = Driver([host], port=port, protocol_version=4, **cassandra_client(spec),
+                    auth_provider=PlainTextAuthProvider(*cluster.credentials))
+    try:
+        session = driver.connect()
+        role = f"lab_{os.getpid()}"
+        session.execute(f"CREATE ROLE IF NOT EXISTS {role} WITH PASSWORD = '{secret}' AND LOGIN = true")
+        # the preset's authorizer is AllowAllAuthorizer: a login may do anything, no GRANT
+        return role
+    finally:
+        driver.shutdown()
+
+
+def _everything_under(*roots: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_login_and_tls_come_from_the_file_and_the_password_is_written_nowhere(cassandra_secure, tmp_path):
     host, port = cassandra_secure.contact_points[0]
-    ca = cassandra_secure.tls_ca
+    secret = f"pw-{os.urandom(8).hex()}"
+    role = _lab_role(cassandra_secure, secret)
     text = (f'kind = "cassandra"\nprovider = "external"\nhosts = ["{host}"]\nport = {port}\n'
-            f'username = "cassandra"\npassword = "PASSWORD"\ntls = true\nca_file = "{ca}"\n')
-    good, bad = tmp_path / "secure.toml", tmp_path / "wrong.toml"
-    good.write_text(text.replace("PASSWORD", "cassandra"))
-    bad.write_text(text.replace("PASSWORD", "not-the-password"))
+            f'username = "{role}"\nPASSWORD\ntls = true\nca_file = "{cassandra_secure.tls_ca}"\n')
+    files = tmp_path / "mine"
+    files.mkdir()
+    good, bad, env_file = files / "secure.toml", files / "wrong.toml", files / "fromenv.toml"
+    good.write_text(text.replace("PASSWORD", f'password = "{secret}"'))
+    bad.write_text(text.replace("PASSWORD", 'password = "not-the-password"'))
+    env_file.write_text(text.replace("PASSWORD", 'password_env = "WB_TEST_LAB_PASSWORD"'))
     up = workbench(tmp_path, "cluster", "up", str(good))
     assert up.returncode == 0, up.stderr
     assert "secure: external cassandra 5.0.9" in up.stdout
-    done = workbench(tmp_path, "run", "-P", "workloadc", "--cluster", "secure",
-                     "-p", "recordcount=50", "-p", "operationcount=50", "-p", "cassandra.keyspace=ext_secure")
-    assert done.returncode in (0, 1), done.stderr  # nothing loaded: every read is NOT_FOUND ...
-    assert "[READ], Return=NOT_FOUND, 50" in done.stdout  # ... answered over TLS, logged in
+
+    out = tmp_path / "exports"
+    out.mkdir()
+    common = ["-P", "workloada", "--cluster", "secure", "-p", "recordcount=50", "-p", "operationcount=50",
+              "-p", "cassandra.keyspace=ext_secure"]
+    assert workbench(tmp_path, "load", *common).returncode == 0
+    done = workbench(tmp_path, "run", *common, f"--export=ycsb={out / 'run.txt'}",
+                     f"--export=csv={out / 'run.csv'}", f"--export=json={out / 'run.json'}",
+                     f"--export=timeseries={out / 'series.csv'}")
+    assert done.returncode == 0, done.stderr  # logged in over TLS with the role's password
+    assert "[READ], Return=OK" in done.stdout
+
+    # The state keeps no password, in a directory only its owner enters.
+    state = tmp_path / "state" / "external"
+    assert (state.stat().st_mode & 0o777, (state / "secure").stat().st_mode & 0o777) == (0o700, 0o700)
+    assert (state / "secure" / "state.json").stat().st_mode & 0o777 == 0o600
+    written = _everything_under(tmp_path / "state", out)
+    written.update({p: p.read_bytes() for p in tmp_path.glob("runs.db*")})
+    assert written and len(written) >= 6
+    leaked = [str(p) for p, data in written.items() if secret.encode() in data]
+    assert leaked == [], f"the password is in {leaked}"
+    shown = workbench(tmp_path, "runs", "show", "2")
+    assert shown.returncode == 0 and secret not in shown.stdout + shown.stderr
+
+    # The password is read again from the user's file: gone, it is one line naming it.
+    good.rename(files / "moved.toml")
+    line = one_line_error(workbench(tmp_path, "run", *common))
+    assert "its password is read from its cluster file" in line and str(good) in line
+    (files / "moved.toml").rename(good)
+
+    # From an environment variable the file names: required at up and at every run.
+    line = one_line_error(workbench(tmp_path, "cluster", "up", str(env_file)))
+    assert "WB_TEST_LAB_PASSWORD, which is not set" in line
+    with_env = {"WB_TEST_LAB_PASSWORD": secret}
+    up = workbench(tmp_path, "cluster", "up", str(env_file), env=with_env)
+    assert up.returncode == 0, up.stderr
+    env_common = [*common[:2], "--cluster", "fromenv", *common[4:]]
+    done = workbench(tmp_path, "run", *env_common, env=with_env)
+    assert done.returncode == 0 and "[READ], Return=OK" in done.stdout, done.stderr
+    line = one_line_error(workbench(tmp_path, "run", *env_common))
+    assert "WB_TEST_LAB_PASSWORD, which is not set" in line
+    leaked = [str(p) for p, data in _everything_under(tmp_path / "state").items() if secret.encode() in data]
+    assert leaked == []
+
     line = one_line_error(workbench(tmp_path, "cluster", "up", str(bad)))
     assert "wrong: Cassandra at" in line and "does not answer" in line
 

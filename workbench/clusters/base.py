@@ -65,7 +65,7 @@ class Cluster:
     def credentials(self) -> tuple[str, str] | None:
         """(user, password) when the cluster requires a login (PasswordAuthenticator)."""
         if getattr(self.spec, "username", ""):  # an external cluster's own login
-            return self.spec.username, self.spec.password
+            return self.spec.username, self.spec.login_password()
         return SUPERUSER if getattr(self.spec, "authenticator", "") == "PasswordAuthenticator" else None
 
     @property

@@ -21,6 +21,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from workbench.clusters import paths
 from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import SUPERUSER, CassandraSpec, data_home
@@ -50,11 +51,16 @@ def client_ca(run_dir: Path) -> Path:
     return run_dir / CLIENT_CA
 
 
-def make_tls(spec: CassandraSpec, run_dir: Path, java: Path) -> str:
+def make_tls(spec: CassandraSpec, run_dir: Path, java: Path, private: bool = True) -> str:
     """A self-signed certificate for every node address (keytool, part of every JRE): a PKCS12
-    keystore for the nodes and its certificate as PEM for clients. Returns the store password."""
+    keystore for the nodes and its certificate as PEM for clients. Returns the store password.
+    `private`: the keystore's folder is 0700 and its files 0600 (not for a container whose
+    server runs as another user, e.g. the official image's `cassandra`)."""
     folder = tls_dir(run_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    if private:
+        paths.private_dir(folder)
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
     keystore, password = folder / "keystore.p12", secrets.token_hex(12)
     keystore.unlink(missing_ok=True)
     keytool = java.parent / "keytool"
@@ -67,7 +73,8 @@ def make_tls(spec: CassandraSpec, run_dir: Path, java: Path) -> str:
          "-storepass", password, "-file", str(client_ca(run_dir))],
     )
     for args in steps:
-        done = subprocess.run([str(keytool), *args], capture_output=True, text=True, check=False)
+        done = subprocess.run([str(keytool), *args], capture_output=True, text=True, check=False,
+                              umask=0o077 if private else -1)
         if done.returncode:
             raise ClusterError(f"keytool could not make the cluster's TLS certificate: "
                                f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}",
@@ -152,7 +159,12 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
             (node_dir / sub).mkdir(parents=True, exist_ok=True)
         for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
             (data_dir / sub).mkdir(parents=True, exist_ok=True)
-        (conf / "cassandra.yaml").write_text(_render_yaml(spec, index, data_dir, run_dir, tls_password))
+        yaml = _render_yaml(spec, index, data_dir, run_dir, tls_password)
+        if tls_password is None:
+            (conf / "cassandra.yaml").write_text(yaml)
+        else:  # it holds the keystore's password
+            paths.private_dir(conf)
+            paths.write_private(conf / "cassandra.yaml", yaml)
         (conf / "logback.xml").write_text(template_text("logback.xml"))
         (conf / "jvm.options").write_text(template_text("cassandra-jvm.options"))
         argv = [

@@ -173,7 +173,7 @@ class DockerProvider:
         if spec.client_tls:
             from workbench.clusters import java
 
-            password = cassandra_local.make_tls(spec, run_dir, java.choose().java)
+            password = cassandra_local.make_tls(spec, run_dir, java.choose().java, private=False)
         result = []
         for index in range(1, spec.nodes + 1):
             name, address = f"node{index}", spec.address(index)

@@ -7,7 +7,8 @@
     hosts = ["10.1.0.11", "10.1.0.12"] # contact points (HBase: the Thrift gateway)
     port = 9042                        # default 9042 (Cassandra CQL) / 9090 (HBase Thrift)
     username = "bench"                 # Cassandra: PasswordAuthenticator login (optional)
-    password = "..."
+    password = "..."                   # ... or, kept out of the file:
+    # password_env = "LAB_CASSANDRA_PASSWORD"  # the environment variable that holds it
     tls = true                         # Cassandra: TLS on the client port ...
     ca_file = "/path/to/ca.pem"        # ... trusting this certificate
     thrift_transport = "framed"        # HBase: the gateway's transport (buffered, the default)
@@ -18,8 +19,10 @@
 
 `workbench cluster up FILE --provider external` only checks that the cluster answers (Cassandra
 also says its release and node count; HBase's Thrift1 cannot) and remembers it under
-<state>/external/NAME/, so that `--cluster NAME` works as for a cluster the workbench started;
-`down` forgets it. The workbench does not own these servers: pause, resume, kill, restart and
+<state>/external/NAME/ (a 0700 directory, state.json 0600), so that `--cluster NAME` works as for
+a cluster the workbench started; `down` forgets it. The password is never written there: the
+state names the cluster file (or the environment variable), which is read again when a client
+needs the login. The workbench does not own these servers: pause, resume, kill, restart and
 logs are refused in one line.
 """
 
@@ -41,7 +44,8 @@ from workbench.errors import ClusterError
 
 DEFAULT_PORTS = {"cassandra": 9042, "hbase": 9090}
 STATE_FILE = "state.json"
-_KEYS = {"kind", "provider", "description", "hosts", "port", "username", "password", "tls", "ca_file",
+_KEYS = {"kind", "provider", "description", "hosts", "port", "username", "password", "password_env",
+         "tls", "ca_file",
          "thrift_transport", "thrift_protocol",
          "replication", "name"}
 
@@ -63,6 +67,8 @@ class ExternalSpec:
     description: str = ""
     thrift_transport: str = "buffered"
     thrift_protocol: str = "binary"
+    password_env: str = ""  # the environment variable that holds the password
+    source: str = ""  # the cluster file (absolute), read again for the password
 
     def __post_init__(self) -> None:
         if self.kind not in DEFAULT_PORTS:
@@ -85,6 +91,29 @@ class ExternalSpec:
             raise ClusterError("invalid cluster file: tls = true needs ca_file, the certificate to trust")
         if self.replication_factor < 1:
             raise ClusterError("invalid cluster file: replication_factor must be 1 or more")
+
+    def login_password(self) -> str:
+        """The password: the one this spec holds, else the environment variable's value or the
+        cluster file's, read now (the state file never holds it)."""
+        if self.password:
+            return self.password
+        if self.password_env:
+            value = os.environ.get(self.password_env)
+            if value is None:
+                raise ClusterError(f"external cluster {self.name}: its password is in the environment "
+                                   f"variable {self.password_env}, which is not set here",
+                                   hint=f"export {self.password_env}=... (the cluster file "
+                                        f"{self.source or '?'} names it)")
+            return value
+        if self.username and self.source:
+            try:
+                return load_file(self.source, self.name).password
+            except ClusterError as exc:
+                raise ClusterError(f"external cluster {self.name}: its password is read from its cluster "
+                                   f"file, which cannot be read now: {exc.message}",
+                                   hint=f"put {self.source} back, or `workbench cluster down {self.name}` "
+                                        "and `cluster up FILE` again") from None
+        return ""
 
     @property
     def client_port(self) -> int:
@@ -130,8 +159,8 @@ def load_file(path: str | Path, name: str | None = None) -> ExternalSpec:
         "name": name or data.get("name") or path.stem, "kind": data.get("kind"),
         "hosts": tuple(hosts) if isinstance(hosts, list) else (), "description": data.get("description", ""),
     }
-    for key, kind in (("port", int), ("username", str), ("password", str), ("tls", bool), ("ca_file", str),
-                      ("thrift_transport", str), ("thrift_protocol", str)):
+    for key, kind in (("port", int), ("username", str), ("password", str), ("password_env", str),
+                      ("tls", bool), ("ca_file", str), ("thrift_transport", str), ("thrift_protocol", str)):
         if key in data:
             if not isinstance(data[key], kind) or (kind is int and isinstance(data[key], bool)):
                 raise ClusterError(f"{path}: key {key!r} must be {kind.__name__}, not {data[key]!r}")
@@ -141,6 +170,10 @@ def load_file(path: str | Path, name: str | None = None) -> ExternalSpec:
         if not ca.is_absolute():
             ca = (path.parent / ca).resolve()
         fields["ca_file"] = str(ca)
+    if fields.get("password") and fields.get("password_env"):
+        raise ClusterError(f"{path}: give password or password_env, not both",
+                           hint="password_env names the environment variable that holds the password")
+    fields["source"] = str(path.resolve())
     replication = data.get("replication", {})
     if not isinstance(replication, dict) or set(replication) - {"class", "replication_factor"}:
         raise ClusterError(f"{path}: key 'replication' must be a table of class and replication_factor")
@@ -168,6 +201,8 @@ class ExternalProvider:
         if not isinstance(spec, ExternalSpec):
             raise ClusterError("the external provider takes a cluster file with provider = \"external\"",
                                hint="give the path of such a .toml file")
+        if spec.password_env:  # refused now rather than at the first run
+            spec = dataclasses.replace(spec, password=spec.login_password())
         version, nodes = (_check_cassandra if spec.kind == "cassandra" else _check_hbase)(spec)
         cluster = _cluster(spec, self.root / spec.name, version, nodes)
         _save(cluster)
@@ -243,13 +278,14 @@ def _cluster(spec: ExternalSpec, run_dir: Path, version: str, nodes_seen: int) -
 
 
 def _save(cluster: Cluster) -> None:
-    doc = {"name": cluster.name, "kind": cluster.kind, "provider": "external",
-           "spec": dataclasses.asdict(cluster.spec), "server_version": cluster.server_version,
-           "nodes_seen": cluster.nodes_seen}
-    cluster.run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = cluster.run_dir / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2))
-    os.replace(tmp, cluster.run_dir / STATE_FILE)
+    """The state: everything but the password (ExternalSpec.login_password reads it again)."""
+    spec = dataclasses.asdict(cluster.spec)
+    del spec["password"]
+    doc = {"name": cluster.name, "kind": cluster.kind, "provider": "external", "spec": spec,
+           "server_version": cluster.server_version, "nodes_seen": cluster.nodes_seen}
+    paths.private_dir(cluster.run_dir.parent)
+    paths.private_dir(cluster.run_dir)
+    paths.write_private(cluster.run_dir / STATE_FILE, json.dumps(doc, indent=2))
 
 
 def cassandra_client(spec: ExternalSpec) -> dict[str, Any]:
@@ -258,7 +294,7 @@ def cassandra_client(spec: ExternalSpec) -> dict[str, Any]:
     if spec.username:
         from cassandra.auth import PlainTextAuthProvider
 
-        kwargs["auth_provider"] = PlainTextAuthProvider(spec.username, spec.password)
+        kwargs["auth_provider"] = PlainTextAuthProvider(spec.username, spec.login_password())
     if spec.tls:
         import ssl
 

@@ -33,3 +33,23 @@ def state_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return _xdg("XDG_STATE_HOME", ".local/state") / "workbench"
+
+
+def private_dir(path: Path) -> Path:
+    """`path` (and missing parents) as a directory only its owner can enter (0700)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` atomically with `text`, readable by its owner only (0600) from the start:
+    the file is created with that mode, never chmod-ed after the text is in it."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an old .tmp left by a crash keeps its mode otherwise
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)

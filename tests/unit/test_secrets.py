@@ -1,0 +1,64 @@
+"""Secrets on disk: files that hold one are 0600 from their creation, in 0700 directories, and
+an external cluster's password is read again from where the user keeps it, never from state."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from workbench.clusters import paths
+from workbench.clusters.external import ExternalProvider, _cluster, _save, load_file
+from workbench.errors import ClusterError
+
+
+def test_a_private_file_is_never_readable_by_others_even_under_a_permissive_umask(tmp_path):
+    old = os.umask(0)
+    try:
+        where = paths.private_dir(tmp_path / "a" / "b")
+        target = where / "secret.json"
+        (where / "secret.json.tmp").write_text("left by a crash")
+        os.chmod(where / "secret.json.tmp", 0o666)
+        paths.write_private(target, "s3cret")
+    finally:
+        os.umask(old)
+    assert where.stat().st_mode & 0o777 == 0o700
+    assert target.stat().st_mode & 0o777 == 0o600 and target.read_text() == "s3cret"
+    assert not (where / "secret.json.tmp").exists()
+
+
+def _lab(tmp_path, line: str):
+    path = tmp_path / "lab.toml"
+    path.write_text(f'kind = "cassandra"\nprovider = "external"\nhosts = ["127.0.0.1"]\n'
+                    f'username = "bench"\n{line}\n')
+    return path
+
+
+def test_the_state_of_an_external_cluster_names_the_file_not_the_password(tmp_path, monkeypatch):
+    path = _lab(tmp_path, 'password = "hunter2-xyz"')
+    spec = load_file(path)
+    assert spec.login_password() == "hunter2-xyz" and spec.source == str(path.resolve())
+    _save(_cluster(spec, tmp_path / "state" / "external" / "lab", "5.0", 1))
+    text = (tmp_path / "state" / "external" / "lab" / "state.json").read_text()
+    assert "hunter2-xyz" not in text and json.loads(text)["spec"]["source"] == str(path.resolve())
+    provider = ExternalProvider(state_dir=tmp_path / "state")
+    remembered = provider._load("lab")
+    assert remembered.credentials == ("bench", "hunter2-xyz")  # read again from the file
+    path.write_text(path.read_text().replace("hunter2-xyz", "changed"))
+    assert remembered.credentials == ("bench", "changed")
+    path.unlink()
+    with pytest.raises(ClusterError, match="password is read from its cluster file.*no cluster file"):
+        remembered.credentials  # noqa: B018
+    assert provider.down("lab") == {"host1": "forgotten"}  # forgetting needs no password
+
+
+def test_a_password_from_the_environment(tmp_path, monkeypatch):
+    spec = load_file(_lab(tmp_path, 'password_env = "WB_UNIT_PW"'))
+    monkeypatch.delenv("WB_UNIT_PW", raising=False)
+    with pytest.raises(ClusterError, match="WB_UNIT_PW, which is not set"):
+        spec.login_password()
+    monkeypatch.setenv("WB_UNIT_PW", "from-env")
+    assert spec.login_password() == "from-env"
+    with pytest.raises(ClusterError, match="password or password_env, not both"):
+        load_file(_lab(tmp_path, 'password = "a"\npassword_env = "B"'))
