@@ -75,3 +75,22 @@ def test_ctrl_c_during_the_demo_leaves_no_server_running(tmp_path):
     assert proc.returncode != 0
     assert "Traceback" not in stderr, stderr[-2000:]
     assert jvms_under(state) == []
+
+
+def test_the_demos_runs_last_the_seconds_asked_by_default(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "demo", "--db", "memory", "--no-tui", "--records", "500",
+         "--seconds", "2", "--threads", "2", "--out", str(out), "--no-store"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env=demo_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for run in ("workloada-run", "workloadc-run"):
+        first = (out / f"memory-{run}.txt").read_text().splitlines()[0]
+        runtime_ms = float(first.rsplit(",", 1)[1])
+        assert 2000 <= runtime_ms < 10_000, first  # ended by the clock, not by a count
+    assert "[INSERT], Return=OK, 500" in (out / "memory-workloada-load.txt").read_text()
+    for bad in (["--seconds", "0"], ["--operations", "0"]):
+        refused = subprocess.run([sys.executable, "-m", "workbench", "demo", "--db", "memory", "--no-tui",
+                                  *bad, "--out", str(out)], capture_output=True, text=True, timeout=120,
+                                 cwd=ROOT, env=demo_env(tmp_path))
+        assert refused.returncode == 2 and refused.stderr.startswith("workbench: error:"), refused.stderr

@@ -69,6 +69,25 @@ async def test_live_commands_change_the_running_phase_and_are_recorded(session):
     assert result.measurement("INSERT").operations > 0
 
 
+async def test_a_finished_runs_headline_is_its_own_throughput_not_the_last_ticks(session):
+    from workbench.ui.widgets.throughput import ThroughputChart
+
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        # A paced start then no limit: the last tick's rate is far from the run's own.
+        assert app.start_run(RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=1000",
+                                                        "operationcount=6000", "target=2000",
+                                                        "threadcount=1", "status.interval=1"),
+                                        ("run",), "memory A"))
+        await until(pilot, lambda: session.current and session.current.state, what="first tick")
+        session.current.controller.threadsafe("set_target", 0.0)
+        await until(pilot, lambda: not session.busy and session.finished, what="the run's end")
+        result = session.finished[-1].result
+        headline = f"throughput {result.throughput:,.0f} ops/s overall"
+        chart = app.screen.query_one(ThroughputChart)
+        await until(pilot, lambda: headline in str(chart.content), what=headline)
+
+
 async def test_a_typed_target_that_is_not_a_number_is_refused(session):
     app = WorkbenchApp(session)
     async with app.run_test(size=(80, 24)) as pilot:

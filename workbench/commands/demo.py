@@ -1,7 +1,8 @@
 """`workbench demo`: the quick start, end to end on real servers.
 
 Fetches Cassandra and HBase (pinned jars from Maven Central, once), starts one local Cassandra
-node and a local HBase, loads both, runs YCSB workloads A and C on each, prints a side-by-side
+node and a local HBase, loads both, runs YCSB workloads A and C on each (20 seconds a run, long
+enough to watch the live charts; the whole demo takes a few minutes), prints a side-by-side
 table, writes YCSB-text and CSV exports of every run into a folder it names, and takes the
 servers down again. Ctrl-C at any point stops the run and still takes every server down.
 `--db memory` runs the same on the in-process memory binding (no servers, no Java).
@@ -27,6 +28,7 @@ from workbench.commands.bench import (
 from workbench.commands.targets import binding_overrides
 from workbench.config import catalog
 from workbench.config.spec import spec_from_args
+from workbench.errors import ConfigError
 from workbench.results.exporters import export
 from workbench.results.model import RunResult
 
@@ -41,8 +43,9 @@ def register(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--db", action="append", choices=("cassandra", "hbase", "memory"),
                    help="databases to compare (default: cassandra and hbase)")
-    p.add_argument("--records", type=int, default=20_000, help="records to load (default 20000)")
-    p.add_argument("--operations", type=int, default=30_000, help="operations per run (default 30000)")
+    p.add_argument("--records", type=int, default=100_000, help="records to load (default 100000)")
+    p.add_argument("--seconds", type=int, default=20, help="how long each run of A and C lasts (default 20)")
+    p.add_argument("--operations", type=int, help="operations per run instead of --seconds")
     p.add_argument("--threads", type=int, default=16, help="lanes (default 16)")
     p.add_argument("--out", help="folder for the exports (default results/demo-<time>)")
     add_store_arguments(p)
@@ -53,12 +56,13 @@ def register(subparsers) -> None:
 
 def demo_command(args: argparse.Namespace) -> int:
     databases = args.db or ["cassandra", "hbase"]
+    bound = _run_bound(args)  # bad input is refused before any server starts
     out = Path(args.out or f"results/demo-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
     if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
         from workbench.ui.launch import open_demo
 
-        return open_demo(databases, args.records, args.operations, args.threads, out,
+        return open_demo(databases, args.records, bound, args.threads, out,
                          store=store_choice(args))
     console = Console(stderr=True)
     results: dict[str, dict[str, RunResult]] = {}
@@ -92,11 +96,23 @@ def demo_command(args: argparse.Namespace) -> int:
     return status
 
 
-def demo_overrides(db: str, phase: str, overrides: list[str], records: int, operations: int,
+def _run_bound(args: argparse.Namespace) -> list[str]:
+    """How a run ends: after --operations operations if given, else after --seconds seconds."""
+    if args.operations is not None:
+        if args.operations < 1:
+            raise ConfigError(f"--operations {args.operations}: a run needs at least one operation")
+        return [f"operationcount={args.operations}"]
+    if args.seconds < 1:
+        raise ConfigError(f"--seconds {args.seconds}: a run needs at least one second")
+    return ["operationcount=0", f"maxexecutiontime={args.seconds}"]
+
+
+def demo_overrides(db: str, phase: str, overrides: list[str], records: int, bound: list[str],
                    threads: int) -> list[str]:
-    """The -p overrides of one demo step (the app's demo runs the very same steps)."""
-    common = [*overrides, f"recordcount={records}", f"operationcount={operations}",
-              f"threadcount={threads}", "status.interval=5"]
+    """The -p overrides of one demo step (the app's demo runs the very same steps); `bound`
+    ends a run phase (_run_bound), a load ends with its records."""
+    common = [*overrides, f"recordcount={records}", f"threadcount={threads}", "status.interval=5"]
+    common += bound if phase == "run" else []
     if db == "cassandra":
         common.append("cassandra.drop=true" if phase == "load" else "cassandra.drop=false")
     if db == "hbase":
@@ -107,7 +123,7 @@ def demo_overrides(db: str, phase: str, overrides: list[str], records: int, oper
 
 
 def _one(db: str, phase: str, workload: str, server: _server, args) -> PhaseRun:
-    common = demo_overrides(db, phase, server.overrides, args.records, args.operations, args.threads)
+    common = demo_overrides(db, phase, server.overrides, args.records, _run_bound(args), args.threads)
     spec, props = spec_from_args([str(WORKLOADS / workload)], common, phase)
     return execute_phase(spec, props.as_dict(), phase, store=store_choice(args), source="demo",
                          workload=workload, cluster=server.cluster)

@@ -62,7 +62,18 @@ class WorkbenchApp(App):
         if self._first_request is not None:
             self.start_run(self._first_request)
         if self._first_task is not None:  # the demo: a script of cluster starts and runs
-            self.session.start_task(self._first_task)
+            self.session.start_task(self._first_task, on_done=self._first_task_done)
+
+    def _first_task_done(self) -> None:
+        # On the session's thread. A demo that ran to its end lands on the comparison of its
+        # runs (the Compare screen selects both databases' runs of the last workload).
+        session = self.session
+        if session.error or session.stopping or not session.finished:
+            return
+        try:
+            self.call_from_thread(self.switch_mode, "compare")
+        except RuntimeError:  # the app has closed meanwhile
+            pass
 
     def start_run(self, request: RunRequest) -> bool:
         """Start a request's phases and show the Run screen; False (and the error shown) when

@@ -13,7 +13,7 @@ from workbench.results.exporters import export
 from workbench.ui.session import RunRequest, Session
 
 
-def demo_task(databases: list[str], records: int, operations: int, threads: int, out: Path):
+def demo_task(databases: list[str], records: int, bound: list[str], threads: int, out: Path):
     """A session task (see Session.start_task) running the demo's steps."""
 
     def task(session: Session) -> None:
@@ -34,7 +34,7 @@ def demo_task(databases: list[str], records: int, operations: int, threads: int,
                     session.activity = f"{phase} {workload} on {db}"
                     request = RunRequest(
                         (str(WORKLOADS / workload),),
-                        tuple(demo_overrides(db, phase, overrides, records, operations, threads)),
+                        tuple(demo_overrides(db, phase, overrides, records, bound, threads)),
                         (phase,), f"{db} {workload}", cluster.name if cluster else None)
                     done = session.run_phase(request, phase, source="demo")
                     if done is None or session.error:

@@ -72,13 +72,13 @@ def open_run(request: RunRequest, store: object = None):
     return last.result
 
 
-def open_demo(databases: list[str], records: int, operations: int, threads: int, out: Path,
+def open_demo(databases: list[str], records: int, bound: list[str], threads: int, out: Path,
               store: object = None) -> int:
     """`workbench demo` in a terminal: the demo's steps, live in the app."""
     from workbench.ui.demo import demo_task
 
     session = _session(store)
-    task = demo_task(databases, records, operations, threads, out)
+    task = demo_task(databases, records, bound, threads, out)
     _run_app(session, task=task)
     results: dict = {}
     for done in session.finished:  # titles are "<db> <workload> <phase>" (see demo_task)

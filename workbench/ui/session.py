@@ -100,9 +100,11 @@ class Session:
 
         self.start_task(phases, request)
 
-    def start_task(self, task: Callable[[Session], None], request: RunRequest | None = None) -> None:
+    def start_task(self, task: Callable[[Session], None], request: RunRequest | None = None,
+                   on_done: Callable[[], None] | None = None) -> None:
         """Run `task(self)` on the session's thread (one at a time): a request's phases, or a
-        script of cluster starts and runs such as the demo's."""
+        script of cluster starts and runs such as the demo's. `on_done()` is called on that
+        thread when the task has ended, however it ended."""
         if self.busy:
             raise WorkbenchError("a run is already going on", "stop it first (s on the Run screen)")
         self.request, self.error, self.stopping, self.activity = request, None, False, ""
@@ -118,6 +120,8 @@ class Session:
             finally:  # a task may leave a last word in `activity` ("demo done: ...")
                 if self.error:
                     self.activity = f"workbench: error: {self.error}"
+                if on_done is not None:
+                    on_done()
 
         self._thread = threading.Thread(target=main, name="workbench-session", daemon=True)
         self._thread.start()

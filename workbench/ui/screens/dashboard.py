@@ -69,6 +69,7 @@ class DashboardScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._seq = 0
+        self._final: float | None = None  # the finished run's own throughput, once drawn
         self._run: BackgroundRun | None = None
         self._op_index = 0
         self._node_index = 0
@@ -99,16 +100,19 @@ class DashboardScreen(Screen):
             status.idle(session.activity or session.error and f"workbench: error: {session.error}" or IDLE)
             return
         if run is not self._run:  # a new phase: start over
-            self._run, self._seq = run, 0
+            self._run, self._seq, self._final = run, 0, None
             self._load_nodes()
         state = run.state
         # Between phases (a cluster starting, the demo's next step) say what is going on.
         status.show(run, self.node, session.activity if run.finished.is_set() else "")
-        if state is None or (state.seq == self._seq and not force):
+        # Once the phase is over, the headline is its own throughput (operations over its
+        # runtime), not the last tick's.
+        final = run.result.throughput if run.finished.is_set() and run.result is not None else None
+        if state is None or (state.seq == self._seq and final == self._final and not force):
             return
-        self._seq = state.seq
+        self._seq, self._final = state.seq, final
         paced = run.controller.paced
-        self.query_one(ThroughputChart).show(state)
+        self.query_one(ThroughputChart).show(state, overall=final)
         self.query_one(OpTable).show(state, paced)
         ops = measurement_names(state)
         op = ops[self._op_index % len(ops)] if ops else None

@@ -20,10 +20,15 @@ class ThroughputChart(Static):
         if self._last is not None:
             self.show(*self._last)
 
-    def show(self, state: LiveState) -> None:
-        self._last = (state,)
+    def show(self, state: LiveState, overall: float | None = None) -> None:
+        """The last tick's throughput while the phase runs; `overall`, the finished phase's own
+        figure (operations / runtime, as its YCSB [OVERALL] line says), once it is over."""
+        self._last = (state, overall)
         snap = state.snapshot
-        caption = Text(f"throughput {snap.throughput:,.0f} ops/s", style="bold")
+        if overall is None:
+            caption = Text(f"throughput {snap.throughput:,.0f} ops/s", style="bold")
+        else:
+            caption = Text(f"throughput {overall:,.0f} ops/s overall", style="bold")
         if snap.target > 0:
             caption.append(f"  (target ╌ {snap.target:,.0f})", style="yellow")
         caption.append("\n")
