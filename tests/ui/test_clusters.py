@@ -77,6 +77,10 @@ async def test_a_real_node_up_killed_restarted_and_down_from_the_screen(suite_se
                         timeout=240, what="the node up")
             assert [e.stage for e in events][-3:] == ["start", "wait", "ready"]
             assert events[0].stage == "fetch"
+            # Started, it is listed among the clusters above the presets: the selection went with it.
+            await until(pilot, lambda: screen._selected_cluster() == "t-ui-cassandra"
+                        and "t-ui-cassandra: running" in str(screen.query_one("#about").content),
+                        what="the selection on the started cluster")
             select(app, "clusters", "t-ui-cassandra")
             await until(pilot, lambda: "node1" in rows(app, "nodes"), what="its node")
             await until(pilot, lambda: screen.query_one("#log").line_count > 0, what="its log")

@@ -45,6 +45,31 @@ async def test_the_key_preview_follows_the_distribution(session):
         assert app.screen.query_one("#row-hotspotdatafraction").display
 
 
+async def test_at_80x24_every_label_is_whole_and_apart_from_its_value(session):
+    from textual.widgets import Label
+
+    from workbench.config.compose import LOAD, MIX, PARAMS, SIZES
+
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "hottest" in preview(app), what="first preview")
+        checked = set()
+        for distribution in ("zipfian", "hotspot", "exponential"):  # each shows its own fields
+            app.screen.query_one("#requestdistribution", Select).value = distribution
+            await until(pilot, lambda d=distribution: f"where {d}" in preview(app), what=distribution)
+            await pilot.pause()
+            for row in app.screen.query(FieldRow):
+                if not row.display:
+                    continue
+                label, value = row.query_one(Label), row.query_one(Input)
+                # The marker, the label and at least one blank column before the value.
+                assert label.size.width >= len(f"▸ {row.label}") + 1, row.label
+                assert value.virtual_region.x >= label.virtual_region.right, row.label
+                assert value.size.width >= 8, row.label  # room left for the value itself
+                checked.add(row.key)
+        assert checked >= {k for k, _ in MIX + SIZES + LOAD + PARAMS}
+
+
 async def test_a_refused_value_is_shown_at_its_field_and_blocks_the_run(session):
     app = WorkbenchApp(session)
     async with app.run_test(size=(80, 24)) as pilot:

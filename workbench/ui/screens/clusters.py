@@ -82,6 +82,7 @@ class ClustersScreen(Screen):
         super().__init__()
         self._clusters: dict[str, tuple[Cluster, str]] = {}  # row key -> (cluster, phase)
         self._target = "local"  # the provider `u` starts a preset with
+        self._follow: str | None = None  # the row key of the cluster `u` is starting
         self._presets: dict[str, tuple] = {}  # name -> (description, spec or None)
         self._event: ProgressEvent | None = None  # the newest progress event of a start
         self._busy = ""  # what a provider call going on does ("up cassandra-single")
@@ -170,9 +171,11 @@ class ClustersScreen(Screen):
     def _draw(self, found, descriptions, key, log: str) -> None:
         self._clusters, self._presets = found, descriptions
         table = self.query_one("#clusters", DataTable)
-        keep = table.cursor_row
+        keep, selected = table.cursor_row, self._selected_cluster()
         table.clear()
+        keys: list[str] = []
         for key_, (cluster, phase) in sorted(found.items()):
+            keys.append(key_)
             running = [n for n in cluster.nodes if n.status == "running"]
             status = phase if phase != "running" else f"running {len(running)}/{len(cluster.nodes)}"
             if any(n.status == "no engine" for n in cluster.nodes):
@@ -184,11 +187,19 @@ class ClustersScreen(Screen):
                           getattr(cluster.spec, "heap", "-"), uptime(min(live)) if live else "-", key=key_)
         for name, (_, spec) in descriptions.items():
             if name not in found:
+                keys.append(name)
                 nodes = str(getattr(spec, "nodes", 1)) if spec else "?"
                 table.add_row(name, f"{spec.kind} preset" if spec else "preset", nodes, "· not started",
                               getattr(spec, "first_address", "") if spec else "",
                               spec.heap if spec else "", "-", key=name)
-        if table.row_count:
+        # The selection stays on its cluster, not its row number: a preset that starts moves up
+        # among the clusters, and the cursor goes with it (the one `u` started, once it is listed).
+        chosen = next((k for k in (self._follow, selected) if k in keys), None)
+        if self._follow in found:
+            self._follow = None
+        if chosen is not None:
+            table.move_cursor(row=keys.index(chosen))
+        elif table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1))
         self._show_nodes()
         self._show_about()
@@ -314,6 +325,7 @@ class ClustersScreen(Screen):
                                 else f"{said} is not a preset; its files are kept (d removes them)")
             return
         target = self._target
+        self._follow = name if target == "local" else f"{target}:{name}"
 
         def up() -> None:
             self.app.session.provider(progress=self._on_progress, kind=target).up(presets.load(name))

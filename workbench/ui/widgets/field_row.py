@@ -17,7 +17,8 @@ class FieldRow(Vertical):
     DEFAULT_CSS = """
     FieldRow { height: auto; }
     FieldRow > Horizontal { height: 1; }
-    FieldRow Label { width: 22; color: $text-muted; }
+    /* the marker, the longest label (23: "hot operations fraction") and a space before the value */
+    FieldRow Label { width: 26; color: $text-muted; }
     FieldRow Input { width: 1fr; }
     FieldRow .field-error { display: none; color: $error; padding-left: 2; }
     FieldRow.-invalid .field-error { display: block; }
