@@ -4,12 +4,16 @@ published ports, the official image's environment contract, and `down` by labels
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import capabilities  # tests/ is on sys.path (rootdir conftest)
 import pytest
 from cassandra.cluster import Cluster as Driver
 from runs import wait_until_running
@@ -107,8 +111,9 @@ def test_hbase_in_containers_serves_load_and_run_through_cluster(docker_hbase, d
 
 
 def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_servers, tmp_path):
-    """Then the workbench 'crashes' (its state file goes): `down` still finds the containers and
-    volumes by their labels, and leaves an unlabelled container alone."""
+    """Then the workbench 'crashes' (its state folder goes): `cluster down NAME`, without
+    --provider, still finds the containers and volumes by their labels, and leaves an unlabelled
+    container alone."""
     provider, client = docker_suite.provider, docker_suite.client
     spec = CassandraSpec(name="t-dk-cassandra3", nodes=3, heap="512M", replication_factor=2,
                          first_address=suite_servers.addresses(3))
@@ -141,10 +146,11 @@ def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_s
         reads_ok = int(out.split("[READ], Return=OK, ")[1].split()[0])
         assert reads_ok > 300, out  # RF 2 at ONE: reads went on while node3 was down
 
-        (store.cluster_dir(provider.root, spec.name) / store.STATE_FILE).unlink()
+        shutil.rmtree(store.cluster_dir(provider.root, spec.name))  # its state folder is lost
         label = {"label": f"{engine.LABEL}={spec.name}"}
         assert len(client.volumes.list(filters=label)) == 3  # one data volume per node
-        down = workbench(suite_servers, "cluster", "down", spec.name, "--provider", "docker")
+        # No --provider: no state file names the cluster, the engine's labels do.
+        down = workbench(suite_servers, "cluster", "down", spec.name)
         assert down.returncode == 0, down.stderr
         assert all(f"node{i}: stopped" in down.stdout for i in (1, 2, 3)), down.stdout
         assert not client.containers.list(all=True, filters=label)
@@ -290,3 +296,64 @@ def test_no_engine_is_one_line_with_the_fix(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert lines[-1].startswith("workbench: error: no Docker engine answers at unix://"), done.stderr
     assert "Traceback" not in done.stderr and "DOCKER_HOST" in lines[-1]
+
+
+# Runs in a network namespace of its own (unshare --net): the host's bridges and firewall tables
+# are never touched, not even created empty.
+_NETWORK_SCRIPT = """
+import json, subprocess, sys, uuid
+from pathlib import Path
+from workbench.clusters import engine
+
+folder = Path(sys.argv[1])
+private = engine.PrivateEngine(folder, folder / "root")
+bridge, chain = "wbo" + uuid.uuid4().hex[:8], "WBT" + uuid.uuid4().hex[:8].upper()
+jump = ["INPUT", "-i", bridge, "-j", chain]
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+try:
+    client = engine.connect(private.start())
+    try:
+        theirs = "br-" + client.networks.create("wbtest", driver="bridge").id[:12]
+    finally:
+        client.close()
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
+    subprocess.run(["iptables", "-N", chain], check=True)
+    subprocess.run(["iptables", "-A", chain, "-j", "RETURN"], check=True)
+    subprocess.run(["iptables", "-A", *jump], check=True)
+    during = engine.network_state()
+    undone = private.stop()
+finally:
+    private.stop()
+after = engine.network_state()
+kept_rule = subprocess.run(["iptables", "-C", *jump], capture_output=True).returncode == 0
+print(json.dumps({"bridge": bridge, "chain": chain, "theirs": theirs, "during": during, "after": after,
+                  "undone": undone, "kept_rule": kept_rule}))
+"""
+
+
+@pytest.mark.skipif(not capabilities.network_admin(),
+                    reason="needs iproute2, iptables and CAP_NET_ADMIN (probed in a namespace)")
+def test_a_private_engine_undoes_only_what_it_made_to_the_network(tmp_path):
+    """While a private dockerd runs, another program adds a bridge and an iptables chain with a
+    rule; the engine makes a bridge network of its own. Its stop removes its own bridge and
+    leaves the other program's bridge, chain and rule as they are."""
+    if shutil.which("dockerd") is None or shutil.which("iptables") is None:
+        pytest.skip("needs dockerd and iptables (.ci/run installs docker.io)")
+    folder = Path(tempfile.mkdtemp(prefix="wb-dockerd-net-", dir="/tmp"))
+    try:
+        done = subprocess.run(["unshare", "--net", sys.executable, "-c", _NETWORK_SCRIPT, str(folder)],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+    finally:
+        left = engine.PrivateEngine(folder).pid()
+        if left is not None:  # the script died with its engine running: stop it, restore nothing
+            from workbench.clusters import processes
+
+            processes.stop(left[0], left[1], 30)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {seen["theirs"], seen["bridge"]} <= set(seen["during"]["bridges"])
+    assert seen["bridge"] in seen["after"]["bridges"], seen["undone"]  # another program's: kept
+    assert seen["theirs"] not in seen["after"]["bridges"], seen["undone"]  # the engine's: gone
+    assert seen["kept_rule"] and f":{seen['chain']} " in seen["after"]["iptables"], seen["undone"]
+    assert f"-A {seen['chain']} -j RETURN" in seen["after"]["iptables"]

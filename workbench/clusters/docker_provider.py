@@ -406,6 +406,14 @@ class DockerProvider:
             self._remove_files(found[0].spec, found[0].run_dir)
         return result
 
+    def labelled(self, name: str) -> bool:
+        """Does a Docker engine that answers hold containers of cluster `name` started under
+        this state directory (its labels), whether or not the state file is still there?"""
+        try:
+            return bool(self.client.containers.list(all=True, filters=self._filters(name)))
+        except Exception:  # noqa: BLE001 - no engine, or one that does not answer: none here
+            return False
+
     def _remove_objects(self, name: str, volumes: bool) -> None:
         client = self.client
         for container in client.containers.list(all=True, filters=self._filters(name)):

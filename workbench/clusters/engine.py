@@ -6,9 +6,10 @@ A `PrivateEngine` runs Debian's dockerd on its own socket, exec root and pid fil
 root (images) under the workbench cache so a second test run finds its images built. It starts
 with `--bridge=none --iptables=false --ip-forward=false`: host networking needs none of them, a
 user-defined bridge network still works (containers reach each other on it, and docker-proxy
-publishes ports on 127.0.0.1), and the host's firewall is left alone. `stop()` also restores
-what it recorded before the start (bridges, iptables rules, ip_forward), in case an engine
-started some other way changed them.
+publishes ports on 127.0.0.1), and the host's firewall is left alone. `stop()` also undoes what
+this engine did to the host's network, and only that: the bridges of its networks, the iptables
+rules and DOCKER* chains it added, and ip_forward if it changed it at its start (restore_network).
+Bridges, rules and settings that other software made meanwhile stay.
 
     python -m workbench.clusters.engine start DIR   # prints DOCKER_HOST=unix://DIR/docker.sock
     python -m workbench.clusters.engine stop DIR
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,7 @@ from workbench.clusters import processes as procs
 from workbench.errors import ClusterError
 
 LABEL = "org.workbench.cluster"  # every container, network and volume the workbench creates
+IP_FORWARD = Path("/proc/sys/net/ipv4/ip_forward")
 
 
 def connect(base_url: str | None = None, timeout: float = 60.0) -> Any:
@@ -75,7 +78,7 @@ def network_state() -> dict[str, Any]:
     state: dict[str, Any] = {
         "bridges": sorted(line.split(":")[1].strip().split("@")[0] for line in bridges.splitlines()
                           if line.count(":") >= 2),
-        "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text().strip(),
+        "ip_forward": IP_FORWARD.read_text().strip(),
         "iptables": "",
     }
     if shutil.which("iptables-save"):
@@ -85,25 +88,97 @@ def network_state() -> dict[str, Any]:
     return state
 
 
-def _rules(dump: str) -> list[str]:
-    return [line for line in dump.splitlines() if line and not line.startswith("#")]
+def parse_iptables(dump: str) -> dict[str, dict[str, list[str]]]:
+    """An `iptables-save` dump as table -> {"chains": [name, ...], "rules": ["-A CHAIN ...", ...]}."""
+    tables: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    for line in dump.splitlines():
+        if line.startswith("*"):
+            current = tables.setdefault(line[1:].strip(), {"chains": [], "rules": []})
+        elif current is None:
+            continue
+        elif line.startswith(":"):
+            current["chains"].append(line[1:].split()[0])
+        elif line.startswith("-A "):
+            current["rules"].append(line)
+    return tables
 
 
-def restore_network(before: dict[str, Any]) -> list[str]:
-    """Undo changes made since `before`; returns what was undone."""
+def _dockers(rule: str, bridges: set[str]) -> bool:
+    """Is this rule one a Docker engine adds: in or to one of its DOCKER* chains, or about one
+    of its bridges?"""
+    words = shlex.split(rule)
+    chain = words[1] if len(words) > 1 else ""
+    jumps = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-j", "-g", "--jump", "--goto")]
+    interfaces = {words[i + 1] for i, w in enumerate(words[:-1])
+                  if w in ("-i", "-o", "--in-interface", "--out-interface")}
+    return (chain.startswith("DOCKER") or any(j.startswith("DOCKER") for j in jumps)
+            or bool(interfaces & bridges))
+
+
+def engine_changes(before: str, now: str, bridges: set[str]) -> tuple[list[tuple[str, str]],
+                                                                        list[tuple[str, str]]]:
+    """What a Docker engine added to iptables between two dumps: (table, rule) pairs to delete,
+    in reverse order, and (table, chain) pairs to flush and remove. A rule or chain that someone
+    else added meanwhile, or that was there before, is not in either list."""
+    old, new = parse_iptables(before), parse_iptables(now)
+    rules, chains = [], []
+    for table, got in new.items():
+        had = old.get(table, {"chains": [], "rules": []})
+        known = set(had["rules"])
+        rules += [(table, r) for r in got["rules"] if r not in known and _dockers(r, bridges)]
+        chains += [(table, c) for c in got["chains"] if c not in had["chains"] and c.startswith("DOCKER")]
+    return rules[::-1], chains
+
+
+def restore_network(before: dict[str, Any], bridges: set[str] | frozenset[str] = frozenset(),
+                    forward_set: str | None = None) -> list[str]:
+    """Undo what a Docker engine did since `before`, and nothing else: remove the bridges of its
+    networks (`bridges`) that were not there before, delete the iptables rules it added (in or
+    to its DOCKER* chains, or about its bridges) and its new chains, and put `ip_forward` back
+    if the engine changed it (it read `forward_set` right after the engine started) and nobody
+    changed it since. Returns what was undone."""
     now, undone = network_state(), []
+    if before["iptables"] and now["iptables"]:
+        rules, chains = engine_changes(before["iptables"], now["iptables"], set(bridges))
+        for table, rule in rules:
+            words = shlex.split(rule)
+            subprocess.run(["iptables", "-t", table, "-D", *words[1:]], capture_output=True, check=False)
+            undone.append(f"deleted iptables rule {table} {rule}")
+        for table, chain in chains:
+            subprocess.run(["iptables", "-t", table, "-F", chain], capture_output=True, check=False)
+            subprocess.run(["iptables", "-t", table, "-X", chain], capture_output=True, check=False)
+            undone.append(f"removed iptables chain {table} {chain}")
     for bridge in now["bridges"]:
-        if bridge not in before["bridges"]:
+        if bridge in bridges and bridge not in before["bridges"]:
             subprocess.run(["ip", "link", "delete", bridge], capture_output=True, check=False)
             undone.append(f"removed bridge {bridge}")
-    if before["iptables"] and _rules(now["iptables"]) != _rules(before["iptables"]):
-        subprocess.run(["iptables-restore"], input=before["iptables"], text=True, capture_output=True,
-                       check=False)
-        undone.append("restored iptables rules")
-    if now["ip_forward"] != before["ip_forward"]:
-        Path("/proc/sys/net/ipv4/ip_forward").write_text(before["ip_forward"])
+    engine_set_it = forward_set is not None and forward_set != before["ip_forward"]
+    if engine_set_it and now["ip_forward"] == forward_set:
+        IP_FORWARD.write_text(before["ip_forward"])
         undone.append(f"ip_forward back to {before['ip_forward']}")
     return undone
+
+
+def engine_bridges(url: str) -> set[str]:
+    """The Linux bridges of the engine's bridge networks (docker0, br-<id>, or a chosen name)."""
+    try:
+        client = connect(url, timeout=10)
+    except ClusterError:
+        return set()
+    try:
+        found = set()
+        for net in client.networks.list():
+            attrs = net.attrs
+            if attrs.get("Driver") != "bridge":
+                continue
+            name = (attrs.get("Options") or {}).get("com.docker.network.bridge.name")
+            found.add(name or ("docker0" if attrs.get("Name") == "bridge" else f"br-{attrs['Id'][:12]}"))
+        return found
+    except Exception:  # noqa: BLE001 - an engine going away: nothing more to learn from it
+        return set()
+    finally:
+        client.close()
 
 
 def unmount_under(folder: Path) -> list[str]:
@@ -182,6 +257,9 @@ class PrivateEngine:
             if self.socket.exists():
                 try:
                     connect(self.url, timeout=5).close()
+                    saved = json.loads(self.saved.read_text())  # what the engine set at its start
+                    saved["ip_forward_started"] = network_state()["ip_forward"]
+                    self.saved.write_text(json.dumps(saved))
                     return self.url
                 except ClusterError:
                     pass
@@ -199,6 +277,8 @@ class PrivateEngine:
     def stop(self, timeout: float = 30.0) -> list[str]:
         """Stop dockerd (SIGTERM, SIGKILL after timeout) and restore the host's network state."""
         found = self.pid()
+        # Asked before it stops: the bridges of its networks (a dead engine leaves them be).
+        bridges = engine_bridges(self.url) if found is not None else set()
         if found is not None:
             procs.stop(found[0], found[1], timeout)  # SIGTERM: dockerd stops its containers
             try:
@@ -210,7 +290,7 @@ class PrivateEngine:
             before = json.loads(self.saved.read_text())
         except (OSError, ValueError):
             return undone
-        undone += restore_network(before)
+        undone += restore_network(before, bridges, before.get("ip_forward_started"))
         self.saved.unlink(missing_ok=True)
         return undone
 

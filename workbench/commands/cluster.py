@@ -184,6 +184,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 def cmd_down(args: argparse.Namespace) -> int:
     provider = _provider(args, name=args.name)
+    if args.provider is None and args.name not in provider.clusters():
+        # No state file names it (the state directory was lost): a Docker engine may still
+        # hold its labelled containers, which `down` finds by their labels.
+        docker = base.get_provider("docker", state_dir=args.state_dir, progress=False)
+        if docker.labelled(args.name):
+            provider = docker
     result = provider.down(args.name, keep_data=args.keep_data)
     if isinstance(provider, external.ExternalProvider):
         print(f"{args.name}: forgotten (an external cluster: its servers were not touched)")
