@@ -51,6 +51,22 @@ async def test_presets_are_listed_and_bad_requests_refused(session):
         assert not isinstance(app.screen, Confirm)
 
 
+async def test_the_screen_reads_the_clusters_every_poll_interval_not_in_a_loop(session, monkeypatch):
+    from workbench.ui.screens import clusters
+
+    monkeypatch.setattr(clusters, "POLL_S", 0.5)
+    polls = []
+    original = ClustersScreen.poll
+    monkeypatch.setattr(ClustersScreen, "poll", lambda self: (polls.append(time.monotonic()), original(self)))
+    app = WorkbenchApp(session, mode="clusters")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "cassandra-single" in rows(app, "clusters"), what="the presets")
+        start, count = time.monotonic(), len(polls)
+        await until(pilot, lambda: time.monotonic() - start > 2.5 * clusters.POLL_S, what="a while")
+        # One read per interval (give or take one); redrawing the table once fed the next read.
+        assert len(polls) - count <= 4, f"{len(polls) - count} reads in {2.5 * clusters.POLL_S} s"
+
+
 @pytest.mark.servers
 async def test_a_real_node_up_killed_restarted_and_down_from_the_screen(suite_servers, tmp_path, monkeypatch):
     address = suite_servers.addresses(1)

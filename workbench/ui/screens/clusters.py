@@ -83,6 +83,7 @@ class ClustersScreen(Screen):
         self._clusters: dict[str, tuple[Cluster, str]] = {}  # row key -> (cluster, phase)
         self._target = "local"  # the provider `u` starts a preset with
         self._follow: str | None = None  # the row key of the cluster `u` is starting
+        self._highlighted: dict[str | None, str | None] = {}  # table id -> row key last shown
         self._presets: dict[str, tuple] = {}  # name -> (description, spec or None)
         self._event: ProgressEvent | None = None  # the newest progress event of a start
         self._busy = ""  # what a provider call going on does ("up cassandra-single")
@@ -109,7 +110,7 @@ class ClustersScreen(Screen):
         self.query_one("#progress-row").display = False
         self.set_interval(POLL_S, self.poll)
         self.set_interval(0.2, self._draw_progress)
-        self.poll()
+        self.call_after_refresh(self.poll)  # once the screen is shown (poll reads only then)
 
     def on_screen_resume(self) -> None:
         self.poll()
@@ -256,6 +257,13 @@ class ClustersScreen(Screen):
         self._log_key = self._selected_node()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # Redrawing a table (every poll) highlights its row again: only a move to another
+        # cluster or node is news. Reacting to every highlight polled again at once, a loop
+        # that kept a core busy while this screen was shown.
+        key = str(event.row_key.value) if event.row_key is not None else None
+        if self._highlighted.get(event.data_table.id) == key:
+            return
+        self._highlighted[event.data_table.id] = key
         if event.data_table.id == "clusters":
             self._show_nodes()
             self._show_about()
