@@ -18,6 +18,13 @@ DATA = ROOT / "tests" / "data" / "ycsb-0.17.0"
 WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")
 
 
+async def type_path(pilot, path) -> None:
+    """A path into the prompt that has the focus, then enter (typed key by key, a long path
+    costs seconds of the test harness's idle waits; the keys themselves are not under test)."""
+    pilot.app.focused.value = str(path)
+    await pilot.press("enter")
+
+
 async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -59,7 +66,7 @@ async def test_two_memory_runs_and_an_imported_file_side_by_side(session, tmp_pa
 
         await pilot.press("i")
         await pilot.pause()
-        await pilot.press(*str(DATA / "hbase-workloada-run.txt"), "enter")
+        await type_path(pilot, DATA / "hbase-workloada-run.txt")
         await until(pilot, lambda: app.screen.query_one("#runs", SelectionList).option_count == 3,
                     what="the imported file")
         runs = app.screen.query_one("#runs", SelectionList)
@@ -71,7 +78,7 @@ async def test_two_memory_runs_and_an_imported_file_side_by_side(session, tmp_pa
         out = tmp_path / "export"
         await pilot.press("e")
         await pilot.pause()
-        await pilot.press(*str(out), "enter")
+        await type_path(pilot, out)
         await until(pilot, lambda: (out / "comparison.csv").exists(), what="the export")
     files = sorted(p.name for p in out.iterdir())
     assert files == ["1-memory-1l-run.csv", "1-memory-1l-run.txt", "3-hbase-workloada-run.csv",
@@ -89,7 +96,7 @@ async def test_a_corrupt_file_is_refused_in_one_line(session, tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("i")
         await pilot.pause()
-        await pilot.press(*str(bad), "enter")
+        await type_path(pilot, bad)
         await until(pilot, lambda: any("workbench: error:" in n.message for n in app._notifications),
                     what="the error")
         message = next(n.message for n in app._notifications if "workbench: error:" in n.message)
