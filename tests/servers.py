@@ -17,9 +17,13 @@ import os
 import shutil
 import signal
 import tempfile
+import urllib.error
+import urllib.request
 from pathlib import Path
 
-from workbench.clusters import cassandra_local, engine, images, ports, processes
+import pytest
+
+from workbench.clusters import cassandra_local, distributions, engine, images, ports, processes
 from workbench.clusters.base import Cluster
 from workbench.clusters.docker_provider import STATE_LABEL, DockerProvider
 from workbench.clusters.local import LocalProvider
@@ -35,6 +39,20 @@ SPECS: dict[str, ClusterSpec] = {
                                       authenticator="PasswordAuthenticator", client_tls=True),
 }
 LOCK_DIR = Path(tempfile.gettempdir()) / "workbench-test-locks"
+
+
+def skip_without_jars(kind: str) -> None:
+    """Skip, saying why, when the server's jars are neither in the cache nor downloadable (no
+    network to Maven Central): the one thing a server test needs from outside the machine."""
+    missing = distributions.missing(kind)
+    if not missing:
+        return
+    request = urllib.request.Request(missing[0].url, method="HEAD", headers={"User-Agent": "workbench"})
+    try:
+        urllib.request.urlopen(request, timeout=20).close()
+    except (urllib.error.URLError, OSError) as exc:
+        pytest.skip(f"needs the {kind} jars: {len(missing)} are not in the cache and Maven Central "
+                    f"does not answer ({getattr(exc, 'reason', exc)})")
 
 
 class SuiteServers:
@@ -87,6 +105,7 @@ class SuiteServers:
 
     def up(self, key: str) -> Cluster:
         spec = self.spec(key)
+        skip_without_jars(spec.kind)
         self.started.append(spec.name)
         return self.provider.up(spec)
 
@@ -136,6 +155,8 @@ class SuiteDocker:
     def start(self) -> bool:
         if self.client is not None or self.reason:
             return self.client is not None
+        for kind in ("cassandra", "hbase"):  # the images carry the jars
+            skip_without_jars(kind)
         try:
             self.client = engine.connect(timeout=30)
         except ClusterError as exc:
