@@ -235,6 +235,33 @@ def test_bridged_cassandra_advertises_loopback_and_keeps_its_volume(docker_suite
         client.images.remove("wbtest/cassandra:contract")
 
 
+def test_a_tls_cluster_folder_is_private_and_its_containers_still_read_their_mounts(docker_suite,
+                                                                                    suite_servers):
+    """A login and TLS in a container: the keystore and the cassandra.yaml that holds its password
+    stay readable by the container's user (the official image's is not root), so the cluster's
+    folder is what keeps them from other users of the machine: 0700. A process of another user
+    in a container still reads them through their mounts, and load and run log in over TLS."""
+    provider = docker_suite.provider
+    spec = CassandraSpec(name="t-dk-secure", nodes=1, heap="512M", docker_memory="1G",
+                         authenticator="PasswordAuthenticator", client_tls=True,
+                         first_address=suite_servers.addresses(1))
+    cluster = provider.up(spec)
+    try:
+        assert cluster.run_dir.stat().st_mode & 0o777 == 0o700
+        conf, tls = cluster.run_dir / "node1" / "conf", cassandra_local.tls_dir(cluster.run_dir)
+        assert "keystore_password" in (conf / "cassandra.yaml").read_text()
+        look = "grep -c keystore_password /c/cassandra.yaml && wc -c < /t/keystore.p12"
+        seen = docker_suite.client.containers.run(
+            images.BASE, ["sh", "-c", look],
+            user="999:999", network_mode="none", remove=True,
+            volumes={str(conf): {"bind": "/c", "mode": "ro"}, str(tls): {"bind": "/t", "mode": "ro"}})
+        lines = seen.decode().split()
+        assert lines[0] == "1" and int(lines[1]) > 0, seen
+        load_and_run(suite_servers, spec.name, "cassandra", "dk_tls")
+    finally:
+        provider.down(spec.name)
+
+
 def test_the_cassandra_image_honours_the_official_environment_contract(docker_suite, suite_servers):
     """Run the image by hand, as a user of the official image would: env variables only."""
     address = suite_servers.addresses(1)

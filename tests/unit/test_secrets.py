@@ -3,8 +3,10 @@ an external cluster's password is read again from where the user keeps it, never
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +64,43 @@ def test_a_password_from_the_environment(tmp_path, monkeypatch):
     assert spec.login_password() == "from-env"
     with pytest.raises(ClusterError, match="password or password_env, not both"):
         load_file(_lab(tmp_path, 'password = "a"\npassword_env = "B"'))
+
+
+def test_the_file_read_again_may_have_moved_its_password_to_the_environment(tmp_path, monkeypatch):
+    path = _lab(tmp_path, 'password = "first"')
+    spec = load_file(path)
+    remembered = dataclasses.replace(spec, password="")  # what the state gives back
+    path.write_text(path.read_text().replace('password = "first"', 'password_env = "WB_UNIT_PW2"'))
+    monkeypatch.setenv("WB_UNIT_PW2", "now-from-env")
+    assert remembered.login_password() == "now-from-env"
+    path.write_text(path.read_text().replace('password_env = "WB_UNIT_PW2"', ""))
+    assert remembered.login_password() == ""  # neither any more: no password (and no loop)
+
+
+def test_a_docker_tls_cluster_keeps_its_keystore_in_a_folder_only_its_owner_enters(tmp_path, monkeypatch):
+    from workbench.clusters import cassandra_local, java
+    from workbench.clusters.docker_provider import DockerProvider
+    from workbench.clusters.specs import CassandraSpec
+
+    def fake_tls(spec, run_dir, java_path, private=True):
+        assert not private  # the container's own user reads the keystore through its mount
+        cassandra_local.tls_dir(run_dir).mkdir(parents=True, exist_ok=True)
+        (cassandra_local.tls_dir(run_dir) / "keystore.p12").write_bytes(b"key")
+        return "keystore-pw-123"
+
+    monkeypatch.setattr(cassandra_local, "make_tls", fake_tls)
+    monkeypatch.setattr(java, "choose", lambda: type("Jdk", (), {"java": tmp_path / "java"})())
+    provider = DockerProvider(state_dir=tmp_path / "state", client=object())
+    run_dir = provider.root / "sec"
+    old = os.umask(0o022)
+    try:
+        plans = provider._cassandra_plans(CassandraSpec(name="sec", nodes=1, client_tls=True,
+                                                        authenticator="PasswordAuthenticator"), run_dir)
+    finally:
+        os.umask(old)
+    conf = run_dir / "node1" / "conf"
+    assert "keystore-pw-123" in (conf / "cassandra.yaml").read_text()
+    assert run_dir.stat().st_mode & 0o777 == 0o700  # nobody else reaches the yaml or the keystore
+    mounted = {Path(source) for source in plans[0]["volumes"] if source.startswith("/")}
+    assert conf in mounted and cassandra_local.tls_dir(run_dir) in mounted
+    assert all(run_dir in p.parents for p in mounted)  # every mount is below the private folder

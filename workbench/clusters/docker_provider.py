@@ -25,8 +25,10 @@ Cassandra containers are configured through the official image's environment con
 (CASSANDRA_CLUSTER_NAME, CASSANDRA_SEEDS, CASSANDRA_LISTEN_ADDRESS, MAX_HEAP_SIZE, ...) plus
 JVM_EXTRA_OPTS naming the node's cassandra.yaml, rendered from the same template as for local
 nodes and mounted read-only; data lives in a labelled volume per node (or under the preset's
-data_dir), logs in the cluster's directory. HBase containers run the local provider's command
-lines with the cluster directory mounted at the same path.
+data_dir), logs in the cluster's directory. With client_tls the keystore and each cassandra.yaml
+(which holds the keystore's password) stay readable by the container's user, and the cluster's
+directory, which containers never cross, is 0700. HBase containers run the local provider's
+command lines with the cluster directory mounted at the same path.
 
 Everything created carries the labels org.workbench.cluster=NAME and org.workbench.state=ROOT
 (a hash of the state directory), so `down` finds it even when the state file is gone, and never
@@ -173,6 +175,10 @@ class DockerProvider:
         if spec.client_tls:
             from workbench.clusters import java
 
+            # The keystore and each node's cassandra.yaml (its password) must stay readable by the
+            # container's own user, so they cannot be 0600: the cluster's folder, which containers
+            # never cross (they see only its mounted subfolders), is 0700 instead.
+            paths.private_dir(run_dir)
             password = cassandra_local.make_tls(spec, run_dir, java.choose().java, private=False)
         result = []
         for index in range(1, spec.nodes + 1):

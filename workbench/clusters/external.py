@@ -22,8 +22,9 @@ also says its release and node count; HBase's Thrift1 cannot) and remembers it u
 <state>/external/NAME/ (a 0700 directory, state.json 0600), so that `--cluster NAME` works as for
 a cluster the workbench started; `down` forgets it. The password is never written there: the
 state names the cluster file (or the environment variable), which is read again when a client
-needs the login. The workbench does not own these servers: pause, resume, kill, restart and
-logs are refused in one line.
+needs the login (the file as it is then: its password, or the variable it names then). The
+workbench does not own these servers: pause, resume, kill, restart and logs are refused in one
+line.
 """
 
 from __future__ import annotations
@@ -107,12 +108,15 @@ class ExternalSpec:
             return value
         if self.username and self.source:
             try:
-                return load_file(self.source, self.name).password
+                mine = load_file(self.source, self.name)
             except ClusterError as exc:
                 raise ClusterError(f"external cluster {self.name}: its password is read from its cluster "
                                    f"file, which cannot be read now: {exc.message}",
                                    hint=f"put {self.source} back, or `workbench cluster down {self.name}` "
                                         "and `cluster up FILE` again") from None
+            # the file as it is now: its password, or the variable it names now (never the file again)
+            if mine.password or mine.password_env:
+                return mine.login_password()
         return ""
 
     @property
