@@ -22,6 +22,8 @@ repetitions = 3
 order = "random"
 seed = 2
 anova = ["operationcount", "workload"]
+warmup_s = 0
+min_measure_s = 0
 [properties]
 recordcount = 300
 [sweep]
@@ -66,7 +68,7 @@ def test_the_html_is_self_contained(report):
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", page)  # nothing fetched from anywhere
     # throughput, READ, UPDATE (the memory binding's latencies can all be below 1 us: still a chart)
     assert page.count("<figure class=chart") == 3
-    assert "Two-way ANOVA" in page and "95% CI" in page
+    assert "Two-way ANOVA" in page and "95% interval (t on the log scale)" in page
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
@@ -97,6 +99,8 @@ databases = ["memory"]
 workloads = ["workloada"]
 repetitions = 2
 p99_bound_ms = 50
+warmup_s = 0
+min_measure_s = 0
 [properties]
 recordcount = 100
 operationcount = 500
@@ -122,7 +126,16 @@ def test_the_saturation_curve_renders_in_headless_chromium(tmp_path):
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     figures = dict(re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S))
+    assert list(figures)[:3] == ["saturation", "saturation-service", "offered"]  # the sweep's charts first
     curve = figures["saturation"]
-    assert curve.count("<polyline") == 2 and curve.count("<circle") == 2 * 3  # p50 and p99 at max, 10%, 50%
+    points = re.findall(r"<title>memory workloada ([^:]+): achieved [^<]*, p99 ", curve)
+    assert points[0].startswith("10% = ") and points[-1] == "unthrottled"  # rising, max at the end
+    assert curve.count("<polyline") == 2 and curve.count("<circle") == 2 * len(points)  # p50, p99
     assert "p99 bound 50 ms" in curve
-    assert "memory workloada unthrottled:" in curve and "memory workloada 50%:" in curve
+    assert '<path class="knee"' in curve and "knee " in curve  # a 50 ms bound: the knee is marked
+    assert figures["saturation-service"].count("<circle") == 2 * len(points)
+    offered = figures["offered"]
+    assert offered.count("<circle") == len(points) - 1  # the paced steps, against what they were offered
+    page_text = (tmp_path / "out" / "sat-full.html").read_text()
+    assert "the knee is at <b>" in page_text and "Little&#x27;s law" in page_text
+    assert "unthrottled calibration" in page_text

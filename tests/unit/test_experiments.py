@@ -4,8 +4,10 @@ line naming the file and key; a run is resumed without repeating what completed.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -100,6 +102,8 @@ def test_runs_of_one_record_count_follow_one_load_of_it(tmp_path):
 workloads = ["workloadc"]
 repetitions = 2
 order = "random"
+warmup_s = 0
+min_measure_s = 0
 [properties]
 operationcount = 50
 [sweep]
@@ -118,13 +122,16 @@ lanes = [1, 2]
 
 def test_a_saturation_sweep_paces_each_rate_at_its_share_of_the_unthrottled_throughput(tmp_path):
     """End to end on the memory binding: unthrottled runs first, then paced runs whose target is
-    the percentage of their mean; the report charts the curve and names the highest rate whose
-    p99 stayed under the bound."""
+    the percentage of their mean, in rising order; the sweep goes on past its listed rates (50
+    points at a time) until a step is saturated, then stops; deleting the top of the curve and
+    running again continues it from there. The report names the knee under the bound."""
     path = tmp_path / "sat.toml"
     path.write_text('''databases = ["memory"]
 workloads = ["workloada"]
 repetitions = 2
 p99_bound_ms = 1000
+warmup_s = 0
+min_measure_s = 0
 [properties]
 recordcount = 100
 operationcount = 600
@@ -135,31 +142,58 @@ rate = [5, 10]
     store = tmp_path / "runs.db"
     done = workbench(store, "experiment", "run", str(path))
     assert done.returncode == 0, done.stderr
-    with RunStore(store, write=False) as s:
-        runs = [(step, rep, s.row(run_id)) for run_id, step, rep, status in s.experiment_runs("sat", "full")
-                if rep and status == "completed"]
-        targets = {step: s.result(run_id).properties.get("target") for run_id, step, rep, _ in
-                   s.experiment_runs("sat", "full") if rep}
-    assert [step for step, _, _ in runs][:2] == ["memory/workloada/rate=max"] * 2
-    unthrottled = sum(row.throughput for step, _, row in runs if step.endswith("max")) / 2
+
+    def made() -> list[tuple[int, str, int, float, str | None]]:
+        with RunStore(store, write=False) as s:
+            return [(run_id, step, rep, s.row(run_id).throughput, s.result(run_id).properties.get("target"))
+                    for run_id, step, rep, status in s.experiment_runs("sat", "full")
+                    if rep and status == "completed"]
+
+    def rate(step: str) -> float:
+        return float(step.split("rate=")[1])
+
+    runs = made()
+    assert [step for _, step, *_ in runs][:2] == ["memory/workloada/rate=max"] * 2
+    unthrottled = sum(t for _, step, _, t, _ in runs if step.endswith("max")) / 2
+    paced = [r for r in runs if not r[1].endswith("max")]
+    targets = {step: target for _, step, _, _, target in paced}
     assert targets["memory/workloada/rate=5"] == str(round(unthrottled * 0.05))
     assert targets["memory/workloada/rate=10"] == str(round(unthrottled * 0.10))
+    rates = [rate(step) for _, step, *_ in paced]
+    assert rates == sorted(rates) and rates[:4] == [5, 5, 10, 10]  # rising, repetitions together
+    steps = list(dict.fromkeys(rates))
+    assert steps[2:] == [60 + 50 * k for k in range(len(steps) - 2)]  # past the list, 50 at a time
+
+    def achieved_share(r: float) -> float:
+        mine = [(t, float(target)) for _, step, _, t, target in paced if rate(step) == r]
+        return sum(t for t, _ in mine) / sum(o for _, o in mine)
+    assert all(achieved_share(r) >= 0.9 for r in steps[:-1])  # none below the top was saturated
+    assert achieved_share(steps[-1]) < 0.9 or steps[-1] == 1000  # the top is: the sweep ended there
+    assert len(steps) > 2, "the memory binding kept up with every rate up to 1000%"
+    assert f"saturated at {steps[-1]:g}%" in done.stderr or steps[-1] == 1000
+
     report = workbench(store, "report", str(path), "--out", str(tmp_path / "out"))
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "out" / "sat-full.html").read_text()
     assert 'data-chart="saturation"' in page and "p99 bound 1 ms" not in page and "p99 bound 1000 ms" in page
-    assert "highest rate with p99 &lt; 1000 ms" in page
+    assert 'data-chart="offered"' in page and "Little" in page
     assert "saturation: response time against throughput" in report.stdout
     row = next(line for line in report.stdout.splitlines() if line.strip().startswith("memory workloada"))
-    assert "10%" in row  # both rates stayed under a 1 s bound: the highest is named
-    with RunStore(store, write=False) as s:
-        paced = [str(run_id) for run_id, step, rep, _ in s.experiment_runs("sat", "full")
-                 if rep and "rate=max" not in step]
-    assert workbench(store, "runs", "delete", *paced).returncode == 0
-    shown = workbench(store, "experiment", "show", str(path))  # the next run is a paced one again
+    assert f"{steps[-2]:g}% = " in row  # the knee: the highest unsaturated step, under a 1 s bound
+
+    # the top two steps deleted: the sweep is made again from the first missing step up
+    top = [str(run_id) for run_id, step, *_ in paced if rate(step) >= steps[-2]]
+    assert workbench(store, "runs", "delete", *top).returncode == 0
+    kept = [run_id for run_id, *_ in made()]
+    shown = workbench(store, "experiment", "show", str(path))
     assert shown.returncode == 0, shown.stderr
-    assert "next: memory/workloada/rate=5 repetition 1, -p " in shown.stdout
-    assert f"target={round(unthrottled * 0.05)}" in shown.stdout
+    assert f"next: memory/workloada/rate={steps[-2]:g} repetition 1, -p " in shown.stdout
+    again = workbench(store, "experiment", "run", str(path))
+    assert again.returncode == 0, again.stderr
+    after = made()
+    assert [run_id for run_id, *_ in after][:len(kept)] == kept  # nothing made twice
+    resumed = [rate(step) for _, step, *_ in after[len(kept):]]
+    assert resumed[:2] == [steps[-2]] * 2 and resumed == sorted(resumed)
 
 
 BASE = '''databases = ["memory"]
@@ -245,6 +279,8 @@ workloads = ["workloada"]
 repetitions = 2
 order = "random"
 seed = 11
+warmup_s = 0
+min_measure_s = 0
 [properties]
 recordcount = 200
 target = 1000
@@ -315,8 +351,9 @@ def test_show_gives_each_steps_confidence_interval_and_welchs_test_between_the_d
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout
     assert "6 done, 0 to make" in text
-    low, high = stats.t.interval(0.95, 2, loc=1050.0, scale=stats.sem(figures["memory"]))
-    assert f"{low:,.0f} - {high:,.0f}" in text  # the memory step's 95% CI
+    logs = [math.log(v) for v in figures["memory"]]
+    low, high = stats.t.interval(0.95, 2, loc=statistics.fmean(logs), scale=stats.sem(logs))
+    assert f"{math.exp(low):,.0f} – {math.exp(high):,.0f}" in text  # the memory step's 95% interval
     p = stats.ttest_ind(figures["memory"], figures["cassandra"], equal_var=False).pvalue
     assert "Welch's t-test" in text and f"{p:.4f}" in text
 

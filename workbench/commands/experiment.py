@@ -23,7 +23,7 @@ from workbench.config import catalog
 from workbench.errors import WorkbenchError
 from workbench.experiments import plan
 from workbench.experiments.runner import _unthrottled, remaining, run_experiment
-from workbench.experiments.stats import cell, welch
+from workbench.experiments.stats import NOISY, cell, welch
 from workbench.results.store import RunStore
 
 
@@ -88,6 +88,15 @@ def show_command(args: argparse.Namespace) -> int:
                   f"settle {e.settle}")
     console.print(f"{len(e.steps())} steps, {before + len(todo)} runs at scale {args.scale}: "
                   f"{before} done, {len(todo)} to make")
+    typical, longest = e.expected_s(args.scale)
+    window = e.window_s(args.scale)
+    cap = e.calibration_cap_s(args.scale)
+    console.print(f"each run: {e.warmup_s:g} s of warm-up (not measured), then at least {window:g} s measured"
+                  + (f"; unthrottled calibration runs until stable, at most {cap:g} s" if e.rates else ""))
+    swept_rates = (f"; the rate sweep stops at its first saturated step, or goes on past "
+                   f"{e.rates[-1]}% until one is" if e.rates else "")
+    console.print(f"expected: about {_minutes(typical)} of runs, at most {_minutes(longest)}{swept_rates}; "
+                  "cluster starts, loads and settling come on top")
     if todo:
         first = todo[0]
         unthrottled = None
@@ -163,6 +172,10 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
 def _summary(e: plan.Experiment, scale: str, store: object, console: Console) -> None:
     """Throughput per step over its completed repetitions (n, mean, sd, 95% confidence interval)
     and, with two databases, Welch's t-test of the first against the second, step by step."""
@@ -184,13 +197,15 @@ def _summary(e: plan.Experiment, scale: str, store: object, console: Console) ->
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
     for column in ("step", "n", "mean ops/s", "sd", "95% CI"):
         table.add_column(column, justify="left" if column == "step" else "right", no_wrap=True)
-    for step in e.steps():
-        values = by_step.get(step.key)
-        if values:
-            c = cell(values)
-            table.add_row(step.key, str(c.n), f"{c.mean:,.0f}", "-" if c.sd is None else f"{c.sd:,.0f}",
-                          "-" if c.ci_low is None else f"{c.ci_low:,.0f} - {c.ci_high:,.0f}")
+    for step in e.steps_of(by_step):
+        c = cell(by_step[step.key])
+        table.add_row(step.key, str(c.n), f"{c.mean:,.0f}", "-" if c.sd is None else f"{c.sd:,.0f}",
+                      c.interval())
     console.print(table)
+    noisy = sum(cell(v).noisy for v in by_step.values())
+    if noisy:
+        console.print(f"{noisy} step(s) {NOISY}: their 95% interval is wider than their mean "
+                      "(more repetitions, or a longer measure_s, narrow it)")
     if len(e.targets) >= 2:
         _welch_table(e, scale, by_step, console)
     print(f"every run: workbench runs list --label {e.name}", file=sys.stderr)
@@ -201,7 +216,7 @@ def _welch_table(e: plan.Experiment, scale: str, by_step: dict[str, list[float]]
     table = Table(title=f"{first.name} vs {second.name}: Welch's t-test of throughput",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
     for column in ("workload / sweep", f"{first.name} mean", f"{second.name} mean", "difference",
-                   "t", "df", "p"):
+                   "t", "df", "p", "verdict"):
         table.add_column(column, justify="left" if column == "workload / sweep" else "right",
                          no_wrap=column == "workload / sweep")
     rows = 0
@@ -217,7 +232,7 @@ def _welch_table(e: plan.Experiment, scale: str, by_step: dict[str, list[float]]
         ma, mb = cell(a).mean, cell(b).mean
         where = step.key.split("/", 1)[1]
         table.add_row(where, f"{ma:,.0f}", f"{mb:,.0f}", f"{(ma - mb) / mb * 100:+.1f}%" if mb else "-",
-                      f"{w.t:.2f}", f"{w.df:.1f}", f"{w.p:.4f}")
+                      f"{w.t:.2f}", f"{w.df:.1f}", f"{w.p:.4f}", w.verdict())
         rows += 1
     if rows:
         console.print(table)

@@ -73,6 +73,14 @@ class WorkloadSpec:
     target: float = 0.0
     workers: int = 1
     maxexecutiontime: int = 0
+    # The measured window of a run phase (workbench extensions; 0 = off, YCSB's behaviour):
+    # operations of the first `warmup_s` seconds are done but not measured; the window lasts at
+    # least `minimum_s` seconds (operationcount then counts measured operations, and the run goes
+    # on until both are reached); with `stable_pct`, it ends once the throughputs of its last
+    # three 2-second windows agree within that many percent (maxexecutiontime still caps it).
+    warmup_s: float = 0.0
+    minimum_s: float = 0.0
+    stable_pct: float = 0.0
     status_interval: float = 10.0
     snapshot_interval: float = 1.0
     measurement_interval: str = "op"
@@ -112,6 +120,16 @@ class WorkloadSpec:
     def reads_existing_records(self) -> bool:
         """Does the run phase read, update, scan or delete records that a load wrote?"""
         return any(op != "INSERT" for op in self.operation_weights())
+
+    def measured_window(self, phase: str) -> bool:
+        """Does this phase measure a window of its own (warm-up, minimum or stable set)? Only a
+        run phase does: a load writes its records whatever the clock says."""
+        return phase == "run" and bool(self.warmup_s or self.minimum_s or self.stable_pct)
+
+    def lane_budget(self, phase: str) -> int:
+        """Operation numbers the lanes may claim (0 = no limit): with a measured window the
+        controller ends the run, since warm-up operations do not count towards operationcount."""
+        return 0 if self.measured_window(phase) else self.phase_operation_count(phase)
 
     def phase_operation_count(self, phase: str) -> int:
         """Operations a phase performs: the inserts for load, operationcount for run (0 = no limit)."""
@@ -206,6 +224,9 @@ KEYS: dict[str, Key] = {
     "target": _key("target", _float),
     "workers": _key("workers", _int),
     "maxexecutiontime": _key("maxexecutiontime", _int),
+    "measurement.warmup": _key("warmup_s", _float),
+    "measurement.minimum": _key("minimum_s", _float),
+    "measurement.stable": _key("stable_pct", _float),
     "status.interval": _key("status_interval", _float),
     "snapshot.interval": _key("snapshot_interval", _float),
     "measurement.interval": _key("measurement_interval", _str, MEASUREMENT_INTERVALS),
@@ -312,6 +333,13 @@ def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
     for key in non_negative:
         if getattr(spec, key) < 0:
             raise _fail(props, key, f"{key} must not be negative", f"set {key} to 0 or more")
+    for key, attr in (("measurement.warmup", "warmup_s"), ("measurement.minimum", "minimum_s"),
+                      ("measurement.stable", "stable_pct")):
+        if getattr(spec, attr) < 0:
+            raise _fail(props, key, f"{key} must not be negative", f"set {key} to 0 (off) or more")
+    if spec.stable_pct and not spec.minimum_s and not spec.maxexecutiontime:
+        raise _fail(props, "measurement.stable", "measurement.stable needs measurement.minimum or "
+                    "maxexecutiontime", "e.g. -p measurement.minimum=10 -p maxexecutiontime=60")
     if spec.insertcount is not None and spec.insertcount < 0:
         raise _fail(props, "insertcount", "insertcount must not be negative", "set it to 0 or more")
     positive = {

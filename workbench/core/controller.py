@@ -40,6 +40,8 @@ class StoredInterval:
     stats: dict[str, OpStats]
     returns: dict[str, dict[str, int]]
     histograms: dict[str, str]
+    in_flight: float = 0.0  # operations in the system, mean of the workers' samples (summed)
+    warmup: bool = False  # a warm-up interval: done, not measured
 
 
 @dataclass
@@ -60,6 +62,30 @@ class PhaseOutcome:
     paced: bool = False
     error_kinds: dict[str, int] = field(default_factory=dict)  # summed over workers
     notes: list[str] = field(default_factory=list)  # the binding's remarks for the report
+    warmup_s: float = 0.0  # seconds from the start to the measured window (not measured)
+
+
+STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
+STABLE_WINDOWS = 3
+
+
+def stable(ticks: list[tuple[float, int]], pct: float) -> bool:
+    """Do the last STABLE_WINDOWS windows of STABLE_WINDOW_S seconds (consecutive ticks, newest
+    last) have throughputs within `pct` percent of their mean (highest minus lowest)?"""
+    rates: list[float] = []
+    seconds, ops = 0.0, 0
+    for interval_s, n in reversed(ticks):
+        seconds += interval_s
+        ops += n
+        if seconds >= STABLE_WINDOW_S:
+            rates.append(ops / seconds)
+            seconds, ops = 0.0, 0
+            if len(rates) == STABLE_WINDOWS:
+                break
+    if len(rates) < STABLE_WINDOWS:
+        return False
+    mean = sum(rates) / len(rates)
+    return mean > 0 and (max(rates) - min(rates)) <= mean * pct / 100
 
 
 class Controller:
@@ -96,6 +122,11 @@ class Controller:
         self._error_kinds: dict[str, int] = {}
         self._last_tick = 0.0
         self._ever_paced = spec.target > 0
+        # the measured window (spec.measured_window): everything above counts from its start
+        self._window = spec.measured_window(phase)
+        self._measuring = not (self._window and spec.warmup_s > 0)
+        self._window_t0 = 0.0  # perf_counter at the start of the measured window
+        self._window_ticks: list[tuple[float, int]] = []  # (interval_s, operations) measured
 
     # -- subscriptions and live commands --------------------------------------------------------
 
@@ -200,7 +231,7 @@ class Controller:
         # The clock starts once every lane's process is up (YCSB's starts once its threads are
         # created, in a JVM that is already running); the bindings' init is inside the run.
         started_at = time.time()
-        self._t0 = self._last_tick = time.perf_counter()
+        self._t0 = self._last_tick = self._window_t0 = time.perf_counter()
         if self._stop_reason is not None:  # stopped while the binding was preparing
             self._executor.stop()
         error: str | None = None
@@ -218,6 +249,8 @@ class Controller:
                 limit = self.spec.maxexecutiontime
                 if limit and self.elapsed() >= limit:
                     self.stop("maxexecutiontime")
+                elif self._window and self._window_done():
+                    self.stop("measured")
             waiter.result()
         except WorkbenchError as exc:
             error = str(exc)
@@ -225,13 +258,13 @@ class Controller:
             self.stop("interrupted")
             raise
         finally:
-            runtime_ms = int((time.perf_counter() - self._t0) * 1000)
+            runtime_ms = int((time.perf_counter() - self._window_t0) * 1000)
             if not waiter.done():
                 waiter.cancel()
             await self._tick(final=True)
         if error:
             outcome = "failed"
-        elif self._stop_reason in (None, "maxexecutiontime"):
+        elif self._stop_reason in (None, "maxexecutiontime", "measured"):
             outcome = "completed"
         else:
             outcome = self._stop_reason
@@ -250,7 +283,20 @@ class Controller:
             paced=self._ever_paced,
             error_kinds=self._error_kinds,
             notes=self._notes,
+            warmup_s=self._window_t0 - self._t0,
         )
+
+    def _window_done(self) -> bool:
+        """Has the measured window got all it asks for (minimum seconds, operationcount
+        measured operations, a stable throughput)?"""
+        spec = self.spec
+        if not self._measuring or time.perf_counter() - self._window_t0 < spec.minimum_s:
+            return False
+        if spec.operationcount and self._total_ops < spec.operationcount:
+            return False
+        if spec.stable_pct:
+            return stable(self._window_ticks, spec.stable_pct)
+        return bool(spec.minimum_s or spec.operationcount)
 
     async def _tick(self, final: bool) -> None:
         ticks = await self._executor.drain()
@@ -306,7 +352,15 @@ class Controller:
         stored = StoredInterval(
             snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
             self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
+            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring,
         )
+        if self._measuring:
+            self._window_ticks.append((interval_s, ops))
+        elif snapshot.elapsed_s >= self.spec.warmup_s:  # the warm-up ends with this tick
+            self._measuring = True
+            self._window_t0 = now
+            self._cumulative, self._returns, self._total_ops = {}, {}, 0
+            self._event("measuring", round(snapshot.elapsed_s, 3))
         self._intervals.append(stored)
         if self._record_listeners:
             events = self._events[self._events_recorded:]

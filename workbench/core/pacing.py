@@ -15,10 +15,15 @@ from time import perf_counter_ns
 class Pacer:
     def __init__(self, rate: float) -> None:
         self.rate = 0.0
+        self.slot = 0
+        self.before = 0  # slots taken on the schedules before the current one
+        self.active = False
         self.set_rate(rate)
 
     def set_rate(self, rate: float) -> None:
-        """Change the rate from now on (slots already taken keep their times)."""
+        """Change the rate from now on (slots already taken keep their times; slots that fell
+        due on the old schedule and were never taken are not owed on the new one)."""
+        self.before = self.before + self.slot if self.active else 0
         self.rate = rate
         self.active = rate > 0  # a plain attribute: lanes read it on every operation
         self.tick_ns = 1e9 / rate if rate > 0 else 0.0
@@ -28,6 +33,13 @@ class Pacer:
     def restart(self) -> None:
         """Start the schedule afresh (after a pause, which must not be caught up)."""
         self.set_rate(self.rate)
+
+    def due(self, now_ns: int) -> int:
+        """Operations whose intended start is `now_ns` or earlier, counted since the schedule
+        became active: the arrivals of Little's law, whether a lane took them yet or not."""
+        if not self.active or now_ns < self.anchor:
+            return self.before
+        return self.before + int((now_ns - self.anchor) / self.tick_ns) + 1
 
     async def next_slot(self) -> int:
         """Wait for the next slot; return its intended start time (perf_counter_ns)."""

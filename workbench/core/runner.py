@@ -36,6 +36,9 @@ STOP_GRACE_S = 5.0  # after stop, operations still in flight get this long befor
 # took about a tenth of the client's CPU. 10,000 helped cassandra-driver but cost acsylla CPU
 # (the young objects no longer stay in cache); 3,000 suited both (BENCHMARKS.md, "Session 3").
 GC_YOUNG = 3_000
+# How often a worker counts the operations in its system (for Little's law: in flight = throughput
+# x response time): 50 times a second, a wake-up of a few microseconds each.
+SAMPLE_S = 0.02
 
 
 class Budget(Protocol):
@@ -109,6 +112,10 @@ class WorkerEngine:
         self.exhausted = False
         self.failure: BaseException | None = None  # an exception a lane did not expect
         self.cleanup_error: BaseException | None = None
+        self._drained_ops = 0  # operations completed up to the last drain
+        self._paced_base = 0  # operations completed when the schedule became active
+        self._in_flight_sum = 0.0  # samples of the operations in the system since the last drain
+        self._in_flight_n = 0
 
     # -- live controls (call on the worker's loop) -------------------------------------------
 
@@ -127,7 +134,28 @@ class WorkerEngine:
         self._update_held()
 
     def set_target(self, rate: float) -> None:
+        if rate > 0 and not self.pacer.active:
+            self._paced_base = self._completed()
         self.pacer.set_rate(rate)
+
+    def _completed(self) -> int:
+        return self._drained_ops + self.recorder.operations
+
+    def in_system(self) -> int:
+        """Operations in the system now: paced, those whose intended start has come and that
+        have not completed (waiting for a lane, or in flight); unpaced, the lanes (a closed
+        loop: each lane always has one operation on its way)."""
+        if not self._running.is_set() and not self.stopping:
+            return 0
+        if self.pacer.active:
+            return max(self.pacer.due(perf_counter_ns()) - (self._completed() - self._paced_base), 0)
+        return len(self._tasks)
+
+    async def _sample(self) -> None:
+        while True:
+            await asyncio.sleep(SAMPLE_S)
+            self._in_flight_sum += self.in_system()
+            self._in_flight_n += 1
 
     def set_lanes(self, n: int) -> None:
         self.lane_limit = n
@@ -153,6 +181,10 @@ class WorkerEngine:
 
     def drain(self) -> TickData:
         tick = self.recorder.drain()
+        self._drained_ops += tick.operations
+        if self._in_flight_n:
+            tick.in_flight = self._in_flight_sum / self._in_flight_n
+            self._in_flight_sum, self._in_flight_n = 0.0, 0
         if self.done.is_set() and self.db is not None:
             tick.error_kinds = dict(self.db.error_kinds())
             if self.cleanup_error is not None:
@@ -183,6 +215,7 @@ class WorkerEngine:
         gc.collect()
         gc.freeze()  # what exists now (modules, connections) is never scanned again during the run
         gc.set_threshold(GC_YOUNG, *thresholds[1:])
+        sampler = asyncio.get_running_loop().create_task(self._sample())
         try:
             self.pacer.restart()  # the schedule starts with the lanes, not before the binding's init
             self._spawn_missing()
@@ -194,6 +227,7 @@ class WorkerEngine:
                 else:  # no lanes here for now (lanes < workers): wait for more or for the end
                     await asyncio.sleep(0.05)
         finally:
+            sampler.cancel()
             gc.set_threshold(*thresholds)
             gc.unfreeze()
             t0 = time.perf_counter_ns()

@@ -46,7 +46,7 @@ class InProcessExecutor:
     """One worker whose lanes run on the caller's event loop."""
 
     def __init__(self, spec: WorkloadSpec, phase: str, lanes: int, target: float) -> None:
-        self.budget = LocalBudget(spec.phase_operation_count(phase))
+        self.budget = LocalBudget(spec.lane_budget(phase))
         self.engine = WorkerEngine(spec, phase, binding_factory(spec), self.budget, lanes, target)
         self._task: asyncio.Task | None = None
 
@@ -124,12 +124,12 @@ class SharedBudget:
 
 def _encode_tick(tick: TickData) -> tuple:
     hists = {k: encode(h) for k, h in tick.histograms.items()}
-    return tick.operations, hists, tick.returns, tick.error_kinds
+    return tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns, kinds = payload
-    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds)
+    ops, hists, returns, kinds, in_flight = payload
+    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight)
 
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:
@@ -202,7 +202,7 @@ class ProcessExecutor:
         self.spec, self.phase, self.workers = spec, phase, workers
         self.lanes, self.target = lanes, target
         self.ctx = mp.get_context("spawn")
-        self.total = spec.phase_operation_count(phase)
+        self.total = spec.lane_budget(phase)
         self.counter = self.ctx.Value("q", 0)
         self.procs: list[Any] = []
         self.conns: list[Any] = []

@@ -30,6 +30,19 @@ workload first runs unthrottled (rate = max), then at those percentages of the t
 reached; `p99_bound_ms = 10` (at the top) makes the report name the highest rate whose p99
 response time stayed under the bound.
 
+Every measured run has a warm-up that is not measured (`warmup_s`, default 5) and then a
+measured window of at least `measure_s` seconds (default 10) divided by the scale's divisor, but
+never shorter than `min_measure_s` (default 10): a scale shrinks record and operation counts,
+not the measuring time below that floor. A run with an operationcount goes on until it has
+measured that many operations too. An unthrottled calibration run of a rate sweep goes on
+until its throughput is stable (the last three 2-second windows within 5% of each other), for
+at most three windows' worth more than the floor (30 s more at least). A rate sweep runs its
+paced steps in rising order and stops at the first step where the database is saturated (it
+achieved under 90% of the offered rate); if the listed rates never saturate it, the sweep goes
+on past them, 50 points at a time, up to 1000%. With `p99_bound_ms`, a step whose p99 response
+time is more than ten times the bound ends the sweep too. `warmup_s = 0` and `min_measure_s = 0`
+(with no `measure_s`) give count-bounded runs with no warm-up, as YCSB makes them.
+
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
 the runs of each database (of each cluster it starts, of each record count it loads) with the
@@ -40,6 +53,7 @@ that finished is never repeated when the experiment is run again.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import tomllib
@@ -67,7 +81,18 @@ RATE = "rate"  # percent of the unthrottled throughput; steps with rate = max ca
 UNTHROTTLED = "max"
 SCALED = ("recordcount", "operationcount")
 KEYS = {"name", "description", "databases", "workloads", "repetitions", "order", "seed", "load",
-        "settle", "properties", "sweep", "scale", "anova", "storage", "p99_bound_ms"}
+        "settle", "properties", "sweep", "scale", "anova", "storage", "p99_bound_ms", "warmup_s",
+        "measure_s", "min_measure_s"}
+WARMUP_S = 5.0  # defaults of the measured window (see the module's text)
+MIN_MEASURE_S = 10.0
+CALIBRATION_STABLE_PCT = 5.0  # an unthrottled calibration run ends when its throughput is this stable
+CALIBRATION_EXTRA_S = 30.0  # ... or this long (at least) after its floor
+SATURATED = 0.9  # a paced step is saturated when it achieved less than this share of its target
+HOPELESS = 10.0  # ... or when its p99 response time is more than this many times the p99 bound
+RATE_STEP = 50  # percentage points between the steps a rate sweep adds past its listed rates
+RATE_CAP = 1000  # and the highest rate it goes to
+STABLE_GUESS_S = 2.0  # seconds a calibration typically runs past its floor until stable
+GUESS_OPS_S = 5000  # for estimates of count-bounded runs: a laptop's order of magnitude
 ORDERS = ("as-written", "random")
 LOADS = ("once", "every-step")
 SETTLES = ("none", "flush")
@@ -113,6 +138,15 @@ class Step:
     def rate(self) -> object | None:
         return dict(self.values).get(RATE)
 
+    @property
+    def curve(self) -> tuple:
+        """The rate sweep this step belongs to: everything but its rate."""
+        return (self.target, self.workload, tuple((k, v) for k, v in self.values if k != RATE))
+
+    def at_rate(self, rate: object) -> Step:
+        return Step(self.target, self.workload,
+                    tuple((k, rate if k == RATE else v) for k, v in self.values))
+
     def calibration(self) -> Step:
         """The unthrottled step whose throughput this paced step's rate is a percentage of."""
         return Step(self.target, self.workload,
@@ -143,6 +177,9 @@ class Experiment:
     anova: tuple[str, str] | None = None  # the two factors of the report's two-way ANOVA
     storage: dict[str, str] = field(default_factory=dict)  # storage name -> data directory
     p99_bound_ms: float | None = None  # saturation: the p99 response time a rate must stay under
+    warmup_s: float = WARMUP_S  # every run: seconds not measured, then the measured window
+    measure_s: float = MIN_MEASURE_S  # at full scale (divided by the scale's divisor)
+    min_measure_s: float = MIN_MEASURE_S  # the window's floor at every scale
 
     def workload_file(self, workload: str) -> Path:
         return _workload_file(self.path, workload)
@@ -155,10 +192,55 @@ class Experiment:
             combos = [c + ((param, v),) for c in combos for v in values]
         return [Step(t, w, c) for t in self.targets for w in self.workloads for c in combos]
 
+    @property
+    def rates(self) -> tuple[object, ...]:
+        """The listed rates of a rate sweep, in rising order (empty without one)."""
+        return tuple(sorted(dict(self.sweep).get(RATE, ()), key=float))
+
+    def find_step(self, key: str) -> Step | None:
+        """The step with this key: a planned one, or a rate a sweep added past its list."""
+        for step in self.steps():
+            if step.key == key:
+                return step
+        if not self.rates:
+            return None
+        for step in self.steps():
+            if step.rate == self.rates[-1]:
+                for rate in self.added_rates():
+                    if step.at_rate(rate).key == key:
+                        return step.at_rate(rate)
+        return None
+
+    def steps_of(self, keys) -> list[Step]:
+        """The steps these keys name, in the experiment's order (a rate sweep's added steps
+        after the listed ones of their curve); keys of no step are left out."""
+        planned = {s.key: i for i, s in enumerate(self.steps())}
+        found = [step for step in map(self.find_step, dict.fromkeys(keys)) if step is not None]
+
+        def order(step: Step) -> tuple:
+            if step.key in planned:
+                return (planned[step.key], 0.0)
+            base = step.at_rate(self.rates[-1])  # added: after the last listed rate of its curve
+            return (planned.get(base.key, len(planned)), float(step.rate))
+        return sorted(found, key=order)
+
+    def added_rates(self) -> list[int]:
+        """The rates a sweep that never saturated goes on with, past its listed ones."""
+        if not self.rates:
+            return []
+        start = float(self.rates[-1])
+        return [int(start + RATE_STEP * k) for k in range(1, int((RATE_CAP - start) // RATE_STEP) + 1)]
+
+    def window_s(self, scale: str) -> float:
+        """The measured window of a run at this scale (its floor, at least)."""
+        return max(self.measure_s / self.divisor(scale), self.min_measure_s)
+
     def runs(self) -> list[PlannedRun]:
         """Every run: database by database, cluster by cluster (nodes, storage) and record count
         by record count (one load each), unthrottled calibration runs before paced ones; each
-        part shuffled when order = random."""
+        part shuffled when order = random, except the paced steps of a rate sweep, which go in
+        rising order, each step's repetitions together (the runner stops a curve once it is
+        saturated and extends one that is not)."""
         out: list[PlannedRun] = []
         rng = random.Random(self.seed)
         steps = self.steps()
@@ -169,7 +251,11 @@ class Experiment:
                         for s in steps if s.target == target and s.data_values == shape]
                 for part in ([r for r in mine if r.step.rate == UNTHROTTLED],
                              [r for r in mine if r.step.rate != UNTHROTTLED]):
-                    if self.order == "random":
+                    if part and part[0].step.rate not in (None, UNTHROTTLED):
+                        curves = list(dict.fromkeys(r.step.curve for r in part))
+                        part.sort(key=lambda run: (curves.index(run.step.curve), float(run.step.rate),
+                                                   run.repetition))
+                    elif self.order == "random":
                         rng.shuffle(part)
                     else:  # as written: repetition after repetition of the whole sweep
                         part.sort(key=lambda run: run.repetition)
@@ -217,7 +303,42 @@ class Experiment:
         for key in SCALED:
             if key in props and divisor > 1:
                 props[key] = str(max(int(props[key]) // divisor, 1))
+        window = self.window_s(scale)
+        if self.warmup_s:
+            props["measurement.warmup"] = f"{self.warmup_s:g}"
+        if window:
+            props["measurement.minimum"] = f"{window:g}"
+        if run.step.rate == UNTHROTTLED and window:  # calibration: until its throughput is stable
+            props["measurement.stable"] = f"{CALIBRATION_STABLE_PCT:g}"
+            props["maxexecutiontime"] = str(math.ceil(self.warmup_s + self.calibration_cap_s(scale)))
         return [f"{k}={v}" for k, v in props.items()]
+
+    def calibration_cap_s(self, scale: str) -> float:
+        """The longest measured window of an unthrottled calibration run."""
+        window = self.window_s(scale)
+        return window + max(CALIBRATION_EXTRA_S, 3 * window)
+
+    def expected_s(self, scale: str) -> tuple[float, float]:
+        """(typical, longest) seconds the runs take at this scale: warm-ups and measured
+        windows (count-bounded runs guessed at GUESS_OPS_S), calibrations between their floor
+        and their cap, and a rate sweep from its listed steps up to where it may go on."""
+        window, per = self.window_s(scale), self.warmup_s
+        typical = longest = 0.0
+        for run in self.runs():
+            count = int(dict(self.properties).get("operationcount", 0) or 0)
+            if "operationcount" in dict(run.step.values):
+                count = int(dict(run.step.values)["operationcount"])
+            count //= self.divisor(scale)
+            measured = max(window, count / GUESS_OPS_S)
+            if run.step.rate == UNTHROTTLED and window:
+                typical += per + measured + 2 * STABLE_GUESS_S
+                longest += per + self.calibration_cap_s(scale)
+            else:
+                typical += per + measured
+                longest += per + measured
+        extra = len(self.added_rates()) * self.repetitions * (per + window)
+        curves = {s.curve for s in self.steps() if s.rate not in (None, UNTHROTTLED)}
+        return typical, longest + extra * len(curves)
 
 
 def _workload_file(experiment: Path, workload: str) -> Path:
@@ -333,6 +454,10 @@ def load(name_or_path: str) -> Experiment:
                               or not isinstance(bound, int | float) or bound <= 0):
         raise _fail(path, "p99_bound_ms", "must be a positive number of milliseconds, with a rate sweep",
                     "e.g. p99_bound_ms = 10 and [sweep] rate = [10, 50, 100]")
+    timing = {}
+    for key, default in (("warmup_s", WARMUP_S), ("min_measure_s", MIN_MEASURE_S)):
+        timing[key] = _seconds(path, data, key, default)
+    timing["measure_s"] = _seconds(path, data, "measure_s", timing["min_measure_s"])
     scales = data.get("scale", {})
     if not isinstance(scales, dict) or not all(isinstance(v, int) and v >= 1 for v in scales.values()):
         raise _fail(path, "scale", "must map names to whole divisors of 1 or more", "e.g. laptop = 20")
@@ -348,8 +473,15 @@ def load(name_or_path: str) -> Experiment:
         targets=tuple(targets), workloads=workloads, sweep=tuple(sweep), repetitions=repetitions,
         order=picked["order"], seed=seed, load=picked["load"], settle=picked["settle"],
         properties={k: _prop(v) for k, v in properties.items()}, scales=dict(scales), anova=anova,
-        storage=storage, p99_bound_ms=None if bound is None else float(bound),
+        storage=storage, p99_bound_ms=None if bound is None else float(bound), **timing,
     )
+
+
+def _seconds(path: Path, data: dict, key: str, default: float) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
+        raise _fail(path, key, "must be a number of seconds from 0 to 3600", f"e.g. {key} = {default:g}")
+    return float(value)
 
 
 def _check_cluster_sweep(path: Path, param: str, values: list, targets: list[Target],

@@ -17,7 +17,8 @@ from workbench.clusters.ports import require_free
 from workbench.commands.bench import execute_phase
 from workbench.config.spec import spec_from_args
 from workbench.errors import ClusterError, ConfigError, WorkbenchError
-from workbench.experiments.plan import UNTHROTTLED, Experiment, PlannedRun, Target
+from workbench.experiments.plan import HOPELESS, SATURATED, UNTHROTTLED, Experiment, PlannedRun, Target
+from workbench.experiments.report import OPERATIONS
 from workbench.results.store import ExperimentTag, RunStore
 
 Say = Callable[[str], None]
@@ -124,23 +125,124 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
         if spec is not None and adjust_spec is not None:
             spec = adjust_spec(spec)
         with _Cluster(target, spec, shape, say, provider_factory) as cluster:
-            loaded: tuple | None = None  # what the table holds now (see _load_group)
-            written = False  # since the last settle step: a read-only run leaves nothing to settle
-            for run in runs:
-                unthrottled = None
-                if run.step.rate not in (None, UNTHROTTLED):
-                    unthrottled = _unthrottled(experiment, run, scale, store)
-                overrides = [*cluster.overrides, *experiment.overrides(run, scale, unthrottled)]
-                group = _load_group(experiment, run, overrides)
-                if experiment.load == "every-step" or group != loaded:
-                    _load(experiment, run, overrides, cluster, scale, store, say)
-                    loaded, written = group, True
-                if experiment.settle == "flush" and written:
-                    _settle(experiment, run, overrides, cluster, say)
-                    written = False
-                status = max(status, _one(experiment, run, overrides, cluster, scale, store, progress, say))
-                written = written or _writes(experiment, run, overrides)
+            state = _Data()
+            for run in _in_order(experiment, runs, scale, store, progress, say):
+                status = max(status, _make(experiment, run, cluster, scale, store, progress, state, say))
     return status
+
+
+@dataclass
+class _Data:
+    """What the table of a cluster holds now, and whether runs wrote to it since it settled."""
+
+    loaded: tuple | None = None  # the load group of the last load (see _load_group)
+    written: bool = False  # since the last settle step: a read-only run leaves nothing to settle
+
+
+def _make(experiment: Experiment, run: PlannedRun, cluster: _Cluster, scale: str, store: object,
+          progress: Progress, state: _Data, say: Say) -> int:
+    """One run, after the load and settle steps it needs."""
+    unthrottled = None
+    if run.step.rate not in (None, UNTHROTTLED):
+        unthrottled = _unthrottled(experiment, run, scale, store)
+    overrides = [*cluster.overrides, *experiment.overrides(run, scale, unthrottled)]
+    group = _load_group(experiment, run, overrides)
+    if experiment.load == "every-step" or group != state.loaded:
+        _load(experiment, run, overrides, cluster, scale, store, say)
+        state.loaded, state.written = group, True
+    if experiment.settle == "flush" and state.written:
+        _settle(experiment, run, overrides, cluster, say)
+        state.written = False
+    status = _one(experiment, run, overrides, cluster, scale, store, progress, say)
+    state.written = state.written or _writes(experiment, run, overrides)
+    return status
+
+
+def _in_order(experiment: Experiment, runs: list[PlannedRun], scale: str, store: object,
+              progress: Progress, say: Say):
+    """The runs to make, in order. A rate sweep's paced steps go up until one is saturated
+    (what is left of the curve is not made), and on past the listed rates while none is; the
+    decision is read from the store, so a resumed sweep continues where it stood."""
+    if not experiment.rates:
+        yield from runs
+        return
+    yield from (r for r in runs if r.step.rate == UNTHROTTLED)
+    paced = [r for r in runs if r.step.rate != UNTHROTTLED]
+    for curve in dict.fromkeys(r.step.curve for r in paced):
+        mine = [r for r in paced if r.step.curve == curve]
+        template = mine[0].step
+        steps = [template.at_rate(rate) for rate in experiment.rates]
+        for step in steps:
+            why = _ended_below(experiment, step, scale, store)
+            if why is not None:
+                skipped = [r for r in mine if float(r.step.rate) >= float(step.rate)]
+                if skipped:
+                    progress.total -= len(skipped)
+                    say(f"  {template.target.name} {template.workload}: {why}; the sweep ends there "
+                        f"({len(skipped)} planned runs not needed)")
+                break
+            yield from (r for r in mine if r.step == step)
+        else:
+            for rate in experiment.added_rates():
+                step = template.at_rate(rate)
+                why = _ended_below(experiment, step, scale, store)
+                if why is not None:
+                    say(f"  {template.target.name} {template.workload}: {why}; the sweep ends there")
+                    break
+                more = [PlannedRun(step, rep) for rep in range(1, experiment.repetitions + 1)
+                        if not _completed(experiment, step, rep, scale, store)]
+                if more:
+                    say(f"  {template.target.name} {template.workload}: not saturated at "
+                        f"{experiment.rates[-1]}% or above yet; the sweep goes on at {rate}%")
+                    progress.total += len(more)
+                yield from more
+
+
+def _completed(experiment: Experiment, step, repetition: int, scale: str, store: object) -> bool:
+    with RunStore(store, create=False, write=False) as s:
+        return any(key == step.key and rep == repetition and status == "completed"
+                   for _, key, rep, status in s.experiment_runs(experiment.name, scale))
+
+
+def step_ends_sweep(experiment: Experiment, step, scale: str, store: object) -> str | None:
+    """Why a paced step ends its rate sweep (its completed runs, on average, achieved under
+    SATURATED of the offered rate, or had a p99 response time over HOPELESS times the bound),
+    or None: it does not, or has no completed run yet."""
+    try:
+        unthrottled = _unthrottled(experiment, PlannedRun(step, 1), scale, store)
+    except WorkbenchError:
+        return None
+    achieved, p99s = [], []
+    with RunStore(store, create=False, write=False) as s:
+        for run_id, key, rep, status in s.experiment_runs(experiment.name, scale):
+            if key == step.key and rep and status == "completed":
+                result = s.result(run_id)
+                achieved.append(result.throughput or 0.0)
+                p99s.append(max((m.percentiles.get(99.0, 0) for m in result.measurements
+                                 if m.name.removeprefix("Intended-") in OPERATIONS
+                                 and m.name.startswith("Intended-") and m.operations), default=0))
+    if not achieved:
+        return None
+    offered = max(1, round(unthrottled * float(step.rate) / 100))
+    mean = sum(achieved) / len(achieved)
+    if mean < SATURATED * offered:
+        return f"saturated at {step.rate}%: achieved {mean:,.0f} of {offered:,} ops/s offered"
+    p99_ms = sum(p99s) / len(p99s) / 1000
+    if experiment.p99_bound_ms and p99_ms > HOPELESS * experiment.p99_bound_ms:
+        return (f"p99 response time {p99_ms:,.1f} ms at {step.rate}%, over {HOPELESS:g}x "
+                f"the {experiment.p99_bound_ms:g} ms bound")
+    return None
+
+
+def _ended_below(experiment: Experiment, step, scale: str, store: object) -> str | None:
+    """Why a step of this curve at a lower rate ended the sweep (so this one is not needed)."""
+    for rate in (*experiment.rates, *experiment.added_rates()):
+        if float(rate) >= float(step.rate):
+            break
+        why = step_ends_sweep(experiment, step.at_rate(rate), scale, store)
+        if why is not None:
+            return why
+    return None
 
 
 def _load_group(experiment: Experiment, run: PlannedRun, overrides: list[str]) -> tuple:

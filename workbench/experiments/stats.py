@@ -1,7 +1,10 @@
 """The statistics published YCSB studies compute by hand, from scipy and statsmodels.
 
-- `cell(values)`: n, mean, sample standard deviation and the 95% confidence interval of the mean
-  (Student's t with n - 1 degrees of freedom), for the repetitions of one step.
+- `cell(values)`: n, mean, sample standard deviation and a 95% confidence interval for the
+  repetitions of one step. Throughputs and latencies are positive and spread multiplicatively,
+  so the interval is Student's t with n - 1 degrees of freedom on the logarithms, turned back:
+  it never holds impossible (negative) values, as the plain t interval of three noisy runs did.
+  A step whose interval is wider than its mean is `noisy`: too noisy to compare.
 - `welch(a, b)`: Welch's unequal-variances t-test of two samples (Cassandra's repetitions
   against HBase's): t, the Welch-Satterthwaite degrees of freedom, the two-sided p-value.
 - `anova2(rows, a, b)`: the two-way ANOVA table with interaction (SS, df, MS, F, p for both
@@ -19,14 +22,29 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+NOISY = "too noisy to compare"
+
 
 @dataclass(frozen=True)
 class Cell:
     n: int
     mean: float
     sd: float | None  # None for a single value
-    ci_low: float | None  # 95% confidence interval of the mean; None below two values
+    ci_low: float | None  # 95% confidence interval (t on the log scale); None below two values
     ci_high: float | None
+
+    @property
+    def noisy(self) -> bool:
+        """Is the interval wider than the mean (the step is too noisy to compare)?"""
+        return self.ci_low is not None and self.ci_high is not None and (
+            self.ci_high - self.ci_low > abs(self.mean))
+
+    def interval(self, fmt: str = "{:,.0f}") -> str:
+        """The interval as text, with the words when it is too noisy."""
+        if self.ci_low is None or self.ci_high is None:
+            return "-"
+        text = f"{fmt.format(self.ci_low)} – {fmt.format(self.ci_high)}"
+        return f"{text} ({NOISY})" if self.noisy else text
 
 
 def cell(values: Sequence[float], confidence: float = 0.95) -> Cell:
@@ -39,8 +57,13 @@ def cell(values: Sequence[float], confidence: float = 0.95) -> Cell:
     from scipy import stats  # noqa: PLC0415 - slow import, only when statistics are asked for
 
     sd = statistics.stdev(values)
-    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
-    return Cell(n, mean, sd, mean - half, mean + half)
+    t = stats.t.ppf(0.5 + confidence / 2, n - 1)
+    if min(values) <= 0:  # no logarithm: the plain interval, cut at zero (nothing is negative)
+        half = t * sd / math.sqrt(n)
+        return Cell(n, mean, sd, max(mean - half, 0.0), mean + half)
+    logs = [math.log(v) for v in values]
+    centre, half = statistics.fmean(logs), t * statistics.stdev(logs) / math.sqrt(n)
+    return Cell(n, mean, sd, math.exp(centre - half), math.exp(centre + half))
 
 
 @dataclass(frozen=True)
@@ -48,6 +71,15 @@ class Welch:
     t: float
     df: float
     p: float
+    noisy: bool = False  # one side's interval is wider than its mean: no verdict
+
+    def verdict(self, alpha: float = 0.05) -> str:
+        """The comparison in words."""
+        if self.noisy:
+            return NOISY
+        if self.p < alpha:
+            return f"different (p < {alpha:g})"
+        return "no clear difference"
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
@@ -59,7 +91,7 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
     va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if va + vb else float("nan")
     result = stats.ttest_ind(a, b, equal_var=False)
-    return Welch(float(result.statistic), df, float(result.pvalue))
+    return Welch(float(result.statistic), df, float(result.pvalue), cell(a).noisy or cell(b).noisy)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ class TickData:
     histograms: dict[str, HdrHistogram]
     returns: dict[str, dict[str, int]]
     error_kinds: dict[str, int] | None = None  # the binding's totals, on a worker's last tick
+    in_flight: float = 0.0  # operations in the system, sampled over the tick (mean)
 
 
 class Recorder:

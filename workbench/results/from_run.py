@@ -116,6 +116,8 @@ def interval_from_stored(i: StoredInterval) -> Interval:
         lanes=i.lanes,
         target=i.target or None,
         paused=i.paused,
+        in_flight=round(i.in_flight, 3),
+        warmup=i.warmup,
     )
 
 
@@ -156,4 +158,5 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         label=spec.label,
         started_at=outcome.started_at,
         outcome=outcome.outcome,
+        warmup_s=round(outcome.warmup_s, 3),
     )

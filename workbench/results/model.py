@@ -59,6 +59,8 @@ class Interval:
     lanes: int = 0
     target: float | None = None
     paused: bool = False
+    in_flight: float | None = None  # operations in the system, sampled over the interval (mean)
+    warmup: bool = False  # before the measured window: done, not counted in the run's figures
 
     @property
     def throughput(self) -> float:
@@ -92,6 +94,7 @@ class RunResult:
     started_at: float | None = None  # Unix time
     outcome: str = "completed"  # completed | stopped | interrupted | failed
     source: str = "workbench"  # "workbench" or "ycsb-text" (imported)
+    warmup_s: float = 0.0  # unmeasured seconds before runtime_ms starts (measurement.warmup)
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

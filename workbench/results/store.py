@@ -382,7 +382,7 @@ class RunStore:
             self._insert_event(run_id, seq, event)
         doc = to_json_dict(result)
         doc["run"]["intervals"], doc["run"]["events"] = [], []
-        ended = (result.started_at or time.time()) + result.runtime_ms / 1000
+        ended = (result.started_at or time.time()) + result.warmup_s + result.runtime_ms / 1000
         self.conn.execute(
             "UPDATE runs SET status = ?, label = ?, started_at = coalesce(?, started_at), "
             "ended_at = ?, runtime_ms = ?, operations = ?, throughput = ?, properties = ?, "
@@ -531,7 +531,9 @@ def result_from_intervals(row: RunRow, properties: dict[str, str], environment: 
 
     cumulative: dict = {}
     returns: dict[str, dict[str, int]] = {}
-    for interval in intervals:
+    warmup = [i for i in intervals if i.warmup]
+    measured = [i for i in intervals if not i.warmup] if warmup else intervals
+    for interval in measured:
         for name, m in interval.measurements.items():
             if m.histogram:
                 target = cumulative.get(name)
@@ -550,11 +552,13 @@ def result_from_intervals(row: RunRow, properties: dict[str, str], environment: 
     for op, counts in returns.items():
         if op not in shown:
             measurements.append(measurement_from_histogram(op, new_histogram(), counts))
-    runtime_ms = int(intervals[-1].elapsed_s * 1000) if intervals else 0
-    operations = intervals[-1].total_operations if intervals else 0
+    warmup_s = warmup[-1].elapsed_s if warmup else 0.0
+    runtime_ms = int((measured[-1].elapsed_s - warmup_s) * 1000) if measured else 0
+    operations = measured[-1].total_operations if measured else 0
     return RunResult(
         phase=row.phase, db=row.db, runtime_ms=runtime_ms, operations=operations,
         throughput=operations * 1000.0 / runtime_ms if runtime_ms > 0 else 0.0,
         measurements=measurements, intervals=intervals, events=events, properties=properties,
         environment=environment, label=row.label, started_at=row.started_at, outcome=row.status,
+        warmup_s=warmup_s,
     )
