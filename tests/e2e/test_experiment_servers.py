@@ -35,7 +35,10 @@ def placed(suite_servers, started: list[str]):
 
 
 def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_servers, tmp_path):
-    e = plan.load("cassandra-vs-hbase-ops")
+    # the flow, not the timing: count-bounded runs with no warm-up (the shipped windows would
+    # make 36 runs of 15 s and more; the saturation test below measures with them)
+    e = dataclasses.replace(plan.load("cassandra-vs-hbase-ops"), warmup_s=0, measure_s=0, min_measure_s=0,
+                            first_warmup_s=0)
     started: list[str] = []
     elsewhere = placed(suite_servers, started)
 
@@ -77,6 +80,9 @@ def test_settle_flush_runs_after_the_load_and_after_runs_that_wrote(suite_server
     path.write_text('''databases = ["cassandra"]
 workloads = ["workloadc", "workloada", "workloadc"]
 settle = "flush"
+warmup_s = 0
+min_measure_s = 0
+first_warmup_s = 0
 [properties]
 recordcount = 200
 operationcount = 200
@@ -91,3 +97,32 @@ operationcount = 200
               for line in said if line.strip().startswith("settled:") or line.startswith("[")]
     # after the load; not after read-only C; after A (it wrote); the last run needs none after it
     assert events == ["settle", "workloadc", "workloada", "settle", "workload_read_only"], said
+
+
+def test_the_shipped_saturation_sweep_reaches_the_knee_on_both_databases_at_laptop_scale(
+        suite_servers, tmp_path):
+    """The shipped saturation experiment, one repetition, at its laptop scale and with its own
+    warm-up and windows: on Cassandra and on HBase the sweep goes up until the database cannot
+    keep up, and there the response time has turned up (p99 at least 10x the lowest step's)."""
+    from workbench.experiments.report import knee, saturation_curves
+
+    e = dataclasses.replace(plan.load("saturation"), repetitions=1)
+    store = tmp_path / "runs.db"
+    said: list[str] = []
+    status = run_experiment(e, "laptop", store=store, say=said.append,
+                            provider_factory=lambda: suite_servers.provider,
+                            adjust_spec=placed(suite_servers, []))
+    assert status == 0, "\n".join(said)
+    curves = saturation_curves(e, collect(e, "laptop", store))
+    assert sorted(curves) == ["cassandra workloada", "hbase workloada"]
+    for label, points in curves.items():
+        paced = [p for p in points if p.rate != plan.UNTHROTTLED]
+        lowest, top = paced[0], paced[-1]
+        table = "\n".join(f"{p.rate_text}: achieved {p.throughput:,.0f}, p99 {p.p99_us:,.0f} us"
+                          for p in points)
+        assert lowest.rate == 10, table
+        assert top.throughput < 0.9 * top.target, f"{label}: the top step kept up\n{table}"
+        assert top.p99_us >= 10 * lowest.p99_us, f"{label}: the response time did not turn up\n{table}"
+        assert all(p.throughput >= 0.9 * p.target for p in paced[:-1]), table  # it stopped at the first
+        best = knee(e, points)
+        assert best is not None and best.p99_us < 10_000 and best is not top, table

@@ -91,8 +91,16 @@ def show_command(args: argparse.Namespace) -> int:
     typical, longest = e.expected_s(args.scale)
     window = e.window_s(args.scale)
     cap = e.calibration_cap_s(args.scale)
-    console.print(f"each run: {e.warmup_s:g} s of warm-up (not measured), then at least {window:g} s measured"
-                  + (f"; unthrottled calibration runs until stable, at most {cap:g} s" if e.rates else ""))
+    servers = any(t.db != "memory" for t in e.targets)
+    if window or e.warmup_s:
+        console.print(f"each run: {e.warmup_s:g} s of warm-up (not measured), then at least "
+                      f"{window:g} s measured"
+                      + (f" ({e.first_warmup_s:g} s of warm-up for the first run on each cluster started)"
+                         if servers and e.first_warmup_s > e.warmup_s else "")
+                      + (f"; unthrottled calibration runs until stable, at most {cap:g} s"
+                         if e.rates and window else ""))
+    else:
+        console.print("each run: its operation count, no warm-up (warmup_s = 0, min_measure_s = 0)")
     swept_rates = (f"; the rate sweep stops at its first saturated step, or goes on past "
                    f"{e.rates[-1]}% until one is" if e.rates else "")
     console.print(f"expected: about {_minutes(typical)} of runs, at most {_minutes(longest)}{swept_rates}; "

@@ -41,7 +41,10 @@ paced steps in rising order and stops at the first step where the database is sa
 achieved under 90% of the offered rate); if the listed rates never saturate it, the sweep goes
 on past them, 50 points at a time, up to 1000%. With `p99_bound_ms`, a step whose p99 response
 time is more than ten times the bound ends the sweep too. `warmup_s = 0` and `min_measure_s = 0`
-(with no `measure_s`) give count-bounded runs with no warm-up, as YCSB makes them.
+(with no `measure_s`) give count-bounded runs with no warm-up, as YCSB makes them. The first
+run on a cluster the experiment has just started warms up for `first_warmup_s` (default 30) at
+least: a new JVM compiles its hot code over the first minute (Cassandra went from 7.5k to 19k ops/s
+over its first 60 seconds on a 2-core machine), and the first run would measure that instead.
 
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
@@ -82,8 +85,9 @@ UNTHROTTLED = "max"
 SCALED = ("recordcount", "operationcount")
 KEYS = {"name", "description", "databases", "workloads", "repetitions", "order", "seed", "load",
         "settle", "properties", "sweep", "scale", "anova", "storage", "p99_bound_ms", "warmup_s",
-        "measure_s", "min_measure_s"}
+        "measure_s", "min_measure_s", "first_warmup_s"}
 WARMUP_S = 5.0  # defaults of the measured window (see the module's text)
+FIRST_WARMUP_S = 30.0  # the first run on a cluster just started: its JVMs compile the hot code
 MIN_MEASURE_S = 10.0
 CALIBRATION_STABLE_PCT = 5.0  # an unthrottled calibration run ends when its throughput is this stable
 CALIBRATION_EXTRA_S = 30.0  # ... or this long (at least) after its floor
@@ -180,6 +184,7 @@ class Experiment:
     warmup_s: float = WARMUP_S  # every run: seconds not measured, then the measured window
     measure_s: float = MIN_MEASURE_S  # at full scale (divided by the scale's divisor)
     min_measure_s: float = MIN_MEASURE_S  # the window's floor at every scale
+    first_warmup_s: float = FIRST_WARMUP_S  # the warm-up of the first run on a started cluster
 
     def workload_file(self, workload: str) -> Path:
         return _workload_file(self.path, workload)
@@ -285,9 +290,11 @@ class Experiment:
             raise ConfigError(f"{self.path}: no scale {scale!r}", f"scales of this experiment: {known}")
         return self.scales[scale]
 
-    def overrides(self, run: PlannedRun, scale: str, unthrottled: float | None = None) -> list[str]:
+    def overrides(self, run: PlannedRun, scale: str, unthrottled: float | None = None,
+                  first: bool = False) -> list[str]:
         """The -p overrides of one run at a scale (record and operation counts divided); a paced
-        step of a rate sweep needs the throughput its unthrottled step reached."""
+        step of a rate sweep needs the throughput its unthrottled step reached. `first`: the
+        first run on a cluster just started, whose warm-up is first_warmup_s at least."""
         props = dict(self.properties)
         for param, value in run.step.values:
             if param in CLUSTER_SWEEPS or (param == RATE and value == UNTHROTTLED):
@@ -301,11 +308,12 @@ class Experiment:
             props[SWEEPABLE[param]] = str(value)
         divisor = self.divisor(scale)
         for key in SCALED:
-            if key in props and divisor > 1:
+            if key in props and divisor > 1 and int(props[key]):  # 0 (no count) stays 0
                 props[key] = str(max(int(props[key]) // divisor, 1))
         window = self.window_s(scale)
-        if self.warmup_s:
-            props["measurement.warmup"] = f"{self.warmup_s:g}"
+        warmup = max(self.warmup_s, self.first_warmup_s) if first else self.warmup_s
+        if warmup:
+            props["measurement.warmup"] = f"{warmup:g}"
         if window:
             props["measurement.minimum"] = f"{window:g}"
         if run.step.rate == UNTHROTTLED and window:  # calibration: until its throughput is stable
@@ -336,6 +344,10 @@ class Experiment:
             else:
                 typical += per + measured
                 longest += per + measured
+        started = {(r.step.target, r.step.cluster_values) for r in self.runs()
+                   if r.step.target.db != "memory"}  # each a cluster the runner starts
+        first = len(started) * max(self.first_warmup_s - per, 0)
+        typical, longest = typical + first, longest + first
         extra = len(self.added_rates()) * self.repetitions * (per + window)
         curves = {s.curve for s in self.steps() if s.rate not in (None, UNTHROTTLED)}
         return typical, longest + extra * len(curves)
@@ -455,7 +467,8 @@ def load(name_or_path: str) -> Experiment:
         raise _fail(path, "p99_bound_ms", "must be a positive number of milliseconds, with a rate sweep",
                     "e.g. p99_bound_ms = 10 and [sweep] rate = [10, 50, 100]")
     timing = {}
-    for key, default in (("warmup_s", WARMUP_S), ("min_measure_s", MIN_MEASURE_S)):
+    for key, default in (("warmup_s", WARMUP_S), ("min_measure_s", MIN_MEASURE_S),
+                         ("first_warmup_s", FIRST_WARMUP_S)):
         timing[key] = _seconds(path, data, key, default)
     timing["measure_s"] = _seconds(path, data, "measure_s", timing["min_measure_s"])
     scales = data.get("scale", {})

@@ -107,7 +107,7 @@ def _target(result) -> float | None:
 def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
     swept = [p for p, _ in e.sweep]
     header = ["experiment", "scale", "run_id", "database", "workload", *swept, "repetition",
-              "throughput_ops_s", "runtime_ms", "operation", "count", "mean_us",
+              "throughput_ops_s", "offered_ops_s", "runtime_ms", "operation", "count", "mean_us",
               *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -117,7 +117,7 @@ def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -
             for name, op in r.ops.items():
                 w.writerow([e.name, scale, r.run_id, r.step.target.name, r.step.workload,
                             *[values[p] for p in swept], r.repetition, round(r.throughput, 3),
-                            r.runtime_ms, name, op.count, round(op.mean_us, 3),
+                            "" if r.target is None else round(r.target), r.runtime_ms, name, op.count, round(op.mean_us, 3),
                             *[op.percentiles[label] for _, label in PERCENTILES], op.max_us])
 
 

@@ -137,6 +137,7 @@ class _Data:
 
     loaded: tuple | None = None  # the load group of the last load (see _load_group)
     written: bool = False  # since the last settle step: a read-only run leaves nothing to settle
+    warm: bool = False  # a run was made on the cluster (the first one has a longer warm-up)
 
 
 def _make(experiment: Experiment, run: PlannedRun, cluster: _Cluster, scale: str, store: object,
@@ -145,7 +146,8 @@ def _make(experiment: Experiment, run: PlannedRun, cluster: _Cluster, scale: str
     unthrottled = None
     if run.step.rate not in (None, UNTHROTTLED):
         unthrottled = _unthrottled(experiment, run, scale, store)
-    overrides = [*cluster.overrides, *experiment.overrides(run, scale, unthrottled)]
+    first = cluster.cluster is not None and not state.warm
+    overrides = [*cluster.overrides, *experiment.overrides(run, scale, unthrottled, first=first)]
     group = _load_group(experiment, run, overrides)
     if experiment.load == "every-step" or group != state.loaded:
         _load(experiment, run, overrides, cluster, scale, store, say)
@@ -153,7 +155,11 @@ def _make(experiment: Experiment, run: PlannedRun, cluster: _Cluster, scale: str
     if experiment.settle == "flush" and state.written:
         _settle(experiment, run, overrides, cluster, say)
         state.written = False
+    if first and experiment.first_warmup_s > experiment.warmup_s:
+        say(f"  the first run on {cluster.cluster.name} warms up for {experiment.first_warmup_s:g} s "
+            "(its JVMs compile the hot code first)")
     status = _one(experiment, run, overrides, cluster, scale, store, progress, say)
+    state.warm = True
     state.written = state.written or _writes(experiment, run, overrides)
     return status
 
