@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.experiments.plan import HOPELESS, RATE, SATURATED, UNTHROTTLED, Experiment, Step
+from workbench.experiments.plan import RATE, SATURATED, UNTHROTTLED, Experiment, Step
 from workbench.experiments.stats import NOISY, AnovaRow, anova2, cell, welch
 from workbench.results.store import RunStore
 
@@ -117,7 +117,8 @@ def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -
             for name, op in r.ops.items():
                 w.writerow([e.name, scale, r.run_id, r.step.target.name, r.step.workload,
                             *[values[p] for p in swept], r.repetition, round(r.throughput, 3),
-                            "" if r.target is None else round(r.target), r.runtime_ms, name, op.count, round(op.mean_us, 3),
+                            "" if r.target is None else round(r.target), r.runtime_ms, name, op.count,
+                            round(op.mean_us, 3),
                             *[op.percentiles[label] for _, label in PERCENTILES], op.max_us])
 
 
@@ -192,7 +193,7 @@ def _saturation_section(e: Experiment, records: list[RunRecord]) -> list[str]:
     beside it, achieved against offered, the calibration's spread and Little's law."""
     parts = ["<h2>Saturation: latency against throughput</h2>"]
     for label, points in saturation_curves(e, records).items():
-        best, stop = knee(e, points), next((p for p in points if p.ends_sweep(e)), None)
+        best, stop = knee(e, points), next((p for p in points if p.saturated), None)
         words = [f"<b>{_h(label)}</b>:"]
         if best is not None:
             words.append(f"the knee is at <b>{best.throughput:,.0f} ops/s</b> achieved "
@@ -201,8 +202,7 @@ def _saturation_section(e: Experiment, records: list[RunRecord]) -> list[str]:
         elif e.p99_bound_ms:
             words.append(f"no paced step kept its response p99 under {e.p99_bound_ms:g} ms.")
         if stop is not None:
-            what = "Saturated" if stop.saturated else f"Response p99 over {HOPELESS:g}x the bound"
-            words.append(f"{what} at {_h(stop.rate_text)}: it achieved {stop.throughput:,.0f} ops/s, "
+            words.append(f"Saturated at {_h(stop.rate_text)}: it achieved {stop.throughput:,.0f} ops/s, "
                          f"{stop.throughput / stop.target:.0%} of the offered rate, with a response p99 of "
                          f"{_ms(stop.p99_us)} ms; the sweep stopped there.")
         else:
@@ -354,11 +354,6 @@ class CurvePoint:
     def saturated(self) -> bool:
         return self.target is not None and self.throughput < SATURATED * self.target
 
-    def ends_sweep(self, e: Experiment) -> bool:
-        """Saturated, or its p99 response time is hopelessly over the bound (the runner's rule)."""
-        return self.saturated or bool(self.target and e.p99_bound_ms
-                                      and self.p99_us > HOPELESS * e.p99_bound_ms * 1000)
-
     @property
     def rate_text(self) -> str:
         if self.rate == UNTHROTTLED:
@@ -413,7 +408,7 @@ def knee(e: Experiment, points: list[CurvePoint]) -> CurvePoint | None:
 def saturation_table(e: Experiment, records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
     """Per curve: the unthrottled throughput, the knee (the highest throughput whose response
     p99 stayed under the bound) and the step that ended the sweep: the database saturated there
-    (achieved under 90% of offered) or its p99 was over ten times the bound."""
+    (achieved under 90% of offered)."""
     header = ["database / workload", "unthrottled ops/s", "knee: achieved ops/s",
               f"knee p99 ms (bound {e.p99_bound_ms:g})" if e.p99_bound_ms else "knee p99 ms",
               "knee offered", "sweep ended at", "its achieved / offered", "its p99 ms"]
@@ -421,7 +416,7 @@ def saturation_table(e: Experiment, records: list[RunRecord]) -> tuple[list[str]
     for label, points in saturation_curves(e, records).items():
         top = next((p for p in points if p.rate == UNTHROTTLED), None)
         best = knee(e, points)
-        stop = next((p for p in points if p.ends_sweep(e)), None)
+        stop = next((p for p in points if p.saturated), None)
         row = [label, f"{top.throughput:,.0f}" if top else "-"]
         row += (["none" if e.p99_bound_ms else "no bound set", "-", "-"] if best is None else
                 [f"{best.throughput:,.0f}", _ms(best.p99_us), best.rate_text])

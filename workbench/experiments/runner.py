@@ -17,8 +17,7 @@ from workbench.clusters.ports import require_free
 from workbench.commands.bench import execute_phase
 from workbench.config.spec import spec_from_args
 from workbench.errors import ClusterError, ConfigError, WorkbenchError
-from workbench.experiments.plan import HOPELESS, SATURATED, UNTHROTTLED, Experiment, PlannedRun, Target
-from workbench.experiments.report import OPERATIONS
+from workbench.experiments.plan import SATURATED, UNTHROTTLED, Experiment, PlannedRun, Target
 from workbench.results.store import ExperimentTag, RunStore
 
 Say = Callable[[str], None]
@@ -212,31 +211,21 @@ def _completed(experiment: Experiment, step, repetition: int, scale: str, store:
 
 def step_ends_sweep(experiment: Experiment, step, scale: str, store: object) -> str | None:
     """Why a paced step ends its rate sweep (its completed runs, on average, achieved under
-    SATURATED of the offered rate, or had a p99 response time over HOPELESS times the bound),
-    or None: it does not, or has no completed run yet."""
+    SATURATED of the offered rate), or None: it does not, or has no completed run yet."""
     try:
         unthrottled = _unthrottled(experiment, PlannedRun(step, 1), scale, store)
     except WorkbenchError:
         return None
-    achieved, p99s = [], []
     with RunStore(store, create=False, write=False) as s:
-        for run_id, key, rep, status in s.experiment_runs(experiment.name, scale):
-            if key == step.key and rep and status == "completed":
-                result = s.result(run_id)
-                achieved.append(result.throughput or 0.0)
-                p99s.append(max((m.percentiles.get(99.0, 0) for m in result.measurements
-                                 if m.name.removeprefix("Intended-") in OPERATIONS
-                                 and m.name.startswith("Intended-") and m.operations), default=0))
+        achieved = [s.row(run_id).throughput or 0.0
+                    for run_id, key, rep, status in s.experiment_runs(experiment.name, scale)
+                    if key == step.key and rep and status == "completed"]
     if not achieved:
         return None
     offered = max(1, round(unthrottled * float(step.rate) / 100))
     mean = sum(achieved) / len(achieved)
     if mean < SATURATED * offered:
         return f"saturated at {step.rate}%: achieved {mean:,.0f} of {offered:,} ops/s offered"
-    p99_ms = sum(p99s) / len(p99s) / 1000
-    if experiment.p99_bound_ms and p99_ms > HOPELESS * experiment.p99_bound_ms:
-        return (f"p99 response time {p99_ms:,.1f} ms at {step.rate}%, over {HOPELESS:g}x "
-                f"the {experiment.p99_bound_ms:g} ms bound")
     return None
 
 
