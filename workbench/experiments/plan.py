@@ -43,9 +43,10 @@ on past them, 50 points at a time, up to 1000%. A p99 far over the bound does no
 step that keeps up with its offered rate, a high p99 is a queue left by a pause (a collection, a
 flush), which the curve is there to show. `warmup_s = 0` and `min_measure_s = 0`
 (with no `measure_s`) give count-bounded runs with no warm-up, as YCSB makes them. The first
-run on a cluster the experiment has just started warms up for `first_warmup_s` (default 30) at
-least: a new JVM compiles its hot code over the first minute (Cassandra went from 7.5k to 19k ops/s
-over its first 60 seconds on a 2-core machine), and the first run would measure that instead.
+run on a cluster the experiment has just started warms up for `first_warmup_s` (default 60) at
+least: a new JVM compiles its hot code over its first minute or two (on a 2-core machine,
+Cassandra's workload A did 12.2k ops/s 30-45 s after its load, 15.1k over the next 45 s and 17.2k
+after that), and the first runs would measure that instead.
 
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
@@ -88,7 +89,7 @@ KEYS = {"name", "description", "databases", "workloads", "repetitions", "order",
         "settle", "properties", "sweep", "scale", "anova", "storage", "p99_bound_ms", "warmup_s",
         "measure_s", "min_measure_s", "first_warmup_s"}
 WARMUP_S = 5.0  # defaults of the measured window (see the module's text)
-FIRST_WARMUP_S = 30.0  # the first run on a cluster just started: its JVMs compile the hot code
+FIRST_WARMUP_S = 60.0  # the first run on a cluster just started: its JVMs compile the hot code
 MIN_MEASURE_S = 10.0
 CALIBRATION_STABLE_PCT = 5.0  # an unthrottled calibration run ends when its throughput is this stable
 CALIBRATION_EXTRA_S = 30.0  # ... or this long (at least) after its floor
