@@ -441,6 +441,8 @@ def curve_table(e: Experiment, records: list[RunRecord]) -> tuple[list[str], lis
                 share = f"{p.throughput / p.target:.0%}" + (" saturated" if p.saturated else "")
             if p.in_flight is None or not p.little:
                 verdict = "-"
+            elif p.saturated:  # its queue grew all along: operations still queued at the end
+                verdict = "not steady (saturated)"  # are in the system, but have no response time
             else:
                 ratio = p.in_flight / p.little
                 verdict = f"{ratio:.2f}x " + ("holds" if 0.8 <= ratio <= 1.25 else "off")
@@ -545,7 +547,8 @@ def _saturation_chart(e: Experiment, records: list[RunRecord], service: bool = F
             x, y = fx(best.throughput), fy(best.p99_us)
             out.append(f'<path class=knee d="M{x:.1f},{y - 8:.1f} L{x + 7:.1f},{y:.1f} L{x:.1f},{y + 8:.1f} '
                        f'L{x - 7:.1f},{y:.1f} Z" fill="none" stroke="{colour}" stroke-width="2"/>'
-                       f'<text x="{x:.1f}" y="{y - 12:.1f}" text-anchor="middle">'
+                       f'<text x="{x:.1f}" y="{y - 12 if i % 2 == 0 else y + 22:.1f}" text-anchor="middle" '
+                       f'fill="{colour}">'
                        f'knee {_num(best.throughput)} ops/s</text>')
         out += _legend_entry(i, label, colour)
     out.append("</svg></figure>")
