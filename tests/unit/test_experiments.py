@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ("cassandra-nodes", 2, 2 * 3),
     ("five-mixes", 4 * 5, 4 * 5 * 3),
     ("hbase-storage", 3 * 2 * 2, 3 * 2 * 2 * 3),
-    ("saturation", 2 * (1 + 9), 2 * (1 + 9) * 3),
+    ("saturation", 2 * (1 + 8), 2 * (1 + 8) * 3),
 ])
 def test_shipped_experiments_expand_to_their_studies_runs(name, steps, runs):
     e = plan.load(name)
@@ -40,6 +40,10 @@ def test_shipped_experiments_expand_to_their_studies_runs(name, steps, runs):
     targets = [r.step.target for r in planned]
     assert targets == sorted(targets, key=list(e.targets).index)
     assert "laptop" in e.scales
+    # every shipped study measures for seconds at its laptop scale, after a warm-up
+    assert e.window_s("laptop") >= 5 and e.warmup_s >= 3 and e.first_warmup_s >= 60
+    overrides = dict(o.split("=", 1) for o in e.overrides(planned[0], "laptop", unthrottled=1000.0))
+    assert float(overrides["measurement.minimum"]) >= 5 and float(overrides["measurement.warmup"]) >= 3
 
 
 def test_random_order_is_reproducible_and_scales_divide_the_counts():
