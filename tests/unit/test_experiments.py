@@ -373,3 +373,24 @@ def test_a_latency_chart_whose_every_figure_is_below_one_microsecond_is_still_dr
     chart = report._svg_chart("READ latency", "workload", zeros, e, log_y=True, kind="latency-READ")
     assert chart.startswith("<figure class=chart") and chart.count("<circle") == 2
     assert "no data" in report._svg_chart("READ latency", "workload", [], e, log_y=True, kind="x")
+
+
+def test_show_states_each_runs_timing_and_the_expected_duration(tmp_path):
+    path = tmp_path / "timed.toml"
+    path.write_text('databases = ["memory"]\nworkloads = ["workloadc"]\nrepetitions = 2\n'
+                    "warmup_s = 2\nmeasure_s = 40\nmin_measure_s = 4\n[scale]\nlaptop = 20\n"
+                    "[sweep]\nlanes = [1, 2, 4]\n")
+    e = plan.load(str(path))
+    assert e.window_s("full") == 40 and e.window_s("laptop") == 4  # 40 / 20 = 2, below the floor
+    assert e.expected_s("laptop") == (6 * (2 + 4), 6 * (2 + 4))  # memory: no cluster, no first warm-up
+    shown = workbench(tmp_path / "runs.db", "experiment", "show", str(path), "--scale", "laptop")
+    assert shown.returncode == 0, shown.stderr
+    assert "each run: 2 s of warm-up (not measured), then at least 4 s measured" in shown.stdout
+    assert "expected: about 36 s of runs" in shown.stdout
+    sat = plan.load("saturation")  # servers: a 60 s first warm-up per cluster, and start-up on top
+    typical, longest = sat.expected_s("laptop")
+    assert 54 * 15 + 2 * 55 <= typical < longest and sat.overhead_s("laptop") > 60
+    bad = tmp_path / "bad.toml"
+    bad.write_text(path.read_text().replace("min_measure_s = 4", "min_measure_s = -1"))
+    with pytest.raises(ConfigError, match="key 'min_measure_s' must be a number of seconds from 0 to 3600"):
+        plan.load(str(bad))

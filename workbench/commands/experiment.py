@@ -103,8 +103,9 @@ def show_command(args: argparse.Namespace) -> int:
         console.print("each run: its operation count, no warm-up (warmup_s = 0, min_measure_s = 0)")
     swept_rates = (f"; the rate sweep stops at its first saturated step, or goes on past "
                    f"{e.rates[-1]}% until one is" if e.rates else "")
+    extra = e.overhead_s(args.scale)
     console.print(f"expected: about {_minutes(typical)} of runs, at most {_minutes(longest)}{swept_rates}; "
-                  "cluster starts, loads and settling come on top")
+                  f"with cluster starts, loads and settling about {_minutes(typical + extra)} in all")
     if todo:
         first = todo[0]
         unthrottled = None

@@ -98,6 +98,10 @@ RATE_STEP = 50  # percentage points between the steps a rate sweep adds past its
 RATE_CAP = 1000  # and the highest rate it goes to
 STABLE_GUESS_S = 2.0  # seconds a calibration typically runs past its floor until stable
 GUESS_OPS_S = 5000  # for estimates of count-bounded runs: a laptop's order of magnitude
+GUESS_LOAD_OPS_S = 2500  # ... of loads (Cassandra loaded 5,000 records at 2.7k ops/s here)
+GUESS_SETTLE_S = 4.0  # a flush and the wait for compactions (2.9 s Cassandra, 4.6 s HBase)
+GUESS_UP_DOWN_S = {"cassandra": 25.0, "hbase": 35.0}  # per cluster started and stopped (and per
+# Cassandra node past the first: 20 s more); BENCHMARKS.md, "Cluster start-up"
 ORDERS = ("as-written", "random")
 LOADS = ("once", "every-step")
 SETTLES = ("none", "flush")
@@ -240,6 +244,24 @@ class Experiment:
     def window_s(self, scale: str) -> float:
         """The measured window of a run at this scale (its floor, at least)."""
         return max(self.measure_s / self.divisor(scale), self.min_measure_s)
+
+    def overhead_s(self, scale: str) -> float:
+        """A guess at what comes on top of the runs: cluster starts and stops, loads, settling."""
+        total = 0.0
+        clusters = dict.fromkeys((r.step.target, r.step.cluster_values) for r in self.runs())
+        for target, shape in clusters:
+            nodes = int(dict(shape).get("nodes", 1)) if target.db == "cassandra" else 1
+            total += GUESS_UP_DOWN_S.get(target.db, 0.0) + 20.0 * (nodes - 1)
+        records = int(dict(self.properties).get("recordcount", 1000) or 1000)
+        loads = (self.runs() if self.load == "every-step" else
+                 dict.fromkeys((r.step.target, r.step.data_values) for r in self.runs()))
+        for item in loads:
+            values = dict(item.step.values) if isinstance(item, PlannedRun) else dict(item[1])
+            count = int(values.get("recordcount", records)) // self.divisor(scale)
+            total += 2.0 + count / GUESS_LOAD_OPS_S
+        if self.settle == "flush":
+            total += GUESS_SETTLE_S * len(self.runs())
+        return total
 
     def runs(self) -> list[PlannedRun]:
         """Every run: database by database, cluster by cluster (nodes, storage) and record count
