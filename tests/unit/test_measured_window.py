@@ -21,15 +21,15 @@ def _run(*overrides: str):
 
 
 def test_a_warm_up_is_done_but_not_measured_and_the_window_lasts_its_minimum():
-    outcome, result = _run("operationcount=0", "target=1000", "measurement.warmup=1",
-                           "measurement.minimum=1.5", "snapshot.interval=0.25")
+    outcome, result = _run("operationcount=0", "target=1000", "measurement.warmup=0.75",
+                           "measurement.minimum=1", "snapshot.interval=0.25")
     assert outcome.outcome == "completed"
-    assert outcome.warmup_s >= 1.0 and result.warmup_s == pytest.approx(outcome.warmup_s, abs=0.001)
-    assert 1500 <= result.runtime_ms < 1500 + 1000  # measured from the window's start, ends at a tick
+    assert outcome.warmup_s >= 0.75 and result.warmup_s == pytest.approx(outcome.warmup_s, abs=0.001)
+    assert 1000 <= result.runtime_ms < 1000 + 1000  # measured from the window's start, ends at a tick
     warm = [i for i in result.intervals if i.warmup]
     measured = [i for i in result.intervals if not i.warmup]
     assert warm and measured and result.intervals[: len(warm)] == warm  # the warm-up comes first
-    assert sum(i.operations for i in warm) > 500  # paced at 1000 ops/s for a second: done...
+    assert sum(i.operations for i in warm) > 500  # paced at 1000 ops/s for 0.75 s: done...
     # ... and not counted: the result holds only the window's operations, paced at 1000 ops/s
     assert result.operations == sum(i.operations for i in measured)
     assert result.throughput == pytest.approx(1000, rel=0.2)
@@ -37,11 +37,11 @@ def test_a_warm_up_is_done_but_not_measured_and_the_window_lasts_its_minimum():
 
 
 def test_an_operationcount_with_a_minimum_counts_measured_operations_and_waits_for_both():
-    outcome, result = _run("operationcount=300", "target=1000", "measurement.warmup=0.5",
-                           "measurement.minimum=1", "snapshot.interval=0.25")
+    outcome, result = _run("operationcount=300", "target=1000", "measurement.warmup=0.25",
+                           "measurement.minimum=0.75", "snapshot.interval=0.25")
     assert outcome.outcome == "completed"
-    assert result.operations >= 300 and result.runtime_ms >= 1000  # both: 300 ops and a second
-    assert result.operations < 300 + 1000 * 1.0  # and it stopped soon after (a tick or so)
+    assert result.operations >= 300 and result.runtime_ms >= 750  # both: 300 ops and 0.75 s
+    assert result.operations < 750 + 1000 * 0.5  # and it stopped soon after (a tick or two)
 
 
 def test_a_stable_window_ends_once_its_last_three_windows_agree():
@@ -62,7 +62,7 @@ def test_the_stability_rule_compares_three_two_second_windows():
 
 
 def test_workers_sample_the_operations_in_flight_of_a_paced_run():
-    _, result = _run("operationcount=0", "target=2000", "maxexecutiontime=2", "threadcount=8",
+    _, result = _run("operationcount=0", "target=2000", "maxexecutiontime=1", "threadcount=8",
                      "snapshot.interval=0.5")
     sampled = [i.in_flight for i in result.intervals if i.in_flight is not None]
     assert sampled and all(v >= 0 for v in sampled) and max(sampled) > 0
