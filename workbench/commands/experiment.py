@@ -22,7 +22,7 @@ from workbench.commands.bench import add_store_arguments, store_choice
 from workbench.config import catalog
 from workbench.errors import WorkbenchError
 from workbench.experiments import plan
-from workbench.experiments.runner import _unthrottled, remaining, run_experiment
+from workbench.experiments.runner import _minutes, _unthrottled, remaining, run_experiment
 from workbench.experiments.stats import NOISY, cell, welch
 from workbench.results.store import RunStore
 
@@ -179,10 +179,6 @@ def report_command(args: argparse.Namespace) -> int:
         console.print(table)
     print(f"workbench: wrote {stem.with_suffix('.csv')} and {stem.with_suffix('.html')}", file=sys.stderr)
     return 0
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def _summary(e: plan.Experiment, scale: str, store: object, console: Console) -> None:
