@@ -255,9 +255,14 @@ class RunStore:
     def _prepare(self) -> None:
         c = self.conn
         c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        app = c.execute("PRAGMA application_id").fetchone()[0]
-        version = c.execute("PRAGMA user_version").fetchone()[0]
-        tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        c.execute("BEGIN")  # one snapshot: another process may be creating the store right now
+        try:
+            app = c.execute("PRAGMA application_id").fetchone()[0]
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            if c.in_transaction:  # an error (a full disk) may have ended it already
+                c.execute("COMMIT")
         if app != APPLICATION_ID and (tables or version):
             raise WorkbenchError(f"{self.path} is an SQLite file but not a workbench run store",
                                  f"point --store (or {ENV}) at a store, or move that file away")
@@ -271,12 +276,27 @@ class RunStore:
                                      "is read-only, so it cannot be brought up to date",
                                      "copy it somewhere writable and point --store at the copy")
             return
-        if c.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            c.execute("PRAGMA journal_mode = WAL")
+        self._wal()
         c.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash keeps every committed interval
         c.execute("PRAGMA foreign_keys = ON")
         if version < SCHEMA_VERSION:
             self._migrate(version)
+
+    def _wal(self) -> None:
+        """Put the store in WAL mode. The switch needs the file to itself and SQLite answers
+        "database is locked" at once, without its busy handler, while another process has it
+        open (two runs starting on a new store together did this 1 time in 5): retry until the
+        other is done or has switched it, up to the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.005
+        while self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            try:
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
 
     def _migrate(self, version: int) -> None:
         c = self.conn
