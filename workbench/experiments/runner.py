@@ -54,7 +54,50 @@ def remaining(experiment: Experiment, scale: str, store: object) -> tuple[list[P
             if "no run store" not in str(exc):
                 raise
     todo = [r for r in planned if (r.step.key, r.repetition) not in finished]
-    return todo, len(planned) - len(todo)
+    before = len(planned) - len(todo)
+    if experiment.rates and finished:
+        todo = _sweep_todo(experiment, planned, todo, finished, scale, store)
+        keys = {r.step.key for r in planned}
+        before += sum(1 for key, rep in finished if rep and key not in keys
+                      and experiment.find_step(key) is not None)  # steps a sweep added
+    return todo, before
+
+
+def _sweep_todo(experiment: Experiment, planned: list[PlannedRun], todo: list[PlannedRun],
+                finished: set[tuple[str, int]], scale: str, store: object) -> list[PlannedRun]:
+    """The runs a rate sweep still needs: none at or past a step that ended its curve and,
+    once every listed rate is done without one, the next added rate (what follows depends on
+    how that one ends; the runner goes on from there)."""
+    out = [r for r in todo if r.step.rate == UNTHROTTLED]
+    ended: dict[str, str | None] = {}
+
+    def ends(step) -> bool:
+        if step.key not in ended:
+            ended[step.key] = _ended_below(experiment, step, scale, store)
+        return ended[step.key] is not None
+    paced = [r for r in planned if r.step.rate != UNTHROTTLED]
+    for curve in dict.fromkeys(r.step.curve for r in paced):
+        template = next(r.step for r in paced if r.step.curve == curve)
+        missing_listed = False
+        for rate in experiment.rates:
+            step = template.at_rate(rate)
+            if ends(step):
+                break
+            missing = [r for r in todo if r.step == step]
+            out += missing
+            missing_listed = missing_listed or bool(missing)
+        else:
+            if not missing_listed:
+                for rate in experiment.added_rates():
+                    step = template.at_rate(rate)
+                    if ends(step):
+                        break
+                    missing = [PlannedRun(step, rep) for rep in range(1, experiment.repetitions + 1)
+                               if (step.key, rep) not in finished]
+                    out += missing
+                    if missing:
+                        break
+    return out
 
 
 def check(experiment: Experiment, scale: str, ports_too: bool = True) -> None:
@@ -199,7 +242,7 @@ def _in_order(experiment: Experiment, runs: list[PlannedRun], scale: str, store:
                 if more:
                     say(f"  {template.target.name} {template.workload}: not saturated at "
                         f"{experiment.rates[-1]}% or above yet; the sweep goes on at {rate}%")
-                    progress.total += len(more)
+                    progress.total += len([r for r in more if r not in runs])  # not counted yet
                 yield from more
 
 
