@@ -248,19 +248,20 @@ class Experiment:
     def overhead_s(self, scale: str) -> float:
         """A guess at what comes on top of the runs: cluster starts and stops, loads, settling."""
         total = 0.0
-        clusters = dict.fromkeys((r.step.target, r.step.cluster_values) for r in self.runs())
+        runs = self.runs()
+        clusters = dict.fromkeys((r.step.target, r.step.cluster_values) for r in runs)
         for target, shape in clusters:
             nodes = int(dict(shape).get("nodes", 1)) if target.db == "cassandra" else 1
             total += GUESS_UP_DOWN_S.get(target.db, 0.0) + 20.0 * (nodes - 1)
         records = int(dict(self.properties).get("recordcount", 1000) or 1000)
-        loads = (self.runs() if self.load == "every-step" else
-                 dict.fromkeys((r.step.target, r.step.data_values) for r in self.runs()))
+        loads = (runs if self.load == "every-step" else
+                 dict.fromkeys((r.step.target, r.step.data_values) for r in runs))
         for item in loads:
             values = dict(item.step.values) if isinstance(item, PlannedRun) else dict(item[1])
             count = int(values.get("recordcount", records)) // self.divisor(scale)
             total += 2.0 + count / GUESS_LOAD_OPS_S
         if self.settle == "flush":
-            total += GUESS_SETTLE_S * len(self.runs())
+            total += GUESS_SETTLE_S * len(runs)
         return total
 
     def runs(self) -> list[PlannedRun]:
@@ -354,8 +355,9 @@ class Experiment:
         windows (count-bounded runs guessed at GUESS_OPS_S), calibrations between their floor
         and their cap, and a rate sweep from its listed steps up to where it may go on."""
         window, per = self.window_s(scale), self.warmup_s
+        runs = self.runs()
         typical = longest = 0.0
-        for run in self.runs():
+        for run in runs:
             count = int(dict(self.properties).get("operationcount", 0) or 0)
             if "operationcount" in dict(run.step.values):
                 count = int(dict(run.step.values)["operationcount"])
@@ -367,7 +369,7 @@ class Experiment:
             else:
                 typical += per + measured
                 longest += per + measured
-        started = {(r.step.target, r.step.cluster_values) for r in self.runs()
+        started = {(r.step.target, r.step.cluster_values) for r in runs
                    if r.step.target.db != "memory"}  # each a cluster the runner starts
         first = len(started) * max(self.first_warmup_s - per, 0)
         typical, longest = typical + first, longest + first

@@ -43,16 +43,7 @@ class Progress:
 def remaining(experiment: Experiment, scale: str, store: object) -> tuple[list[PlannedRun], int]:
     """The runs still to make, in order, and how many completed before."""
     planned = experiment.runs()
-    finished: set[tuple[str, int]] = set()
-    if store is not False:
-        try:
-            with RunStore(store, create=False, write=False) as s:
-                for _, step, rep, status in s.experiment_runs(experiment.name, scale):
-                    if status == "completed":
-                        finished.add((step, rep))
-        except WorkbenchError as exc:
-            if "no run store" not in str(exc):
-                raise
+    finished = _finished(experiment, scale, store)
     todo = [r for r in planned if (r.step.key, r.repetition) not in finished]
     before = len(planned) - len(todo)
     if experiment.rates and finished:
@@ -61,6 +52,20 @@ def remaining(experiment: Experiment, scale: str, store: object) -> tuple[list[P
         before += sum(1 for key, rep in finished if rep and key not in keys
                       and experiment.find_step(key) is not None)  # steps a sweep added
     return todo, before
+
+
+def _finished(experiment: Experiment, scale: str, store: object) -> set[tuple[str, int]]:
+    """(step, repetition) of the experiment's completed runs at this scale (none without a store)."""
+    if store is False:
+        return set()
+    try:
+        with RunStore(store, create=False, write=False) as s:
+            return {(step, rep) for _, step, rep, status in s.experiment_runs(experiment.name, scale)
+                    if status == "completed"}
+    except WorkbenchError as exc:
+        if "no run store" not in str(exc):
+            raise
+        return set()
 
 
 def _sweep_todo(experiment: Experiment, planned: list[PlannedRun], todo: list[PlannedRun],
@@ -237,8 +242,9 @@ def _in_order(experiment: Experiment, runs: list[PlannedRun], scale: str, store:
                 if why is not None:
                     say(f"  {template.target.name} {template.workload}: {why}; the sweep ends there")
                     break
+                done = _finished(experiment, scale, store)
                 more = [PlannedRun(step, rep) for rep in range(1, experiment.repetitions + 1)
-                        if not _completed(experiment, step, rep, scale, store)]
+                        if (step.key, rep) not in done]
                 if more:
                     say(f"  {template.target.name} {template.workload}: not saturated at "
                         f"{experiment.rates[-1]}% or above yet; the sweep goes on at {rate}%")
@@ -246,13 +252,7 @@ def _in_order(experiment: Experiment, runs: list[PlannedRun], scale: str, store:
                 yield from more
 
 
-def _completed(experiment: Experiment, step, repetition: int, scale: str, store: object) -> bool:
-    with RunStore(store, create=False, write=False) as s:
-        return any(key == step.key and rep == repetition and status == "completed"
-                   for _, key, rep, status in s.experiment_runs(experiment.name, scale))
-
-
-def step_ends_sweep(experiment: Experiment, step, scale: str, store: object) -> str | None:
+def _step_ends_sweep(experiment: Experiment, step, scale: str, store: object) -> str | None:
     """Why a paced step ends its rate sweep (its completed runs, on average, achieved under
     SATURATED of the offered rate), or None: it does not, or has no completed run yet."""
     try:
@@ -277,7 +277,7 @@ def _ended_below(experiment: Experiment, step, scale: str, store: object) -> str
     for rate in (*experiment.rates, *experiment.added_rates()):
         if float(rate) >= float(step.rate):
             break
-        why = step_ends_sweep(experiment, step.at_rate(rate), scale, store)
+        why = _step_ends_sweep(experiment, step.at_rate(rate), scale, store)
         if why is not None:
             return why
     return None
