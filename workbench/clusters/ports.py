@@ -61,18 +61,33 @@ def holder(address: str, port: int) -> str | None:
         return None
     wanted = {f"socket:[{inode}]" for inode in inodes}
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-            for fd in fds:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
-                    raw = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-                    cmd = " ".join(raw.replace("\0", " ").split())
-                    # Head and tail: a JVM's flags are long, its main class comes last.
-                    short = cmd if len(cmd) <= 140 else f"{cmd[:70]} ... {cmd[-60:]}"
-                    return f"PID {pid} ({short})"
-        except OSError:
-            continue  # process gone or not ours to inspect
+        if _holds(pid, wanted):
+            try:
+                raw = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                return f"PID {pid}"  # it exited just now
+            cmd = " ".join(raw.replace("\0", " ").split())
+            # Head and tail: a JVM's flags are long, its main class comes last.
+            short = cmd if len(cmd) <= 140 else f"{cmd[:70]} ... {cmd[-60:]}"
+            return f"PID {pid} ({short})"
     return "a process this user cannot inspect"
+
+
+def _holds(pid: str, wanted: set[str]) -> bool:
+    """Does process `pid` have one of the `wanted` sockets open?"""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False  # process gone or not ours to inspect
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
+                return True
+        except OSError:
+            # This fd was closed since the listing: a running server (a JVM opening and closing
+            # files) does that all the time, and it says nothing about its other fds.
+            continue
+    return False
 
 
 def require_free(address: str, port: int, what: str) -> None:
