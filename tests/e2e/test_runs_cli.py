@@ -84,8 +84,8 @@ def test_a_sigkilled_run_keeps_its_intervals_and_shows_as_incomplete(tmp_path):
 def test_two_runs_recording_into_one_store_at_once_both_succeed(tmp_path):
     store = tmp_path / "runs.db"
     env = dict(os.environ, WORKBENCH_STORE=str(store))
-    argv = [sys.executable, "-m", "workbench", "run", "-P", WORKLOAD_A, "-p", "operationcount=16000",
-            "-target", "2000", "-p", "snapshot.interval=0.2", "-q"]
+    argv = [sys.executable, "-m", "workbench", "run", "-P", WORKLOAD_A, "-p", "operationcount=8000",
+            "-target", "2000", "-p", "snapshot.interval=0.1", "-q"]
     procs = [subprocess.Popen(argv + ["-l", f"run{i}"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) for i in (1, 2)]
     errors = [p.communicate(timeout=300)[1] for p in procs]
@@ -94,11 +94,11 @@ def test_two_runs_recording_into_one_store_at_once_both_succeed(tmp_path):
         rows = s.list()
         assert sorted(r.label for r in rows) == ["run1", "run2"]
         assert [r.status for r in rows] == ["completed", "completed"]
-        assert all(r.operations == 16000 for r in rows)
+        assert all(r.operations == 8000 for r in rows)
         spans = [(r.started_at, r.ended_at) for r in rows]
         assert max(s for s, _ in spans) < min(e for _, e in spans), "the two runs did not overlap"
         for r in rows:
-            assert len(s.result(r.id).intervals) >= 20  # 8 s at 0.2 s each, every one committed
+            assert len(s.result(r.id).intervals) >= 20  # 4 s at 0.1 s each, every one committed
 
 
 def test_a_run_exported_from_the_store_equals_the_live_export_byte_for_byte(tmp_path):
