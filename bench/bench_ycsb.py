@@ -102,7 +102,7 @@ def parse(text: str) -> dict[tuple[str, str], float]:
 
 class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
-        from workbench.commands.targets import binding_overrides, find_cluster
+        from workbench.drive.targets import binding_overrides, find_cluster
 
         self.args = args
         self.db = args.db

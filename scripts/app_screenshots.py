@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from workbench.drive.session import RunRequest, Session
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.session import RunRequest, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -11,7 +11,7 @@ import pytest
 
 from workbench.clusters.settle import compactions_busy, settle
 from workbench.clusters.specs import data_home
-from workbench.commands.targets import binding_overrides
+from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
 
 pytestmark = pytest.mark.servers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.ui.session import Session
+from workbench.drive.session import Session
 
 
 @pytest.fixture

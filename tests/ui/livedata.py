@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from workbench.commands.background import LiveState
 from workbench.config.spec import spec_from_args
+from workbench.drive.background import LiveState
 from workbench.metrics.histograms import new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from tests.ui.test_dashboard import WORKLOAD_A
+from workbench.drive.session import RunRequest
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.screens.help import HelpScreen
-from workbench.ui.session import RunRequest
 
 
 async def test_number_keys_switch_screens_and_question_mark_opens_help(session):

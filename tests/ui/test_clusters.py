@@ -8,9 +8,9 @@ import time
 import pytest
 from textual.widgets import DataTable
 
+from workbench.drive.session import Session
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.screens.clusters import ClustersScreen, Confirm
-from workbench.ui.session import Session
 
 
 async def until(pilot, condition, timeout: float = 60.0, what: str = "condition") -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from textual.widgets import SelectionList
 
+from workbench.drive.session import FinishedRun, RunRequest
 from workbench.results.exporters import export
 from workbench.results.importers import import_file
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.session import FinishedRun, RunRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "ycsb-0.17.0"
@@ -105,8 +105,8 @@ async def test_a_corrupt_file_is_refused_in_one_line(session, tmp_path):
 
 
 async def test_runs_of_the_app_are_recorded_and_h_brings_back_the_store_history(tmp_path, monkeypatch):
+    from workbench.drive.session import Session
     from workbench.results.store import RunStore
-    from workbench.ui.session import Session
 
     store = tmp_path / "runs.db"
     monkeypatch.setenv("WORKBENCH_STORE", str(store))

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from tests.ui.livedata import FixedRun, live_state
+from workbench.drive.session import RunRequest
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.session import RunRequest
 from workbench.ui.widgets.run_status import RunStatus
 
 ROOT = Path(__file__).resolve().parents[2]

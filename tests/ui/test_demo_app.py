@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
+from workbench.drive.demo import demo_task
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.demo import demo_task
 from workbench.ui.widgets.run_status import RunStatus
 
 

@@ -9,7 +9,7 @@ import pytest
 from workbench.clusters import presets
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.specs import CassandraSpec
-from workbench.commands.targets import binding_overrides
+from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
 
 

@@ -110,7 +110,7 @@ def overrides_from(args: argparse.Namespace) -> list[str]:
     """--cluster first, then -p values, then the dedicated flags, which win (more specific)."""
     out: list[str] = []
     if getattr(args, "cluster", None):
-        from workbench.commands.targets import cluster_overrides
+        from workbench.drive.targets import cluster_overrides
 
         out += cluster_overrides(args.cluster)
     out += args.props
@@ -253,7 +253,7 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
 
 
 def cluster_of(name: str) -> Cluster:
-    from workbench.commands.targets import find_cluster
+    from workbench.drive.targets import find_cluster
 
     return find_cluster(name)
 
@@ -262,8 +262,8 @@ def _watch_in_app(args: argparse.Namespace, phase: str) -> RunResult | None:
     # The app draws on stderr (stdout may go to a file: the YCSB text is written there after).
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise WorkbenchError("--tui needs a terminal", "run it in a terminal, or leave out --tui")
+    from workbench.drive.session import RunRequest
     from workbench.ui.launch import open_run
-    from workbench.ui.session import RunRequest
 
     overrides = overrides_from(args)
     request = RunRequest(tuple(args.files), tuple(overrides), (phase,), cluster=args.cluster)

@@ -25,16 +25,12 @@ from workbench.commands.bench import (
     exit_status,
     store_choice,
 )
-from workbench.commands.targets import binding_overrides
-from workbench.config import catalog
 from workbench.config.spec import spec_from_args
+from workbench.drive.demo import PRESETS, RUNS, WORKLOADS, demo_overrides
+from workbench.drive.targets import binding_overrides
 from workbench.errors import ConfigError
 from workbench.results.exporters import export
 from workbench.results.model import RunResult
-
-WORKLOADS = catalog.SHIPPED_WORKLOADS
-PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
-RUNS = (("load", "workloada"), ("run", "workloada"), ("run", "workloadc"))
 
 
 def register(subparsers) -> None:
@@ -62,8 +58,8 @@ def demo_command(args: argparse.Namespace) -> int:
     if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
         from workbench.ui.launch import open_demo
 
-        return open_demo(databases, args.records, bound, args.threads, out,
-                         store=store_choice(args))
+        session = open_demo(databases, args.records, bound, args.threads, out, store=store_choice(args))
+        return _after_the_app(session, out)
     console = Console(stderr=True)
     results: dict[str, dict[str, RunResult]] = {}
     recorded: dict[str, list[int]] = {}  # demo step -> run IDs in the store, one per database
@@ -96,6 +92,25 @@ def demo_command(args: argparse.Namespace) -> int:
     return status
 
 
+def _after_the_app(session, out: Path) -> int:
+    """What the demo made in the app, printed once the user has quit it."""
+    results: dict = {}
+    for done in session.finished:  # titles are "<db> <workload> <phase>" (see demo_task)
+        db, workload, phase = done.title.split()
+        results.setdefault(db, {})[f"{phase} {workload}"] = done.result
+    if results:
+        Console().print(comparison(results))
+        print(f"workbench: exports written to {out}/", file=sys.stderr)
+        ids = [str(done.run_id) for done in session.finished if done.run_id is not None]
+        if ids:
+            print(f"workbench: recorded as runs {', '.join(ids)} (workbench runs compare ID ID ...)",
+                  file=sys.stderr)
+    if session.error:
+        print(f"workbench: error: {session.error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _run_bound(args: argparse.Namespace) -> list[str]:
     """How a run ends: after --operations operations if given, else after --seconds seconds."""
     if args.operations is not None:
@@ -105,21 +120,6 @@ def _run_bound(args: argparse.Namespace) -> list[str]:
     if args.seconds < 1:
         raise ConfigError(f"--seconds {args.seconds}: a run needs at least one second")
     return ["operationcount=0", f"maxexecutiontime={args.seconds}"]
-
-
-def demo_overrides(db: str, phase: str, overrides: list[str], records: int, bound: list[str],
-                   threads: int) -> list[str]:
-    """The -p overrides of one demo step (the app's demo runs the very same steps); `bound`
-    ends a run phase (_run_bound), a load ends with its records."""
-    common = [*overrides, f"recordcount={records}", f"threadcount={threads}", "status.interval=5"]
-    common += bound if phase == "run" else []
-    if db == "cassandra":
-        common.append("cassandra.drop=true" if phase == "load" else "cassandra.drop=false")
-    if db == "hbase":
-        common.append("hbase.drop=true" if phase == "load" else "hbase.drop=false")
-    if db == "memory":
-        common += ["memory.store=demo"]
-    return common
 
 
 def _one(db: str, phase: str, workload: str, server: _server, args) -> PhaseRun:

@@ -89,7 +89,7 @@ class Composition:
     def overrides(self) -> list[str]:
         out = []
         if self.cluster:
-            from workbench.commands.targets import cluster_overrides
+            from workbench.drive.targets import cluster_overrides
 
             out += cluster_overrides(self.cluster)
         # With a cluster, its binding is the database: a db chosen before does not apply.

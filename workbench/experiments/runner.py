@@ -388,7 +388,7 @@ class _Cluster:
             self.overrides = [f"db={self.target.db}"]
             return self
         from workbench.clusters.local import LocalProvider
-        from workbench.commands.targets import binding_overrides
+        from workbench.drive.targets import binding_overrides
 
         self.provider = self.provider_factory() if self.provider_factory else LocalProvider()
         shape = "".join(f", {k} {v}" for k, v in self.shape)

@@ -15,13 +15,13 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
+from workbench.drive.session import RunRequest, Session
 from workbench.errors import WorkbenchError
 from workbench.ui.screens.clusters import ClustersScreen
 from workbench.ui.screens.compare import CompareScreen
 from workbench.ui.screens.composer import ComposerScreen
 from workbench.ui.screens.dashboard import DashboardScreen
 from workbench.ui.screens.help import HelpScreen
-from workbench.ui.session import RunRequest, Session
 
 STYLES = Path(__file__).parent / "styles"
 

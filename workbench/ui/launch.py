@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from workbench.ui.session import RunRequest, Session
+from workbench.drive.session import RunRequest, Session
 
 # Worker processes inherit this: their stray prints go to a file, not over the screen.
 WORKER_LOG = "worker.log"
@@ -73,29 +73,11 @@ def open_run(request: RunRequest, store: object = None):
 
 
 def open_demo(databases: list[str], records: int, bound: list[str], threads: int, out: Path,
-              store: object = None) -> int:
-    """`workbench demo` in a terminal: the demo's steps, live in the app."""
-    from workbench.ui.demo import demo_task
+              store: object = None) -> Session:
+    """`workbench demo` in a terminal: the demo's steps, live in the app. Returns the session
+    once the user has quit, for the command to print what it made (commands/demo.py)."""
+    from workbench.drive.demo import demo_task
 
     session = _session(store)
-    task = demo_task(databases, records, bound, threads, out)
-    _run_app(session, task=task)
-    results: dict = {}
-    for done in session.finished:  # titles are "<db> <workload> <phase>" (see demo_task)
-        db, workload, phase = done.title.split()
-        results.setdefault(db, {})[f"{phase} {workload}"] = done.result
-    if results:
-        from rich.console import Console
-
-        from workbench.commands.demo import comparison
-
-        Console().print(comparison(results))
-        print(f"workbench: exports written to {out}/", file=sys.stderr)
-        ids = [str(done.run_id) for done in session.finished if done.run_id is not None]
-        if ids:
-            print(f"workbench: recorded as runs {', '.join(ids)} (workbench runs compare ID ID ...)",
-                  file=sys.stderr)
-    if session.error:
-        print(f"workbench: error: {session.error}", file=sys.stderr)
-        return 2
-    return 0
+    _run_app(session, task=demo_task(databases, records, bound, threads, out))
+    return session

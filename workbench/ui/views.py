@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
-from workbench.commands.background import LiveState
+from workbench.drive.background import LiveState
 from workbench.metrics.snapshot import OpStats
 
 BENIGN = {"OK", "BATCHED_OK"}

@@ -20,9 +20,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label, SelectionList, Static
 
+from workbench.drive.session import FinishedRun
 from workbench.errors import WorkbenchError
 from workbench.results.compare import compare, comparison_table, write_comparison_csv
-from workbench.ui.session import FinishedRun
 from workbench.ui.widgets.percentile_overlay import PercentileOverlay
 
 EMPTY = ("No runs yet: runs made in the app (2 composes one, `workbench demo` makes four) appear "

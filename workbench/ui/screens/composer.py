@@ -31,8 +31,8 @@ from workbench.config.compose import (
     shipped_workloads,
     workload_path,
 )
+from workbench.drive.session import RunRequest
 from workbench.errors import WorkbenchError
-from workbench.ui.session import RunRequest
 from workbench.ui.widgets.field_row import FieldRow, field_id
 from workbench.ui.widgets.key_preview import KeyPreview
 

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label
 
-from workbench.commands.background import BackgroundRun
+from workbench.drive.background import BackgroundRun
 from workbench.errors import WorkbenchError
 from workbench.ui.views import measurement_names
 from workbench.ui.widgets.op_table import OpTable

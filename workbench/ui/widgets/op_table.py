@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from workbench.commands.background import LiveState
+from workbench.drive.background import LiveState
 from workbench.ui.views import op_table
 
 

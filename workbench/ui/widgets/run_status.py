@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from workbench.commands.background import BackgroundRun
+from workbench.drive.background import BackgroundRun
 from workbench.ui.views import fmt_duration, fmt_rate, progress
 
 

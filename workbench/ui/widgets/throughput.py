@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from workbench.commands.background import LiveState
+from workbench.drive.background import LiveState
 from workbench.ui.views import event_line, throughput_chart
 
 

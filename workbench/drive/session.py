@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.commands.background import BackgroundRun
 from workbench.config.spec import spec_from_args
+from workbench.drive.background import BackgroundRun
 from workbench.errors import WorkbenchError
 from workbench.results.model import RunResult
 

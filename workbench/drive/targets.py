@@ -1,6 +1,6 @@
 """From a running cluster to a binding's properties: what `--cluster NAME` and the demo use.
 
-This glue lives in the CLI layer because it is the one place that knows both the cluster
+This glue lives in the headless layer below every front end: the one place that knows both the cluster
 handles (clusters/) and the bindings' property names (bindings/).
 """
 

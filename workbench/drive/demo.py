@@ -7,10 +7,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.commands.demo import PRESETS, RUNS, WORKLOADS, demo_overrides
-from workbench.commands.targets import binding_overrides
+from workbench.config import catalog
+from workbench.drive.session import RunRequest, Session
+from workbench.drive.targets import binding_overrides
 from workbench.results.exporters import export
-from workbench.ui.session import RunRequest, Session
+
+WORKLOADS = catalog.SHIPPED_WORKLOADS
+PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
+RUNS = (("load", "workloada"), ("run", "workloada"), ("run", "workloadc"))
+
+
+def demo_overrides(db: str, phase: str, overrides: list[str], records: int, bound: list[str],
+                   threads: int) -> list[str]:
+    """The -p overrides of one demo step (the app's demo runs the very same steps); `bound`
+    ends a run phase (_run_bound), a load ends with its records."""
+    common = [*overrides, f"recordcount={records}", f"threadcount={threads}", "status.interval=5"]
+    common += bound if phase == "run" else []
+    if db == "cassandra":
+        common.append("cassandra.drop=true" if phase == "load" else "cassandra.drop=false")
+    if db == "hbase":
+        common.append("hbase.drop=true" if phase == "load" else "hbase.drop=false")
+    if db == "memory":
+        common += ["memory.store=demo"]
+    return common
 
 
 def demo_task(databases: list[str], records: int, bound: list[str], threads: int, out: Path):
