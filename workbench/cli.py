@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "workbench.commands.demo",
     "workbench.commands.runs",
     "workbench.commands.experiment",
+    "workbench.commands.lesson",
     "workbench.commands.cluster", "workbench.commands.images", "workbench.commands.servers",
 )
 

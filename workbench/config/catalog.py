@@ -26,7 +26,7 @@ SHIPPED_WORKLOADS = PACKAGE / "workloads"
 
 # kind -> (path under a presets root, file suffix); workloads have no suffix and no presets root.
 KINDS = {"clusters": ("presets/clusters", ".toml"), "experiments": ("presets/experiments", ".toml"),
-         "workloads": ("workloads", "")}
+         "lessons": ("presets/lessons", ".toml"), "workloads": ("workloads", "")}
 
 
 @dataclass(frozen=True)

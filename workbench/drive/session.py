@@ -21,6 +21,10 @@ from workbench.errors import WorkbenchError
 from workbench.results.model import RunResult
 
 
+# What a fault did to a node, as the run's events and the Run screen say it.
+FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed", "restart": "restarted"}
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """One run as the command line would spell it: `workbench <phase> -P files -p overrides`."""
@@ -155,6 +159,15 @@ class Session:
             return self.provider_of(name).status(name)
         except WorkbenchError:
             return None
+
+    def fault(self, cluster: str, node: str, what: str) -> None:
+        """Disturb a node of a cluster (pause, resume, kill or restart), and mark it on the phase
+        running now. The Run screen's keys and lessons both come here. Blocks for the provider
+        call: call it from a worker thread, not from a screen's loop."""
+        provider = self.provider_of(cluster)
+        getattr(provider, what)(cluster, node)
+        if self.current is not None:
+            self.current.command("mark", "fault", f"{node} {FAULTS[what]}")
 
     def stop(self) -> None:
         """Stop the phase running now and skip the phases after it."""

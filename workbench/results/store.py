@@ -43,7 +43,7 @@ from workbench.results.summarize import measurement_from_histogram
 
 ENV = "WORKBENCH_STORE"
 APPLICATION_ID = 0x57424E43  # "WBNC"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 STATUSES = ("running", "completed", "stopped", "interrupted", "failed", "incomplete")
 
@@ -96,6 +96,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN scale TEXT;
     CREATE INDEX runs_experiment ON runs (experiment, scale)
     """,
+    # 3: lessons (workbench lesson run): each student's progress, figures, verdicts and answers
+    # per step, so that a lesson closed halfway resumes where it stopped.
+    """
+    CREATE TABLE lesson_steps (
+        lesson     TEXT NOT NULL,
+        student    TEXT NOT NULL,
+        step       TEXT NOT NULL,
+        position   INTEGER NOT NULL,
+        run_id     INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+        figures    TEXT NOT NULL DEFAULT '{}',
+        checks     TEXT NOT NULL DEFAULT '[]',
+        answers    TEXT NOT NULL DEFAULT '{}',
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (lesson, student, step)
+    ) WITHOUT ROWID
+    """,
 )
 
 
@@ -117,6 +133,19 @@ class ExperimentTag:
     step: str | None  # the step's key, e.g. cassandra/workloada/operationcount=100000
     repetition: int | None
     scale: str | None
+
+
+@dataclass(frozen=True)
+class LessonStep:
+    """One step of a lesson as a student did it (`workbench lesson run`)."""
+
+    step: str
+    position: int  # its place in the lesson, from 0
+    run_id: int | None  # the run it measured, when it measured one
+    figures: dict[str, float]  # checks.py's names -> values
+    checks: list[dict[str, Any]]  # per check: expect, verdict (true/false/null), values, sentence
+    answers: dict[str, Any]  # question number (from 1) -> the choice number or the text
+    updated_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -347,6 +376,31 @@ class RunStore:
         return self.conn.execute(
             "SELECT id, step, repetition, status FROM runs WHERE experiment = ? AND scale = ? "
             "ORDER BY id", (experiment, scale)).fetchall()
+
+    # -- lessons --------------------------------------------------------------------------------
+
+    def lesson_steps(self, lesson: str, student: str) -> list[LessonStep]:
+        """The steps of a lesson this student has done, in lesson order."""
+        rows = self.conn.execute(
+            "SELECT step, position, run_id, figures, checks, answers, updated_at FROM lesson_steps "
+            "WHERE lesson = ? AND student = ? ORDER BY position", (lesson, student)).fetchall()
+        return [LessonStep(step, position, run_id, json.loads(figures), json.loads(checks_),
+                           json.loads(answers), updated)
+                for step, position, run_id, figures, checks_, answers, updated in rows]
+
+    def save_lesson_step(self, lesson: str, student: str, done: LessonStep) -> None:
+        with self._transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO lesson_steps (lesson, student, step, position, run_id, figures, "
+                "checks, answers, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (lesson, student, done.step, done.position, done.run_id, _dumps(done.figures),
+                 _dumps(done.checks), _dumps(done.answers), time.time()))
+
+    def forget_lesson(self, lesson: str, student: str) -> int:
+        """Start the lesson over for this student (their runs stay in the store)."""
+        with self._transaction():
+            return self.conn.execute("DELETE FROM lesson_steps WHERE lesson = ? AND student = ?",
+                                     (lesson, student)).rowcount
 
     def add_interval(self, run_id: int, seq: int, interval: Interval,
                      events: Iterable[tuple[int, Event]] = ()) -> None:

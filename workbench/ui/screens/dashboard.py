@@ -14,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label
 
 from workbench.drive.background import BackgroundRun
+from workbench.drive.session import FAULTS
 from workbench.errors import WorkbenchError
 from workbench.ui.views import measurement_names
 from workbench.ui.widgets.op_table import OpTable
@@ -24,7 +25,6 @@ from workbench.ui.widgets.throughput import ThroughputChart
 REFRESH_S = 0.25  # how often the screen looks for a new tick (ticks come every second)
 IDLE = ("No run yet. Compose one on the Workload screen (2) and press r, "
         "or start `workbench run ... --tui` / `workbench demo`.")
-FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed"}
 
 
 class TargetPrompt(ModalScreen[float | None]):
@@ -216,12 +216,9 @@ class DashboardScreen(Screen):
         self.run_worker(lambda: self._fault(run, cluster, node, what), thread=True, group="fault")
 
     def _fault(self, run: BackgroundRun | None, cluster: str, node: str, what: str) -> None:
-        provider = self.app.session.provider_of(cluster)
         try:
-            getattr(provider, what)(cluster, node)
+            self.app.session.fault(cluster, node, what)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.app.show_error, exc)
             return
-        if run is not None:
-            run.command("mark", "fault", f"{node} {FAULTS[what]}")
         self.app.call_from_thread(self.notify, f"{node} {FAULTS[what]}")

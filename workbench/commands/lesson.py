@@ -1,0 +1,131 @@
+"""`workbench lesson`: guided live experiments for a class (presets/lessons/*.toml + *.md).
+
+A lesson is steps: text to read, an action (start a cluster, load, run with given properties,
+change the target or lanes during a run, freeze or kill a node), checks that read the figures the
+student measured and say what they mean, and questions. `show` checks a lesson file (one line
+per mistake, with its line number) and prints its steps; `run` runs it, keeping each student's
+progress, figures, verdicts and answers in the run store, so running it again resumes where it
+stopped. `figures` lists what a check can read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from workbench.commands.bench import add_store_arguments
+from workbench.config import catalog
+from workbench.errors import WorkbenchError
+from workbench.lessons import checks
+from workbench.lessons.model import Lesson, LessonError, load
+
+
+def register(subparsers) -> None:
+    top = subparsers.add_parser("lesson", help="guided lessons for a class: live runs, checks on "
+                                "the student's own figures", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = top.add_subparsers(dest="lesson_command", metavar="ACTION", required=True)
+    p = sub.add_parser("list", help="the lessons there are")
+    p.set_defaults(func=list_command)
+    p = sub.add_parser("show", help="check a lesson file and print its steps")
+    p.add_argument("lesson", help="a lesson's name or a .toml file")
+    p.set_defaults(func=show_command)
+    p = sub.add_parser("run", help="run (or resume) a lesson")
+    p.add_argument("lesson", help="a lesson's name or a .toml file")
+    p.add_argument("--student", help="whose progress this is (default: your user name)")
+    p.add_argument("--restart", action="store_true", help="start over (your earlier runs stay in the store)")
+    p.add_argument("--no-tui", action="store_true", help="print the steps, figures and checks instead of "
+                   "opening the app (questions stay unanswered)")
+    add_store_arguments(p, recording=False)
+    p.set_defaults(func=run_command)
+    p = sub.add_parser("figures", help="the figures a check can read")
+    p.set_defaults(func=figures_command)
+
+
+def find(name: str) -> Lesson:
+    """A lesson by name (the user's folders, then the shipped ones) or by file."""
+    path = Path(name)
+    if path.suffix == ".toml" or path.exists():
+        return load(path)
+    found = catalog.available("lessons").get(name)
+    if found is None:
+        names = ", ".join(catalog.available("lessons")) or "none"
+        raise WorkbenchError(f"no lesson named {name!r}", f"lessons: {names}; or give a .toml file")
+    return load(found)
+
+
+def list_command(args: argparse.Namespace) -> int:
+    for entry in catalog.entries("lessons"):
+        try:
+            lesson = load(entry.path)
+        except LessonError as exc:
+            print(f"{entry.name:<26} (broken: {exc.problems[0].what}; workbench lesson show {entry.path})")
+            continue
+        where = "" if entry.shipped else f"  [{entry.origin}]"
+        needs = ", ".join(f"{c.preset} {c.memory}" for c in lesson.clusters) or "no server"
+        print(f"{entry.name:<26} {lesson.minutes:>3g} min  {needs:<22} {lesson.title}{where}")
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    try:
+        lesson = find(args.lesson)
+    except LessonError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        return 2
+    print(f"{lesson.title} ({lesson.name}, about {lesson.minutes:g} minutes): {lesson.path}")
+    print(f"goal: {lesson.goal}")
+    for need in lesson.clusters:
+        print(f"starts {need.preset} (needs {need.memory} of memory)")
+    for number, step in enumerate(lesson.steps, 1):
+        what = step.action if step.action != "none" else "read"
+        if step.measures:
+            what += f" {step.workload} " + " ".join(f"{k}={v}" for k, v in step.properties.items())
+        elif step.action == "start":
+            what += f" {step.cluster}"
+        elif step.node:
+            what += f" {step.node}"
+        print(f"{number:>2}. {step.id:<18} {step.title}: {what.strip()}")
+        for during in step.during:
+            print(f"      {during.describe()}")
+        for check in step.checks:
+            print(f"      check: {check.expect.text}")
+        for question in step.questions:
+            kind = f"{len(question.choices)} choices" if question.choices else "free text"
+            print(f"      question ({kind}): {question.ask}")
+    return 0
+
+
+def run_command(args: argparse.Namespace) -> int:
+    lesson = find(args.lesson)
+    if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
+        raise WorkbenchError("the app's Lessons screen is not built yet",
+                             f"run it in the terminal: workbench lesson run {args.lesson} --no-tui")
+    from workbench.drive.session import Session
+    from workbench.lessons.runner import LessonRunner
+
+    session = Session(store=args.store)
+    runner = LessonRunner(lesson, session, student=args.student, say=lambda line: print(line, flush=True))
+    if args.restart:
+        runner.forget()
+    try:
+        done = runner.run()
+    except KeyboardInterrupt:
+        print(f"workbench: lesson stopped; `workbench lesson run {args.lesson}` resumes it", file=sys.stderr)
+        return 130
+    verdicts = [c["passed"] for d in done for c in d.checks]
+    print("")
+    print(f"{lesson.name}: {len(done)} of {len(lesson.steps)} steps done; checks: "
+          f"{verdicts.count(True)} passed, {verdicts.count(False)} failed, {verdicts.count(None)} not judged")
+    return 0
+
+
+def figures_command(args: argparse.Namespace) -> int:
+    print("A check reads STEP.FIGURE, STEP being the id of a load or run step. Latencies in ms;")
+    print("read.p99 is response time (from the intended start), read.service.p99 from the send.")
+    for path in checks.figure_paths():
+        unit = checks.unit(path)
+        print(f"  {path}" + (f"  ({unit})" if unit else ""))
+    return 0

@@ -1,0 +1,173 @@
+"""A lesson's checks: small expressions over the figures a student measured.
+
+    expect = "frozen.read.response.p99 >= 10 * frozen.read.service.p99"
+
+An expression is Python's syntax restricted to numbers, figure references, + - * /,
+comparisons, `and`/`or`/`not` and min/max/abs. A reference is `STEP.FIGURE`: the id of a step
+that measured (a load or a run) and a figure of it (FIGURES below). Latencies are milliseconds,
+throughputs operations per second, shares between 0 and 1. Nothing is ever passed to eval().
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+# Per run: name -> unit, for the figures shown beside a verdict.
+SCALARS = {"throughput": "ops/s", "operations": "", "errors": "", "seconds": "s", "target": "ops/s",
+           "in_flight": ""}
+OPERATIONS = {"read": "READ", "update": "UPDATE", "insert": "INSERT", "scan": "SCAN",
+              "rmw": "READ-MODIFY-WRITE", "delete": "DELETE"}
+# Per operation, as response time (from the intended start: what a user waits) by default, or
+# under .service (from the send) / .response. count and errors are per operation, not per kind.
+STATS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9, "max": None, "mean": None}
+COUNTS = ("count", "errors")
+KEYS = {"hottest_0_1pct": 0.001, "hottest_1pct": 0.01, "hottest_10pct": 0.1, "touched": None}
+FUNCTIONS = {"min": min, "max": max, "abs": abs}
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+            ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_SYMBOL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+class CheckSyntaxError(ValueError):
+    """An expression that is not a check; the message says what and how to fix it."""
+
+
+class Unmeasured(LookupError):
+    """A figure the student's run did not produce (for example no UPDATE in workload C)."""
+
+
+def figure_paths() -> list[str]:
+    """Every figure a step offers, as written after `STEP.`."""
+    paths = list(SCALARS)
+    for op in OPERATIONS:
+        for stat in (*STATS, *COUNTS):
+            paths.append(f"{op}.{stat}")
+        for kind in ("response", "service"):
+            paths += [f"{op}.{kind}.{stat}" for stat in STATS]
+    paths += [f"keys.{k}" for k in KEYS]
+    return paths
+
+
+_PATHS = frozenset(figure_paths())
+
+
+def unit(path: str) -> str:
+    last = path.rsplit(".", 1)[-1]
+    if last in SCALARS and "." not in path:
+        return SCALARS[last]
+    if last in STATS:
+        return "ms"
+    return ""
+
+
+def _reference(node: ast.AST) -> tuple[str, ...] | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return tuple(reversed(parts))
+    return None
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed check: its text, syntax tree and the (step, figure) references it reads."""
+
+    text: str
+    tree: ast.Expression
+    references: tuple[tuple[str, str], ...]
+
+    def evaluate(self, figures: Mapping[str, Mapping[str, float]]) -> bool:
+        """True or False; Unmeasured when a figure it reads is missing."""
+        return bool(self._value(self.tree.body, figures))
+
+    def values(self, figures: Mapping[str, Mapping[str, float]]) -> dict[str, float | None]:
+        """'step.figure' -> its value (None when not measured), in the order they appear."""
+        return {f"{step}.{path}": figures.get(step, {}).get(path) for step, path in self.references}
+
+    def _value(self, node: ast.AST, figures):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.BoolOp):
+            values = (self._value(v, figures) for v in node.values)
+            return all(values) if isinstance(node.op, ast.And) else any(values)
+        if isinstance(node, ast.UnaryOp):
+            value = self._value(node.operand, figures)
+            return (not value) if isinstance(node.op, ast.Not) else -value
+        if isinstance(node, ast.BinOp):
+            left, right = self._value(node.left, figures), self._value(node.right, figures)
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise Unmeasured("a division by a figure that is zero")
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.Compare):
+            left = self._value(node.left, figures)
+            for op, right_node in zip(node.ops, node.comparators):
+                right = self._value(right_node, figures)
+                if not _COMPARE[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.Call):
+            return FUNCTIONS[node.func.id](*(self._value(a, figures) for a in node.args))  # type: ignore[attr-defined]
+        ref = _reference(node)
+        step, path = ref[0], ".".join(ref[1:])  # type: ignore[index]
+        value = figures.get(step, {}).get(path)
+        if value is None:
+            raise Unmeasured(f"{step}.{path} was not measured")
+        return value
+
+
+def parse(text: str) -> Expression:
+    """Parse and check the shape of an expression (not yet which steps exist)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise CheckSyntaxError(f"not an expression ({exc.msg} at column {exc.offset})") from None
+    references: list[tuple[str, str]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+                raise CheckSyntaxError(f"{node.value!r}: only numbers can be written in a check")
+            return
+        if isinstance(node, ast.BoolOp | ast.Compare | ast.BinOp | ast.UnaryOp):
+            if isinstance(node, ast.BinOp) and type(node.op) not in _BINARY:
+                raise CheckSyntaxError(f"{ast.unparse(node)}: only + - * / are allowed")
+            if isinstance(node, ast.Compare) and any(type(op) not in _COMPARE for op in node.ops):
+                raise CheckSyntaxError(f"{ast.unparse(node)}: compare with < <= > >= == !=")
+            if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not | ast.USub):
+                raise CheckSyntaxError(f"{ast.unparse(node)}: only `not` and unary minus are allowed")
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, ast.operator | ast.cmpop | ast.boolop | ast.unaryop):
+                    visit(child)
+            return
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
+                raise CheckSyntaxError(f"{ast.unparse(node)}: the functions are {', '.join(FUNCTIONS)}")
+            for arg in node.args:
+                visit(arg)
+            return
+        ref = _reference(node)
+        if ref is None:
+            raise CheckSyntaxError(f"{ast.unparse(node)}: not a number, a figure or an operation")
+        if len(ref) < 2:
+            raise CheckSyntaxError(f"{ref[0]}: write STEP.FIGURE, for example {ref[0]}.throughput")
+        path = ".".join(ref[1:])
+        if path not in _PATHS:
+            raise CheckSyntaxError(f"{'.'.join(ref)}: unknown figure {path!r} (figures: throughput, "
+                                   f"errors, read.p99, read.service.p99, keys.hottest_1pct, ...; "
+                                   f"`workbench lesson figures` lists them all)")
+        references.append((ref[0], path))
+
+    visit(tree.body)
+    if not isinstance(tree.body, ast.Compare | ast.BoolOp) and not (
+            isinstance(tree.body, ast.UnaryOp) and isinstance(tree.body.op, ast.Not)):
+        raise CheckSyntaxError("a check must compare (for example a.read.p99 < 2 * b.read.p99)")
+    return Expression(text.strip(), tree, tuple(dict.fromkeys(references)))

@@ -1,0 +1,73 @@
+"""The figures of one measured step, flat: 'throughput', 'read.p99', 'keys.hottest_1pct', ...
+
+What a check reads (checks.py names them). Latencies in milliseconds from the run's exact
+HdrHistogram summaries; response time is YCSB's Intended-* measurement (lesson runs record both,
+`measurement.interval=both`), and equals service time when the run had no target.
+"""
+
+from __future__ import annotations
+
+from workbench.config.spec import WorkloadSpec
+from workbench.lessons.checks import KEYS, OPERATIONS, STATS
+from workbench.results.model import Measurement, RunResult
+
+BENIGN = {"OK", "BATCHED_OK", "NOT_FOUND"}
+KEY_SAMPLES = 100_000
+
+
+def _stats(m: Measurement) -> dict[str, float]:
+    out = {}
+    for name, p in STATS.items():
+        if p is not None:
+            if p in m.percentiles:
+                out[name] = m.percentiles[p] / 1000
+        elif name == "max":
+            out[name] = m.max_us / 1000
+        else:
+            out[name] = m.average_us / 1000
+    return out
+
+
+def run_figures(result: RunResult) -> dict[str, float]:
+    """Figures of a finished load or run."""
+    measured = [i for i in result.intervals if not i.warmup and i.in_flight is not None]
+    target = float(result.properties.get("target") or 0)
+    out: dict[str, float] = {
+        "throughput": result.throughput,
+        "operations": float(result.operations),
+        "errors": float(result.error_count()),
+        "seconds": result.runtime_ms / 1000,
+        "target": target,
+    }
+    if measured:
+        out["in_flight"] = sum(i.in_flight for i in measured) / len(measured)  # type: ignore[misc]
+    for short, name in OPERATIONS.items():
+        service = result.measurement(name)
+        if service is None or not service.operations:
+            continue
+        response = result.measurement(f"Intended-{name}")
+        if response is None or not response.operations:
+            response = service  # closed loop: nothing waited before it was sent
+        out[f"{short}.count"] = float(service.operations)
+        out[f"{short}.errors"] = float(sum(n for s, n in service.returns.items() if s not in BENIGN))
+        for stat, value in _stats(service).items():
+            out[f"{short}.service.{stat}"] = value
+        for stat, value in _stats(response).items():
+            out[f"{short}.response.{stat}"] = value
+            out[f"{short}.{stat}"] = value
+    return out
+
+
+def key_figures(spec: WorkloadSpec) -> dict[str, float]:
+    """Where the step's requests land: the share of draws on the hottest keys (the same draws
+    as `workbench keys` and the Workload screen's preview)."""
+    from workbench.core.popularity import popularity
+
+    pop = popularity(spec, KEY_SAMPLES, first=0)
+    out = {}
+    for name, fraction in KEYS.items():
+        if fraction is None:
+            out[f"keys.{name}"] = pop.distinct / pop.keys if pop.keys else 0.0
+        else:
+            out[f"keys.{name}"] = pop.hot_shares[fraction][1]
+    return out

@@ -1,0 +1,331 @@
+"""Running a lesson: each step's action through the headless layer (drive/), its figures, its
+checks' verdicts, and the student's progress in the run store.
+
+The same `LessonRunner` serves `workbench lesson run --no-tui` (say = print) and the app's Lessons
+screen (one step at a time, on the session's thread). A step that was done is not done again:
+its figures come back from the store, and only what later steps stand on is restored (a cluster
+start, a load, a property set). Clusters the lesson started are taken down when it ends, however
+it ends; the student's figures and answers stay.
+"""
+
+from __future__ import annotations
+
+import getpass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workbench.config.spec import spec_from_args
+from workbench.drive.session import RunRequest, Session
+from workbench.errors import WorkbenchError
+from workbench.lessons import checks as checks_module
+from workbench.lessons.figures import key_figures, run_figures
+from workbench.lessons.model import Check, During, Lesson, Step, workload_path
+from workbench.results.store import LessonStep, RunStore
+
+# Every lesson run records response time beside service time (checks read both).
+ALWAYS = ("measurement.interval=both",)
+
+
+def default_student() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "student"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A check's outcome: passed (True), failed (False) or could not be judged (None)."""
+
+    expect: str
+    passed: bool | None
+    values: dict[str, float | None]
+    sentence: str
+
+    def as_dict(self) -> dict:
+        return {"expect": self.expect, "passed": self.passed, "values": self.values, "sentence": self.sentence}
+
+
+def judge(check: Check, figures: dict[str, dict[str, float]]) -> Verdict:
+    values = check.expect.values(figures)
+    try:
+        passed: bool | None = check.expect.evaluate(figures)
+    except checks_module.Unmeasured as exc:
+        return Verdict(check.expect.text, None, values, f"Not judged: {exc}.")
+    return Verdict(check.expect.text, passed, values, check.passed if passed else check.failed)
+
+
+def show_value(path: str, value: float | None) -> str:
+    if value is None:
+        return "not measured"
+    if path.split(".", 1)[-1].startswith("keys."):
+        return f"{value:.1%}"
+    unit = checks_module.unit(path.split(".", 1)[-1])
+    if unit == "ms":
+        return f"{value:,.3g} ms" if value < 100 else f"{value:,.0f} ms"
+    if unit in ("ops/s", ""):
+        number = f"{value:,.0f}" if value >= 10 or value == int(value) else f"{value:.2f}"
+        return f"{number} {unit}".strip()
+    return f"{value:,.1f} {unit}"
+
+
+@dataclass
+class _State:
+    """What later steps stand on: the cluster under test and properties set by `set` steps."""
+
+    provider: object = None
+    cluster: object = None  # clusters.base.Cluster
+    extra: dict[str, str] = field(default_factory=dict)
+    started: list[tuple[object, str]] = field(default_factory=list)  # (provider, name) to take down
+
+
+class LessonRunner:
+    """Runs `lesson` for `student`; see the module docstring."""
+
+    def __init__(self, lesson: Lesson, session: Session, *, student: str | None = None,
+                 say: Callable[[str], None] = print) -> None:
+        self.lesson, self.session, self.say = lesson, session, say
+        self.student = student or default_student()
+        self.state = _State()
+        self.figures: dict[str, dict[str, float]] = {}
+
+    # -- progress -----------------------------------------------------------------------------
+
+    def _store(self) -> RunStore:
+        return RunStore(self.session.store if self.session.store not in (None, False) else None)
+
+    def progress(self) -> list[LessonStep]:
+        with self._store() as store:
+            return store.lesson_steps(self.lesson.name, self.student)
+
+    def forget(self) -> None:
+        with self._store() as store:
+            store.forget_lesson(self.lesson.name, self.student)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run(self) -> list[LessonStep]:
+        """Every step not yet done, in order; returns what this student has done by the end."""
+        done = {d.step: d for d in self.progress()}
+        self.figures = {d.step: d.figures for d in done.values() if d.figures}
+        self._introduce(done)
+        try:
+            for position, step in enumerate(self.lesson.steps):
+                if step.id in done:
+                    self._restore(step)
+                else:
+                    self.do_step(position, step)
+        finally:
+            self.close()
+        return self.progress()
+
+    def _introduce(self, done: dict) -> None:
+        lesson = self.lesson
+        self.say(f"Lesson: {lesson.title} ({lesson.name}, about {lesson.minutes:g} minutes)")
+        self.say(f"Goal: {lesson.goal}")
+        for need in lesson.clusters:
+            self.say(f"It starts {need.preset} (needs {need.memory} of memory).")
+        if done:
+            self.say(f"Resuming {self.student}'s lesson: {len(done)} of {len(lesson.steps)} steps "
+                     f"done (workbench lesson run {lesson.name} --restart starts over).")
+        if lesson.intro:
+            self.say("")
+            self.say(lesson.intro)
+
+    def do_step(self, position: int, step: Step) -> LessonStep:
+        """Do one step: its action, its figures, its checks; recorded in the store."""
+        self.say("")
+        self.say(f"[{position + 1}/{len(self.lesson.steps)}] {step.title}")
+        if step.text:
+            self.say(step.text)
+        run_id = self._act(step)
+        verdicts = [judge(check, self.figures) for check in step.checks]
+        for verdict in verdicts:
+            mark = {True: "✓", False: "✗", None: "?"}[verdict.passed]
+            shown = ", ".join(f"{path} = {show_value(path, v)}" for path, v in verdict.values.items())
+            self.say(f"  {mark} {verdict.expect}   ({shown})")
+            self.say(f"    {verdict.sentence}")
+        for number, question in enumerate(step.questions, 1):
+            self.say(f"  Question {number}: {question.ask}")
+            for i, choice in enumerate(question.choices, 1):
+                self.say(f"    {i}. {choice}")
+            self.say("    (unanswered: questions are answered on the app's Lessons screen)")
+        record = LessonStep(step.id, position, run_id, self.figures.get(step.id, {}),
+                            [v.as_dict() for v in verdicts], {str(n): None for n in range(1, len(step.questions) + 1)})
+        with self._store() as store:
+            store.save_lesson_step(self.lesson.name, self.student, record)
+        return record
+
+    def _restore(self, step: Step) -> None:
+        """A step done before: bring back what later steps stand on, measure nothing."""
+        if step.action == "start":
+            self.say(f"(restoring step {step.id}: starting {step.cluster})")
+            self._start(step)
+        elif step.action == "stop":
+            self._stop()
+        elif step.action == "set":
+            self.state.extra.update(step.properties)
+        elif step.action == "load":
+            self.say(f"(restoring step {step.id}: loading again)")
+            self._measure(step, restoring=True)
+
+    def _act(self, step: Step) -> int | None:
+        action = step.action
+        if action == "start":
+            self.say(f"  starting {step.cluster} ...")
+            self._start(step)
+        elif action == "stop":
+            self._stop()
+        elif action == "set":
+            self.state.extra.update(step.properties)
+            self.say("  from now on: " + " ".join(f"{k}={v}" for k, v in step.properties.items()))
+        elif action in ("pause", "kill", "resume", "restart"):
+            cluster = self._cluster_name(step)
+            self.say(f"  {action} {step.node} of {cluster}")
+            self.session.fault(cluster, step.node or "", action)
+        elif action in ("load", "run"):
+            return self._measure(step)
+        return None
+
+    def _start(self, step: Step) -> None:
+        from workbench.clusters import presets
+
+        provider = self.session.provider(progress=lambda e: setattr(self.session, "activity", e.message))
+        spec = presets.load(step.cluster or "")
+        if spec.name in provider.clusters() and all(
+                n.status == "running" for n in provider.status(spec.name).nodes):
+            cluster = provider.status(spec.name)  # the student started it already: leave it up
+        else:
+            cluster = provider.up(spec)
+            self.state.started.append((provider, cluster.name))
+        self.state.provider, self.state.cluster = provider, cluster
+
+    def _stop(self) -> None:
+        if self.state.cluster is None:
+            return
+        name = self.state.cluster.name
+        self.say(f"  stopping {name}")
+        self.state.provider.down(name)
+        self.state.started = [(p, n) for p, n in self.state.started if n != name]
+        self.state.cluster = None
+
+    def _cluster_name(self, step: Step) -> str:
+        if self.state.cluster is None:
+            raise WorkbenchError(f"step {step.id}: no cluster is up to {step.action} a node of",
+                                 "the lesson's start step must come first")
+        return self.state.cluster.name
+
+    def overrides(self, step: Step) -> list[str]:
+        """The -p overrides of a step's load or run."""
+        from workbench.drive.targets import binding_overrides
+
+        cluster = None if step.db == "memory" else self.state.cluster
+        where = binding_overrides(cluster) if cluster is not None else ["db=memory"]
+        if cluster is not None and step.action == "load":
+            where.append(f"{cluster.kind}.drop=true")
+        props = {**self.lesson.properties, **self.state.extra, **step.properties}
+        return [*where, *(f"{k}={v}" for k, v in props.items()), *ALWAYS,
+                f"label=lesson {self.lesson.name} {step.id}"]
+
+    def _measure(self, step: Step, restoring: bool = False) -> int | None:
+        files = (str(workload_path(step, self.lesson)),)
+        overrides = self.overrides(step)
+        spec, _ = spec_from_args(list(files), overrides, step.action)  # bad input: refused here
+        cluster = None if step.db == "memory" or self.state.cluster is None else self.state.cluster.name
+        request = RunRequest(files, tuple(overrides), (step.action,), f"lesson {step.id}", cluster)
+        where = cluster or "memory"
+        self.say(f"  {step.action} {step.workload} on {where}: "
+                 + " ".join(f"{k}={v}" for k, v in {**self.state.extra, **step.properties}.items()))
+        watcher = _During(self.session, step.during, cluster, self.say) if step.during else None
+        if watcher:
+            watcher.start()
+        try:
+            done = self.session.run_phase(request, step.action, source="lesson")
+        finally:
+            if watcher:
+                watcher.finish()
+        if self.session.error:
+            raise WorkbenchError(f"step {step.id}: {self.session.error}")
+        if done is None or done.result.outcome != "completed":
+            outcome = done.result.outcome if done else "not started"
+            raise WorkbenchError(f"step {step.id}: the {step.action} ended {outcome}",
+                                 f"run the lesson again to redo step {step.id}")
+        if watcher and watcher.error:
+            raise WorkbenchError(f"step {step.id}: {watcher.error}")
+        if restoring:
+            return done.run_id
+        figures = run_figures(done.result)
+        figures.update(key_figures(spec))
+        self.figures[step.id] = figures
+        read = next((f"{op} p99 {show_value(op + '.p99', figures[op + '.p99'])}"
+                     for op in checks_module.OPERATIONS if op + ".p99" in figures), "")
+        recorded = f" (run {done.run_id})" if done.run_id is not None else ""
+        self.say(f"  {figures['throughput']:,.0f} ops/s, {figures['operations']:,.0f} operations, "
+                 f"{figures['errors']:,.0f} errors, {read}{recorded}")
+        return done.run_id
+
+    def close(self) -> None:
+        """Take down what the lesson started (its figures stay)."""
+        while self.state.started:
+            provider, name = self.state.started.pop()
+            self.say(f"stopping {name}")
+            try:
+                provider.down(name)
+            except WorkbenchError as exc:
+                self.say(f"workbench: error: could not stop {name}: {exc}")
+        self.state.cluster = None
+
+
+class _During(threading.Thread):
+    """Does a run's timed changes (`during`) once the run has been going for at_s seconds, as
+    its own clock counts them (the snapshots' elapsed time), not the wall clock."""
+
+    def __init__(self, session: Session, events: tuple[During, ...], cluster: str | None,
+                 say: Callable[[str], None]) -> None:
+        super().__init__(name="workbench-lesson-during", daemon=True)
+        self.session, self.events, self.cluster, self.say = session, events, cluster, say
+        self.before = session.current
+        self.error: str | None = None
+        self._done = threading.Event()
+
+    def finish(self) -> None:
+        self._done.set()
+        self.join()
+
+    def run(self) -> None:
+        run = None
+        while run is None and not self._done.is_set():
+            if self.session.current is not self.before:
+                run = self.session.current
+            else:
+                self._done.wait(0.02)
+        for event in self.events:
+            while not self._done.is_set() and not run.finished.is_set():
+                state = run.state
+                if state is not None and state.snapshot.elapsed_s >= event.at_s:
+                    break
+                self._done.wait(0.02)
+            if self._done.is_set() or run.finished.is_set():
+                return
+            try:
+                self._do(run, event)
+            except WorkbenchError as exc:
+                self.error = f"{event.describe()}: {exc}"
+                run.command("stop", "stopped")
+                return
+
+    def _do(self, run, event: During) -> None:
+        self.say(f"  {event.describe()}")
+        if event.do == "target":
+            run.command("set_target", float(event.value or 0))
+        elif event.do == "lanes":
+            run.command("set_lanes", int(event.value or 1))
+        else:
+            if self.cluster is None:
+                raise WorkbenchError("this run has no cluster to disturb")
+            started = time.monotonic()
+            self.session.fault(self.cluster, event.node or "", event.do)
+            if event.do == "restart":
+                self.say(f"    restarted in {time.monotonic() - started:.1f} s")
