@@ -20,7 +20,6 @@ from workbench.drive.background import BackgroundRun
 from workbench.errors import WorkbenchError
 from workbench.results.model import RunResult
 
-
 # What a fault did to a node, as the run's events and the Run screen say it.
 FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed", "restart": "restarted"}
 

@@ -108,7 +108,7 @@ class Expression:
             return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.Compare):
             left = self._value(node.left, figures)
-            for op, right_node in zip(node.ops, node.comparators):
+            for op, right_node in zip(node.ops, node.comparators, strict=True):
                 right = self._value(right_node, figures)
                 if not _COMPARE[type(op)](left, right):
                     return False

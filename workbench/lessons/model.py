@@ -198,7 +198,8 @@ def _sections(markdown: str) -> tuple[str, dict[str, tuple[str, str, int]]]:
             continue  # the document's own title: the lesson's title is in the TOML
         else:
             current.append(line)
-    return "\n".join(intro).strip(), {k: (t, "\n".join(body).strip(), n) for k, (t, body, n) in sections.items()}
+    return "\n".join(intro).strip(), {k: (t, "\n".join(body).strip(), n) for k,
+                     (t, body, n) in sections.items()}
 
 
 def _text(value: Any) -> str | None:
@@ -237,7 +238,8 @@ def load(path: str | Path) -> Lesson:
         problems.append(Problem(line, what, fix))
 
     for key in sorted(set(data) - LESSON_KEYS):
-        problem(lines.key(key), f"unknown key {key!r}", f"the lesson keys are {', '.join(sorted(LESSON_KEYS))}")
+        problem(lines.key(key), f"unknown key {key!r}",
+                f"the lesson keys are {', '.join(sorted(LESSON_KEYS))}")
     title = _text(data.get("title"))
     goal = _text(data.get("goal"))
     if title is None:
@@ -253,12 +255,14 @@ def load(path: str | Path) -> Lesson:
     clusters: list[ClusterNeed] = []
     raw_clusters = data.get("clusters", [])
     if not isinstance(raw_clusters, list):
-        problem(lines.key("clusters"), "clusters must be [[clusters]] tables", 'write [[clusters]] preset = "..."')
+        problem(lines.key("clusters"), "clusters must be [[clusters]] tables",
+                'write [[clusters]] preset = "..."')
         raw_clusters = []
     for i, raw in enumerate(raw_clusters):
         line = lines.table("clusters", 1, len(lines.lines), i)
         if not isinstance(raw, dict) or not isinstance(raw.get("preset"), str):
-            problem(line, "a [[clusters]] entry without a preset", 'add preset = "cassandra-single" (workbench cluster presets)')
+            problem(line, "a [[clusters]] entry without a preset",
+                    'add preset = "cassandra-single" (workbench cluster presets)')
             continue
         memory = raw.get("memory")
         if not isinstance(memory, str) or not _SIZE.match(memory):
@@ -273,7 +277,8 @@ def load(path: str | Path) -> Lesson:
 
     common = _properties(data.get("properties", {}))
     if common is None:
-        problem(lines.key("properties"), "[properties] must map names to plain values", "write key = value lines")
+        problem(lines.key("properties"), "[properties] must map names to plain values",
+                "write key = value lines")
         common = {}
 
     text_name = data.get("text", path.with_suffix(".md").name)
@@ -329,10 +334,12 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         problem(at("id"), f"step {step_id!r} is defined twice", "give each step its own id")
         return None
     for key in sorted(set(raw) - STEP_KEYS):
-        problem(at(key), f"step {step_id!r}: unknown key {key!r}", f"step keys are {', '.join(sorted(STEP_KEYS))}")
+        problem(at(key), f"step {step_id!r}: unknown key {key!r}",
+                f"step keys are {', '.join(sorted(STEP_KEYS))}")
     action = raw.get("action", "none")
     if action not in ACTIONS:
-        problem(at("action"), f"step {step_id!r}: unknown action {action!r}", f"actions are {', '.join(ACTIONS)}")
+        problem(at("action"), f"step {step_id!r}: unknown action {action!r}",
+                f"actions are {', '.join(ACTIONS)}")
         action = "none"
     if step_id not in sections:
         problem(start, f"step {step_id!r} has no text",
@@ -343,7 +350,8 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
     workload = raw.get("workload")
     if action in MEASURED:
         if not isinstance(workload, str):
-            problem(at("action"), f"step {step_id!r}: a {action} needs a workload", 'add workload = "workloada"')
+            problem(at("action"), f"step {step_id!r}: a {action} needs a workload",
+                    'add workload = "workloada"')
         elif _workload_path(workload, path) is None:
             problem(at("workload"), f"step {step_id!r}: workload {workload!r} not found",
                     "name a shipped workload (workloada...workloadf) or a file beside the lesson")
@@ -429,16 +437,19 @@ def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> 
         problem(line, f"step {step_id!r}: during only goes with a run", 'set action = "run"')
         return ()
     if not isinstance(raw, list):
-        problem(line, f"step {step_id!r}: during must be a list", 'write during = [{ at_s = 5, do = "pause", node = "node1" }]')
+        problem(line, f"step {step_id!r}: during must be a list",
+                'write during = [{ at_s = 5, do = "pause", node = "node1" }]')
         return ()
     out = []
     for entry in raw:
         if not isinstance(entry, dict) or set(entry) - DURING_KEYS:
-            problem(line, f"step {step_id!r}: during entry {entry!r}", f"its keys are {', '.join(sorted(DURING_KEYS))}")
+            problem(line, f"step {step_id!r}: during entry {entry!r}",
+                    f"its keys are {', '.join(sorted(DURING_KEYS))}")
             continue
         at_s, do = entry.get("at_s"), entry.get("do")
         if not isinstance(at_s, int | float) or isinstance(at_s, bool) or at_s < 0:
-            problem(line, f"step {step_id!r}: during entry {entry!r} needs at_s, seconds after the run starts",
+            problem(line,
+                    f"step {step_id!r}: during entry {entry!r} needs at_s, seconds after the run starts",
                     "write at_s = 5")
             continue
         if do not in DURING:
@@ -455,7 +466,8 @@ def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> 
             out.append(During(float(at_s), do, node=entry["node"]))
         else:
             value = entry.get("value")
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < (0 if do == "target" else 1):
+            if not isinstance(value, int | float) or isinstance(value,
+                              bool) or value < (0 if do == "target" else 1):
                 problem(line, f"step {step_id!r}: during {do} needs value = a number",
                         "target: ops/s (0 = unthrottled); lanes: 1 or more")
                 continue
@@ -481,7 +493,8 @@ def _question(rq: Any, step_id: str, line: int, lines: _Lines, end: int, problem
         problem(lines.key("choices", line, end), f"step {step_id!r}: choices must be two or more texts",
                 "or leave choices out for a free-text question")
         return None
-    if choices and (not isinstance(answer, int) or isinstance(answer, bool) or not 1 <= answer <= len(choices)):
+    numbered = isinstance(answer, int) and not isinstance(answer, bool)
+    if choices and (not numbered or not 1 <= answer <= len(choices)):
         problem(lines.key("answer", line, end), f"step {step_id!r}: answer = {answer!r}",
                 f"the number of the right choice, 1 to {len(choices)}")
         return None

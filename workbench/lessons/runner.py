@@ -45,7 +45,8 @@ class Verdict:
     sentence: str
 
     def as_dict(self) -> dict:
-        return {"expect": self.expect, "passed": self.passed, "values": self.values, "sentence": self.sentence}
+        return {"expect": self.expect, "passed": self.passed, "values": self.values,
+                "sentence": self.sentence}
 
 
 def judge(check: Check, figures: dict[str, dict[str, float]]) -> Verdict:
@@ -153,7 +154,8 @@ class LessonRunner:
                 self.say(f"    {i}. {choice}")
             self.say("    (unanswered: questions are answered on the app's Lessons screen)")
         record = LessonStep(step.id, position, run_id, self.figures.get(step.id, {}),
-                            [v.as_dict() for v in verdicts], {str(n): None for n in range(1, len(step.questions) + 1)})
+                            [v.as_dict() for v in verdicts],
+                            {str(n): None for n in range(1, len(step.questions) + 1)})
         with self._store() as store:
             store.save_lesson_step(self.lesson.name, self.student, record)
         return record
