@@ -35,6 +35,9 @@ def register(subparsers) -> None:
     p.add_argument("lesson", help="a lesson's name or a .toml file")
     p.add_argument("--student", help="whose progress this is (default: your user name)")
     p.add_argument("--restart", action="store_true", help="start over (your earlier runs stay in the store)")
+    p.add_argument("-p", dest="props", action="append", default=[], metavar="KEY=VALUE",
+                   help="a property for every load and run, over the lesson's own (e.g. maxexecutiontime=3 "
+                   "for a shorter class)")
     p.add_argument("--no-tui", action="store_true", help="print the steps, figures and checks instead of "
                    "opening the app (questions stay unanswered)")
     add_store_arguments(p, recording=False)
@@ -107,7 +110,8 @@ def run_command(args: argparse.Namespace) -> int:
     from workbench.lessons.runner import LessonRunner
 
     session = Session(store=args.store)
-    runner = LessonRunner(lesson, session, student=args.student, say=lambda line: print(line, flush=True))
+    runner = LessonRunner(lesson, session, student=args.student, overrides=_overrides(args.props),
+                          say=lambda line: print(line, flush=True))
     if args.restart:
         runner.forget()
     try:
@@ -120,6 +124,16 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"{lesson.name}: {len(done)} of {len(lesson.steps)} steps done; checks: "
           f"{verdicts.count(True)} passed, {verdicts.count(False)} failed, {verdicts.count(None)} not judged")
     return 0
+
+
+def _overrides(props: list[str]) -> dict[str, str]:
+    out = {}
+    for item in props:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise WorkbenchError(f"-p {item!r} is not KEY=VALUE", "write -p maxexecutiontime=3")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def figures_command(args: argparse.Namespace) -> int:

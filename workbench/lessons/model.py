@@ -340,7 +340,7 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
     if action not in ACTIONS:
         problem(at("action"), f"step {step_id!r}: unknown action {action!r}",
                 f"actions are {', '.join(ACTIONS)}")
-        action = "none"
+        return None  # what else is wrong with it depends on the action it was meant to have
     if step_id not in sections:
         problem(start, f"step {step_id!r} has no text",
                 f"add a section '## Its title {{#{step_id}}}' to {path.with_suffix('.md').name}")
@@ -404,7 +404,10 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
                     "see the figures in workbench lesson figures")
             continue
         for ref_step, _ in expression.references:
-            if ref_step == step_id and action in MEASURED:
+            if ref_step == step_id:
+                if action not in MEASURED:
+                    problem(expect_line, f"step {step_id!r}: check reads its own step, which measures "
+                            "nothing", "read a step whose action is load or run")
                 continue
             if ref_step not in seen:
                 later = "a later step" if ref_step in sections else "no step"

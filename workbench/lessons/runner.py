@@ -86,8 +86,11 @@ class LessonRunner:
     """Runs `lesson` for `student`; see the module docstring."""
 
     def __init__(self, lesson: Lesson, session: Session, *, student: str | None = None,
-                 say: Callable[[str], None] = print) -> None:
+                 overrides: dict[str, str] | None = None, say: Callable[[str], None] = print) -> None:
+        """overrides: -p properties over the lesson's own, for every load and run (a teacher's
+        shorter runs, say)."""
         self.lesson, self.session, self.say = lesson, session, say
+        self.forced = dict(overrides or {})
         self.student = student or default_student()
         self.state = _State()
         self.figures: dict[str, dict[str, float]] = {}
@@ -227,7 +230,7 @@ class LessonRunner:
         where = binding_overrides(cluster) if cluster is not None else ["db=memory"]
         if cluster is not None and step.action == "load":
             where.append(f"{cluster.kind}.drop=true")
-        props = {**self.lesson.properties, **self.state.extra, **step.properties}
+        props = {**self.lesson.properties, **self.state.extra, **step.properties, **self.forced}
         return [*where, *(f"{k}={v}" for k, v in props.items()), *ALWAYS,
                 f"label=lesson {self.lesson.name} {step.id}"]
 

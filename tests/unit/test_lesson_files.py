@@ -1,0 +1,153 @@
+"""Lesson files: the validator names every mistake with its line; checks are safe expressions
+over the student's figures; the shipped lessons' checks pass and fail on figures as they should."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.config import catalog
+from workbench.lessons import checks
+from workbench.lessons.model import LessonError, load
+from workbench.lessons.runner import judge
+
+GOOD = '''title = "T"
+goal = "G"
+minutes = 3
+[properties]
+recordcount = 100
+
+[[steps]]
+id = "first"
+action = "run"
+workload = "workloadc"
+
+[[steps.checks]]
+expect = "first.throughput > 0"
+pass = "yes"
+fail = "no"
+'''
+TEXT = "# T\\n\\nIntro.\\n\\n## The first run {#first}\\n\\nRead this.\\n"
+
+
+def write(tmp_path, toml: str, md: str | None = TEXT):
+    path = tmp_path / "mine.toml"
+    path.write_text(toml)
+    if md is not None:
+        (tmp_path / "mine.md").write_text(md.replace("\\n", "\n"))
+    return path
+
+
+def problems(tmp_path, toml: str, md: str | None = TEXT) -> list[str]:
+    with pytest.raises(LessonError) as caught:
+        load(write(tmp_path, toml, md))
+    return caught.value.lines()
+
+
+def test_a_good_lesson_reads_with_its_text(tmp_path):
+    lesson = load(write(tmp_path, GOOD))
+    assert lesson.title == "T" and lesson.intro == "Intro." and lesson.minutes == 3
+    step = lesson.steps[0]
+    assert (step.id, step.title, step.text, step.action) == ("first", "The first run", "Read this.", "run")
+    assert lesson.properties == {"recordcount": "100"}
+
+
+@pytest.mark.parametrize("change, line, says", [
+    (('action = "run"', 'action = "fly"'), 9, "unknown action 'fly'"),
+    (('workload = "workloadc"', 'workload = "nope"'), 10, "workload 'nope' not found"),
+    (('expect = "first.throughput > 0"', 'expect = "first.speed > 0"'), 13, "unknown figure 'speed'"),
+    (('expect = "first.throughput > 0"', 'expect = "later.throughput > 0"'), 13, "reads 'later', no step"),
+    (('expect = "first.throughput > 0"', 'expect = "__import__(1) > 0"'), 13, "the functions are"),
+    (('expect = "first.throughput > 0"', 'expect = "first.throughput"'), 13, "a check must compare"),
+    (('minutes = 3', 'minutes = 40'), 3, "1 to 15 minutes"),
+    (('fail = "no"', ''), 12, "needs both pass and fail"),
+    (('id = "first"', 'id = "first"\ncolour = "red"'), 9, "unknown key 'colour'"),
+    (('[properties]', 'x = [\n[properties]'), 5, "not valid TOML"),
+])
+def test_each_mistake_is_one_line_with_its_place_and_fix(tmp_path, change, line, says):
+    found = problems(tmp_path, GOOD.replace(*change))
+    assert len(found) == 1, found
+    where, _, rest = found[0].partition(": ")
+    assert where == f"{tmp_path / 'mine.toml'}:{line}", found
+    assert says in rest and rest.endswith(")"), found  # the fix, in parentheses
+
+
+def test_every_mistake_is_listed_not_only_the_first(tmp_path):
+    broken = GOOD.replace('goal = "G"\n', "").replace('workload = "workloadc"', 'workload = "nope"')
+    found = problems(tmp_path, broken, TEXT.replace("{#first}", "{#other}"))
+    assert len(found) == 4, found
+    assert any("no goal" in p for p in found) and any("'nope' not found" in p for p in found)
+    assert any("has no text" in p for p in found) and any("{#other} has no step" in p for p in found)
+
+
+def test_node_actions_need_a_started_cluster_and_a_declared_preset(tmp_path):
+    toml = GOOD + '''
+[[steps]]
+id = "freeze"
+action = "pause"
+node = "node1"
+'''
+    found = problems(tmp_path, toml, TEXT + "## Freeze {#freeze}\\n")
+    assert any(":19: step 'freeze': pause before any cluster was started" in p for p in found), found
+    toml = GOOD + '''
+[[steps]]
+id = "up"
+action = "start"
+cluster = "cassandra-3"
+'''
+    found = problems(tmp_path, toml, TEXT + "## Up {#up}\\n")
+    assert any("starts 'cassandra-3', which the lesson does not declare" in p for p in found), found
+
+
+def test_checks_evaluate_over_figures_and_say_what_was_not_measured():
+    expr = checks.parse("a.read.p99 >= 10 * a.read.service.p99 and not a.errors > 0")
+    figures = {"a": {"read.p99": 50.0, "read.service.p99": 2.0, "errors": 0.0}}
+    assert expr.evaluate(figures) is True
+    figures["a"]["read.p99"] = 5.0
+    assert expr.evaluate(figures) is False
+    assert expr.values(figures) == {"a.read.p99": 5.0, "a.read.service.p99": 2.0, "a.errors": 0.0}
+    with pytest.raises(checks.Unmeasured, match="a.update.p99 was not measured"):
+        checks.parse("a.update.p99 < 1").evaluate(figures)
+    assert checks.parse("min(a.throughput, 3) <= abs(-3)").evaluate({"a": {"throughput": 2.0}})
+    for bad in ("a.throughput > 'x'", "a.throughput ** 2 > 1", "(lambda: 1)() > 0", "a[0] > 1",
+                "a.throughput.real > 1", "a > 1"):
+        with pytest.raises(checks.CheckSyntaxError):
+            checks.parse(bad)
+
+
+def shipped(name: str):
+    return load(catalog.available("lessons")[name])
+
+
+def verdicts(name: str, figures: dict) -> dict[str, bool | None]:
+    lesson = shipped(name)
+    return {c.expect.text: judge(c, figures).passed for s in lesson.steps for c in s.checks}
+
+
+# Figures as a run of the lesson measured them (key shares from `workbench keys`, latencies in ms).
+KEY_DISTRIBUTIONS = {
+    "uniform": {"keys.hottest_1pct": 0.019, "keys.hottest_10pct": 0.158, "read.p99": 0.055},
+    "zipfian": {"keys.hottest_1pct": 0.23, "keys.hottest_10pct": 0.389, "read.p99": 0.051},
+    "latest": {"keys.hottest_1pct": 0.53, "keys.hottest_10pct": 0.77},
+    "hotspot": {"keys.hottest_1pct": 0.054, "keys.hottest_10pct": 0.451},
+}
+
+
+def test_key_distributions_checks_pass_on_what_a_run_measures():
+    assert set(verdicts("key-distributions", KEY_DISTRIBUTIONS).values()) == {True}
+
+
+def test_key_distributions_checks_fail_when_the_distributions_do_not_differ():
+    flat = {step: {**figs, "keys.hottest_1pct": 0.019, "keys.hottest_10pct": 0.158}
+            for step, figs in KEY_DISTRIBUTIONS.items()}
+    flat["zipfian"]["read.p99"] = 30.0
+    result = verdicts("key-distributions", flat)
+    assert list(result.values()).count(True) == 1 and False in result.values()  # only uniform's holds
+
+
+def test_every_shipped_lesson_reads_without_a_mistake():
+    names = catalog.available("lessons")
+    assert "key-distributions" in names
+    for name in names:
+        lesson = shipped(name)
+        assert lesson.minutes <= 15 and lesson.steps, name
+        assert all(step.text for step in lesson.steps), name
