@@ -151,3 +151,22 @@ def test_every_shipped_lesson_reads_without_a_mistake():
         lesson = shipped(name)
         assert lesson.minutes <= 15 and lesson.steps, name
         assert all(step.text for step in lesson.steps), name
+
+
+# As measured on one Cassandra node by `workbench lesson run coordinated-omission` (2026-11-25).
+COORDINATED_OMISSION = {
+    "steady": {"read.response.p99": 4.86, "read.service.p99": 3.73},
+    "frozen": {"read.response.p99": 3844.0, "read.service.p99": 2.73},
+    "closed": {"read.p99": 1.91},
+}
+
+
+def test_coordinated_omission_checks_pass_on_what_a_run_measures():
+    assert set(verdicts("coordinated-omission", COORDINATED_OMISSION).values()) == {True}
+
+
+def test_coordinated_omission_checks_fail_when_the_freeze_did_not_happen():
+    calm = {"steady": COORDINATED_OMISSION["steady"],
+            "frozen": {"read.response.p99": 5.1, "read.service.p99": 3.9}, "closed": {"read.p99": 2.0}}
+    result = verdicts("coordinated-omission", calm)
+    assert list(result.values()) == [True, False, False, False]
