@@ -30,6 +30,24 @@ if "WORKBENCH_STORE" not in os.environ:
     os.environ["WORKBENCH_STORE"] = os.path.join(_store_dir, "runs.db")
 
 
+FAST_TIER = "not servers and not docker"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The fast tier (`-m "not servers and not docker"`) runs on two processes when pytest-xdist
+    is installed (the test extra has it): its tests wait on runs of set lengths more than they
+    compute, and it must stay under 3 minutes on a 2-core machine. `-n 0` (or any -n), `--pdb`,
+    or WORKBENCH_TESTS_SERIAL=1 keep one process. The other tiers start servers on fixed
+    addresses and stay serial."""
+    if " ".join((config.option.markexpr or "").split()) != FAST_TIER:
+        return
+    if os.environ.get("WORKBENCH_TESTS_SERIAL") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if getattr(config.option, "numprocesses", "absent") is None and not config.getoption("usepdb", False):
+        config.option.numprocesses = 2
+
+
 def pytest_collection_modifyitems(config, items):
     marks.refuse_unmarked_server_tests(items)
 
