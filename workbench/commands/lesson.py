@@ -104,8 +104,18 @@ def show_command(args: argparse.Namespace) -> int:
 def run_command(args: argparse.Namespace) -> int:
     lesson = find(args.lesson)
     if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
-        raise WorkbenchError("the app's Lessons screen is not built yet",
-                             f"run it in the terminal: workbench lesson run {args.lesson} --no-tui")
+        from workbench.ui.launch import open_lesson
+
+        if args.restart:
+            from workbench.drive.session import Session
+            from workbench.lessons.runner import LessonRunner
+
+            LessonRunner(lesson, Session(store=args.store), student=args.student).forget()
+        session = open_lesson(lesson, args.student, _overrides(args.props), store=args.store)
+        if session.error:
+            print(f"workbench: error: {session.error}", file=sys.stderr)
+            return 2
+        return 0
     from workbench.drive.session import Session
     from workbench.lessons.runner import LessonRunner
 

@@ -59,6 +59,8 @@ class Session:
     stopping: bool = False
     traceback: str | None = None  # with an internal error: where it came from
     store: object = None  # the run store every run is recorded in (None: default; False: none)
+    # Called by close() when the app ends: what a task left up (a lesson's clusters) comes down.
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
     _thread: threading.Thread | None = None
 
     def provider(self, progress: object = False, kind: str = "local"):
@@ -173,6 +175,15 @@ class Session:
         self.stopping = True
         if self.current is not None:
             self.current.command("stop", "stopped")
+
+    def close(self) -> None:
+        """Run the cleanups (newest first), once; a failing one does not stop the others."""
+        while self.cleanups:
+            cleanup = self.cleanups.pop()
+            try:
+                cleanup()
+            except WorkbenchError as exc:
+                self.error = str(exc)
 
     def wait(self, timeout: float | None = None) -> bool:
         if self._thread is None:

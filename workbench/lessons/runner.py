@@ -72,6 +72,14 @@ def show_value(path: str, value: float | None) -> str:
     return f"{value:,.1f} {unit}"
 
 
+def verdict_lines(check: dict) -> list[str]:
+    """A recorded verdict (Verdict.as_dict) as the terminal and the app show it: the mark, the
+    expression and the figures it read, then the sentence that says what it means."""
+    mark = {True: "✓", False: "✗", None: "?"}[check["passed"]]
+    shown = ", ".join(f"{path} = {show_value(path, v)}" for path, v in check["values"].items())
+    return [f"{mark} {check['expect']}   ({shown})", f"  {check['sentence']}"]
+
+
 @dataclass
 class _State:
     """What later steps stand on: the cluster under test and properties set by `set` steps."""
@@ -112,18 +120,38 @@ class LessonRunner:
 
     def run(self) -> list[LessonStep]:
         """Every step not yet done, in order; returns what this student has done by the end."""
-        done = {d.step: d for d in self.progress()}
-        self.figures = {d.step: d.figures for d in done.values() if d.figures}
+        done = self.resume()
         self._introduce(done)
         try:
             for position, step in enumerate(self.lesson.steps):
                 if step.id in done:
-                    self._restore(step)
+                    self.restore(step)
                 else:
                     self.do_step(position, step)
         finally:
             self.close()
         return self.progress()
+
+    def resume(self) -> dict[str, LessonStep]:
+        """What this student has done (step id -> record); its figures are read back for the
+        checks of later steps."""
+        done = {d.step: d for d in self.progress()}
+        self.figures = {d.step: d.figures for d in done.values() if d.figures}
+        return done
+
+    def answer(self, step: Step, number: int, value: int | str) -> bool | None:
+        """Record the answer to question `number` (from 1) of a done step: a choice number for a
+        multiple-choice question (returns whether it is right), a text for a free one (None)."""
+        question = step.questions[number - 1]
+        with self._store() as store:
+            records = store.lesson_steps(self.lesson.name, self.student)
+            record = next((d for d in records if d.step == step.id), None)
+            if record is None:
+                raise WorkbenchError(f"step {step.id} is not done yet", "do the step first (n)")
+            answers = {**record.answers, str(number): value}
+            store.save_lesson_step(self.lesson.name, self.student, LessonStep(
+                record.step, record.position, record.run_id, record.figures, record.checks, answers))
+        return None if question.free else value == question.answer
 
     def _introduce(self, done: dict) -> None:
         lesson = self.lesson
@@ -147,10 +175,8 @@ class LessonRunner:
         run_id = self._act(step)
         verdicts = [judge(check, self.figures) for check in step.checks]
         for verdict in verdicts:
-            mark = {True: "✓", False: "✗", None: "?"}[verdict.passed]
-            shown = ", ".join(f"{path} = {show_value(path, v)}" for path, v in verdict.values.items())
-            self.say(f"  {mark} {verdict.expect}   ({shown})")
-            self.say(f"    {verdict.sentence}")
+            for line in verdict_lines(verdict.as_dict()):
+                self.say(f"  {line}")
         for number, question in enumerate(step.questions, 1):
             self.say(f"  Question {number}: {question.ask}")
             for i, choice in enumerate(question.choices, 1):
@@ -163,7 +189,7 @@ class LessonRunner:
             store.save_lesson_step(self.lesson.name, self.student, record)
         return record
 
-    def _restore(self, step: Step) -> None:
+    def restore(self, step: Step) -> None:
         """A step done before: bring back what later steps stand on, measure nothing."""
         if step.action == "start":
             self.say(f"(restoring step {step.id}: starting {step.cluster})")

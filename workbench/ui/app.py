@@ -1,6 +1,6 @@
-"""The Textual application: four screens (modes) over one `Session`.
+"""The Textual application: five screens (modes) over one `Session`.
 
-1 Clusters, 2 Workload, 3 Run, 4 Compare; `?` help, `q` quit. The app holds no engine state of
+1 Clusters, 2 Workload, 3 Run, 4 Compare, 5 Lessons; `?` help, `q` quit. The app holds no engine state of
 its own: `self.session` has the runs and the provider, screens read it and ask it for work.
 Quitting stops the run going on (its worker processes end with it). NO_COLOR is honoured
 by Textual itself (a monochrome filter over every screen).
@@ -22,6 +22,7 @@ from workbench.ui.screens.compare import CompareScreen
 from workbench.ui.screens.composer import ComposerScreen
 from workbench.ui.screens.dashboard import DashboardScreen
 from workbench.ui.screens.help import HelpScreen
+from workbench.ui.screens.lessons import LessonsScreen
 
 STYLES = Path(__file__).parent / "styles"
 
@@ -35,6 +36,7 @@ class WorkbenchApp(App):
         "composer": ComposerScreen,
         "dashboard": DashboardScreen,
         "compare": CompareScreen,
+        "lessons": LessonsScreen,
     }
     DEFAULT_MODE = "composer"
     BINDINGS = [
@@ -42,19 +44,23 @@ class WorkbenchApp(App):
         Binding("2", "switch_mode('composer')", "Workload"),
         Binding("3", "switch_mode('dashboard')", "Run"),
         Binding("4", "switch_mode('compare')", "Compare"),
+        Binding("5", "switch_mode('lessons')", "Lessons"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, session: Session | None = None, *, mode: str | None = None,
                  request: RunRequest | None = None,
-                 task: Callable[[Session], None] | None = None) -> None:
+                 task: Callable[[Session], None] | None = None, lesson: tuple | None = None) -> None:
+        """lesson: (Lesson, student, overrides) to open on the Lessons screen."""
         super().__init__()
         # Worker processes are spawned while textual holds sys.stderr: start multiprocessing's
         # resource tracker now, while stderr is still a real file it can hand down.
         resource_tracker.ensure_running()
         self.session = session or Session()
-        self._first_mode = mode or ("dashboard" if request or task else self.DEFAULT_MODE)
+        self.first_lesson = lesson  # the Lessons screen opens it when it first mounts
+        first = "lessons" if lesson else "dashboard" if request or task else self.DEFAULT_MODE
+        self._first_mode = mode or first
         self._first_request, self._first_task = request, task
 
     def on_mount(self) -> None:
@@ -102,4 +108,4 @@ class WorkbenchApp(App):
     async def action_quit(self) -> None:
         self.session.stop()
         self.session.wait(15)
-        self.exit()
+        self.exit()  # launch.py then runs the session's cleanups (a lesson's clusters come down)

@@ -43,6 +43,9 @@ def _run_app(session: Session, **options) -> None:
             print("workbench: stopping what was still running ...", file=sys.stderr)
             session.stop()
             session.wait()
+        if session.cleanups:
+            print("workbench: stopping what the session started ...", file=sys.stderr)
+            session.close()
         if session.traceback:  # a bug, not bad input: show where it came from
             print(session.traceback, file=sys.stderr)
 
@@ -80,4 +83,11 @@ def open_demo(databases: list[str], records: int, bound: list[str], threads: int
 
     session = _session(store)
     _run_app(session, task=demo_task(databases, records, bound, threads, out))
+    return session
+
+
+def open_lesson(lesson, student: str | None, overrides: dict[str, str], store: object = None) -> Session:
+    """`workbench lesson run NAME` in a terminal: the lesson on the Lessons screen."""
+    session = _session(store)
+    _run_app(session, lesson=(lesson, student, overrides))
     return session

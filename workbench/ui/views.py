@@ -90,15 +90,18 @@ def _failed_count(returns: dict[str, dict[str, int]], op: str) -> int:
     return sum(n for status, n in returns.get(op, {}).items() if status not in BENIGN)
 
 
-def op_table(state: LiveState, returns: dict[str, dict[str, int]], paced: bool) -> Table:
+WIDE = ("operation", "count", "ops/s", "p50", "p95", "p99", "p99.9", "max", "errors")
+COMPACT = ("operation", "ops/s", "p50", "p99", "errors")  # beside a lesson's text
+
+
+def op_table(state: LiveState, returns: dict[str, dict[str, int]], paced: bool,
+             columns: tuple[str, ...] = WIDE) -> Table:
     """One row per operation (since start; ops/s over the last interval); with a target rate
     a second row per operation shows the response time, corrected for coordinated omission."""
     snap = state.snapshot
     table = Table(box=None, padding=(0, 1), expand=True, header_style="bold")
-    for name, justify in (("operation", "left"), ("count", "right"), ("ops/s", "right"),
-                          ("p50", "right"), ("p95", "right"), ("p99", "right"),
-                          ("p99.9", "right"), ("max", "right"), ("errors", "right")):
-        table.add_column(name, justify=justify, no_wrap=True)
+    for name in columns:
+        table.add_column(name, justify="left" if name == "operation" else "right", no_wrap=True)
     cumulative = snap.cumulative or snap.stats
     rate = 1 / snap.interval_s if snap.interval_s > 0 else 0.0
     for op in measurement_names(state):
@@ -114,11 +117,14 @@ def op_table(state: LiveState, returns: dict[str, dict[str, int]], paced: bool) 
             label = op if kind == "service" else "  response"
             if paced and kind == "service":
                 label = f"{op} service"
-            table.add_row(
-                label, f"{s.count:,}", f"{(now.count if now else 0) * rate:,.0f}",
-                *(fmt_us(s.percentiles.get(p, 0)) for p in (50.0, 95.0, 99.0, 99.9)),
-                fmt_us(s.max), (f"✗ {failed:,}" if failed else "0") if kind == "service" else "",
-            )
+            cells = {"operation": label, "count": f"{s.count:,}",
+                     "ops/s": f"{(now.count if now else 0) * rate:,.0f}",
+                     **{f"p{p:g}": fmt_us(s.percentiles.get(p, 0)) for p in (50.0, 95.0, 99.0, 99.9)},
+                     "max": fmt_us(s.max),
+                     "errors": (f"✗ {failed:,}" if failed else "0") if kind == "service" else ""}
+            if columns is COMPACT and kind == "response":
+                cells["operation"] = "  resp."
+            table.add_row(*(cells[c] for c in columns))
     kinds = error_kinds(returns)
     if kinds:
         table.caption = "✗ errors by kind: " + ", ".join(f"{k} {n:,}" for k, n in kinds)

@@ -11,7 +11,7 @@ from textual.widgets import Markdown
 HELP = """\
 # workbench: keys and figures
 
-**Screens**: `1` Clusters, `2` Workload, `3` Run, `4` Compare, `?` this help, `q` quit.
+**Screens**: `1` Clusters, `2` Workload, `3` Run, `4` Compare, `5` Lessons, `?` this help, `q` quit.
 Every screen lists its own keys in the footer; the mouse works too.
 
 ## Workload screen keys
@@ -30,6 +30,12 @@ Every change is an event of the run: it is drawn on the timeline and kept in its
 `space` selects a run (the first selected is the reference), `c` clears, `o` next operation in
 the chart, `h` adds earlier runs from the run store, `i` imports a YCSB text file, `e` exports
 the selection. ✓ marks the better figure.
+
+## Lessons screen keys
+`enter` opens the lesson picked in the list; `n` does the step shown (its run appears live on the
+right, then its checks' verdicts under the text), `n` again moves to the next step; `b` goes back
+a step, `a` answers the step's questions, `l` returns to the list. Progress and answers are kept:
+open the lesson again to resume where you stopped.
 
 ## Clusters screen keys
 `u` up, `d` down, `R` restart a cluster; on its selected node `p` pause, `r` resume, `k` kill,
