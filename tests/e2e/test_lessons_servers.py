@@ -42,3 +42,20 @@ def test_coordinated_omission_freezes_a_real_node_and_response_time_shows_the_st
         events = store.result(store.lesson_steps("coordinated-omission", "t")[3].run_id).events
     assert [e.value for e in events if e.kind == "fault"] == ["node1 paused (frozen)", "node1 resumed"]
     assert jvms_under(tmp_path / "state") == []
+
+
+@pytest.mark.servers
+def test_consistency_and_failure_kills_a_real_node_one_survives_quorum_and_all_fail(tmp_path):
+    done = lesson(tmp_path, "consistency-and-failure")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    found = verdicts(tmp_path, "consistency-and-failure")
+    assert list(found) == ["up", "load", "healthy", "kill", "one", "quorum", "all", "back", "recovered",
+                           "down"]
+    # Replication factor 2 and node3 dead: whatever the machine's load, ONE never needs node3,
+    # QUORUM and ALL fail for the rows it holds a replica of, and QUORUM works once it is back
+    # (on a loaded machine a request may still time out: far fewer than while it was dead).
+    assert (found["one"], found["quorum"], found["all"]) == ([True], [True], [True]), done.stdout[-4000:]
+    with RunStore(tmp_path / "runs.db") as store:
+        figures = {d.step: d.figures for d in store.lesson_steps("consistency-and-failure", "t")}
+    assert figures["recovered"]["errors"] < figures["quorum"]["errors"] / 4, done.stdout[-4000:]
+    assert jvms_under(tmp_path / "state") == []

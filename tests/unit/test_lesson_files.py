@@ -170,3 +170,22 @@ def test_coordinated_omission_checks_fail_when_the_freeze_did_not_happen():
             "frozen": {"read.response.p99": 5.1, "read.service.p99": 3.9}, "closed": {"read.p99": 2.0}}
     result = verdicts("coordinated-omission", calm)
     assert list(result.values()) == [True, False, False, False]
+
+
+# As measured on three Cassandra nodes by `workbench lesson run consistency-and-failure` (2026-11-25).
+CONSISTENCY = {
+    "load": {"errors": 0.0}, "healthy": {"errors": 0.0},
+    "one": {"errors": 0.0, "operations": 3974.0}, "quorum": {"errors": 2741.0, "operations": 3943.0},
+    "all": {"errors": 2747.0, "operations": 3989.0}, "recovered": {"errors": 0.0, "operations": 2232.0},
+}
+
+
+def test_consistency_and_failure_checks_pass_on_what_a_run_measures():
+    assert set(verdicts("consistency-and-failure", CONSISTENCY).values()) == {True}
+
+
+def test_consistency_and_failure_checks_fail_when_the_node_never_died():
+    alive = {**CONSISTENCY, "quorum": {"errors": 0.0, "operations": 3943.0},
+             "all": {"errors": 0.0, "operations": 3989.0}, "one": {"errors": 900.0, "operations": 3974.0}}
+    result = verdicts("consistency-and-failure", alive)
+    assert [text.split(".")[0] for text, ok in result.items() if not ok] == ["one", "quorum", "all"]

@@ -85,14 +85,25 @@ def _connect(cluster: Any, purpose: str) -> Any:
 
 
 def nothing_loaded(cluster: Any, keyspace: str, table: str) -> str | None:
-    """"Cassandra table ks.t does not exist" / "... is empty", or None when it holds a row."""
+    """"Cassandra table ks.t does not exist" / "... is empty", or None when it holds a row or
+    when the cluster cannot tell now. The probe reads at ONE (any replica knows whether rows
+    exist); a replica down or timing out makes it None: the run goes on, and its operations
+    meet the cluster as it is, each failure counted the YCSB way."""
+    from cassandra import ConsistencyLevel, DriverException
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.query import SimpleStatement
+
     session = _connect(cluster, "to look for the loaded records")
     try:
         meta = cluster.metadata.keyspaces.get(keyspace)
         if meta is None or table not in meta.tables:
             return f"Cassandra table {keyspace}.{table} does not exist"
-        row = session.execute(f"SELECT {KEY} FROM {quote(keyspace)}.{quote(table)} LIMIT 1",
-                              timeout=DDL_TIMEOUT_S).one()
+        probe = SimpleStatement(f"SELECT {KEY} FROM {quote(keyspace)}.{quote(table)} LIMIT 1",
+                                consistency_level=ConsistencyLevel.ONE)
+        try:
+            row = session.execute(probe, timeout=DDL_TIMEOUT_S).one()
+        except (DriverException, NoHostAvailable):  # ReadTimeout, Unavailable, OperationTimedOut
+            return None
         return None if row is not None else f"Cassandra table {keyspace}.{table} is empty"
     finally:
         cluster.shutdown()

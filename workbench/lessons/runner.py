@@ -278,6 +278,8 @@ class LessonRunner:
             if watcher:
                 watcher.finish()
         if self.session.error:
+            if self.session.traceback:  # a bug, not bad input: where it came from
+                self.say(self.session.traceback)
             raise WorkbenchError(f"step {step.id}: {self.session.error}")
         if done is None or done.result.outcome != "completed":
             outcome = done.result.outcome if done else "not started"
