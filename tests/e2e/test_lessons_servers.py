@@ -59,3 +59,15 @@ def test_consistency_and_failure_kills_a_real_node_one_survives_quorum_and_all_f
         figures = {d.step: d.figures for d in store.lesson_steps("consistency-and-failure", "t")}
     assert figures["recovered"]["errors"] < figures["quorum"]["errors"] / 4, done.stdout[-4000:]
     assert jvms_under(tmp_path / "state") == []
+
+
+@pytest.mark.servers
+def test_write_path_measures_both_commit_logs_and_both_hbase_durabilities(tmp_path):
+    done = lesson(tmp_path, "write-path")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    found = verdicts(tmp_path, "write-path")
+    assert [s for s, v in found.items() if v] == ["batch", "skipwal"]
+    # Judged on real figures (which way depends on this machine's disk, and a loaded machine's noise).
+    assert None not in found["batch"] + found["skipwal"], done.stdout[-4000:]
+    assert "stopping cassandra-single\n" in done.stdout and "stopping cassandra-single-batch\n" in done.stdout
+    assert jvms_under(tmp_path / "state") == []

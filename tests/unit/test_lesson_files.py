@@ -189,3 +189,21 @@ def test_consistency_and_failure_checks_fail_when_the_node_never_died():
              "all": {"errors": 0.0, "operations": 3989.0}, "one": {"errors": 900.0, "operations": 3974.0}}
     result = verdicts("consistency-and-failure", alive)
     assert [text.split(".")[0] for text, ok in result.items() if not ok] == ["one", "quorum", "all"]
+
+
+# As measured by `workbench lesson run write-path` (2026-11-25).
+WRITE_PATH = {
+    "periodic": {"update.p50": 1.6, "throughput": 7814.0},
+    "batch": {"update.p50": 3.62, "throughput": 3447.0},
+    "wal": {"update.p50": 1.27}, "skipwal": {"update.p50": 0.533},
+}
+
+
+def test_write_path_checks_pass_on_what_a_run_measures():
+    assert set(verdicts("write-path", WRITE_PATH).values()) == {True}
+
+
+def test_write_path_checks_fail_when_durability_costs_nothing():
+    free = {"periodic": WRITE_PATH["periodic"], "batch": WRITE_PATH["periodic"],
+            "wal": {"update.p50": 0.5}, "skipwal": {"update.p50": 0.6}}
+    assert set(verdicts("write-path", free).values()) == {False}

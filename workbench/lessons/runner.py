@@ -192,7 +192,7 @@ class LessonRunner:
     def restore(self, step: Step) -> None:
         """A step done before: bring back what later steps stand on, measure nothing."""
         if step.action == "start":
-            self.say(f"(restoring step {step.id}: starting {step.cluster})")
+            self.say(f"(restoring step {step.id})")
             self._start(step)
         elif step.action == "stop":
             self._stop()
@@ -205,7 +205,6 @@ class LessonRunner:
     def _act(self, step: Step) -> int | None:
         action = step.action
         if action == "start":
-            self.say(f"  starting {step.cluster} ...")
             self._start(step)
         elif action == "stop":
             self._stop()
@@ -221,8 +220,14 @@ class LessonRunner:
         return None
 
     def _start(self, step: Step) -> None:
+        """Start the step's cluster; one the lesson started before comes down first (a lesson has
+        one cluster under test at a time, and the presets share addresses)."""
         from workbench.clusters import presets
 
+        if self.state.cluster is not None and step.cluster != self.state.cluster.spec.name:
+            self._stop()
+
+        self.say(f"  starting {step.cluster} ...")
         provider = self.session.provider(progress=lambda e: setattr(self.session, "activity", e.message))
         spec = presets.load(step.cluster or "")
         if spec.name in provider.clusters() and all(
@@ -234,12 +239,15 @@ class LessonRunner:
         self.state.provider, self.state.cluster = provider, cluster
 
     def _stop(self) -> None:
+        """Take down the cluster under test if the lesson started it (one the student had up
+        already is left up)."""
         if self.state.cluster is None:
             return
         name = self.state.cluster.name
-        self.say(f"  stopping {name}")
-        self.state.provider.down(name)
-        self.state.started = [(p, n) for p, n in self.state.started if n != name]
+        if any(n == name for _, n in self.state.started):
+            self.say(f"  stopping {name}")
+            self.state.provider.down(name)
+            self.state.started = [(p, n) for p, n in self.state.started if n != name]
         self.state.cluster = None
 
     def _cluster_name(self, step: Step) -> str:
