@@ -71,3 +71,18 @@ def test_write_path_measures_both_commit_logs_and_both_hbase_durabilities(tmp_pa
     assert None not in found["batch"] + found["skipwal"], done.stdout[-4000:]
     assert "stopping cassandra-single\n" in done.stdout and "stopping cassandra-single-batch\n" in done.stdout
     assert jvms_under(tmp_path / "state") == []
+
+
+@pytest.mark.servers
+def test_saturation_sweeps_a_real_node_past_its_knee(tmp_path):
+    done = lesson(tmp_path, "saturation")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    found = verdicts(tmp_path, "saturation")
+    assert [s for s, v in found.items() if v] == ["max", "r50", "r75", "r300"]
+    # Three times the unthrottled throughput is more than the node does, however loaded the machine.
+    assert found["r300"][0] is True and None not in found["r300"] + found["r50"], done.stdout[-4000:]
+    with RunStore(tmp_path / "runs.db") as store:
+        steps = {d.step: d for d in store.lesson_steps("saturation", "t")}
+        target = store.result(steps["r50"].run_id).properties["target"]
+    assert int(target) == round(steps["max"].figures["throughput"] * 0.5)  # the share of the measured maximum
+    assert jvms_under(tmp_path / "state") == []

@@ -207,3 +207,40 @@ def test_write_path_checks_fail_when_durability_costs_nothing():
     free = {"periodic": WRITE_PATH["periodic"], "batch": WRITE_PATH["periodic"],
             "wal": {"update.p50": 0.5}, "skipwal": {"update.p50": 0.6}}
     assert set(verdicts("write-path", free).values()) == {False}
+
+
+# As measured on one Cassandra node by `workbench lesson run saturation` (2026-11-25).
+SATURATION = {
+    "max": {"errors": 0.0, "throughput": 12316.0},
+    "r25": {"read.p99": 13.2},
+    "r50": {"in_flight": 11.0, "throughput": 6140.0, "response_mean": 2.08, "read.p99": 53.6},
+    "r75": {"throughput": 9192.0, "target": 9237.0, "read.p99": 70.5},
+    "r300": {"throughput": 17121.0, "target": 36949.0, "read.p99": 4256.0},
+}
+
+
+def test_saturation_checks_pass_on_what_a_run_measures():
+    assert set(verdicts("saturation", SATURATION).values()) == {True}
+
+
+def test_saturation_checks_fail_when_the_node_never_saturates_and_littles_law_is_off():
+    never = {**SATURATION, "r300": {"throughput": 36000.0, "target": 36949.0, "read.p99": 60.0},
+             "r50": {**SATURATION["r50"], "in_flight": 40.0}}
+    result = verdicts("saturation", never)
+    failed = [text.split(".")[0].split("(")[-1] for text, ok in result.items() if not ok]
+    assert failed == ["r50", "r300", "r300"]
+
+
+def test_a_rate_is_a_share_of_an_earlier_run_and_is_checked(tmp_path):
+    lesson = shipped("saturation")
+    assert (lesson.step("r150").rate, lesson.step("r150").rate_of) == (1.5, "max")
+    toml = GOOD + '''
+[[steps]]
+id = "half"
+action = "run"
+workload = "workloadc"
+rate = 0.5
+rate_of = "later"
+'''
+    found = problems(tmp_path, toml, TEXT + "## Half {#half}\\n")
+    assert any("rate_of = 'later' is not an earlier load or run" in p for p in found), found

@@ -41,6 +41,8 @@ def run_figures(result: RunResult) -> dict[str, float]:
     }
     if measured:
         out["in_flight"] = sum(i.in_flight for i in measured) / len(measured)  # type: ignore[misc]
+    weighted = {"service": 0.0, "response": 0.0}
+    counted = 0
     for short, name in OPERATIONS.items():
         service = result.measurement(name)
         if service is None or not service.operations:
@@ -48,6 +50,9 @@ def run_figures(result: RunResult) -> dict[str, float]:
         response = result.measurement(f"Intended-{name}")
         if response is None or not response.operations:
             response = service  # closed loop: nothing waited before it was sent
+        weighted["service"] += service.average_us * service.operations
+        weighted["response"] += response.average_us * service.operations
+        counted += service.operations
         out[f"{short}.count"] = float(service.operations)
         out[f"{short}.errors"] = float(sum(n for s, n in service.returns.items() if s not in BENIGN))
         for stat, value in _stats(service).items():
@@ -55,6 +60,9 @@ def run_figures(result: RunResult) -> dict[str, float]:
         for stat, value in _stats(response).items():
             out[f"{short}.response.{stat}"] = value
             out[f"{short}.{stat}"] = value
+    if counted:
+        out["service_mean"] = weighted["service"] / counted / 1000
+        out["response_mean"] = weighted["response"] / counted / 1000
     return out
 
 

@@ -50,7 +50,7 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 LESSON_KEYS = {"title", "goal", "minutes", "text", "clusters", "properties", "steps", "db"}
 STEP_KEYS = {"id", "action", "workload", "properties", "during", "checks", "questions", "cluster",
-             "node", "db", "phase"}
+             "node", "db", "rate", "rate_of"}
 CHECK_KEYS = {"expect", "pass", "fail"}
 QUESTION_KEYS = {"ask", "choices", "answer"}
 DURING_KEYS = {"at_s", "do", "node", "value"}
@@ -125,6 +125,8 @@ class Step:
     cluster: str | None = None  # start: the preset; others: the lesson's cluster it acts on
     node: str | None = None
     db: str | None = None  # "memory" to run on the memory binding while a cluster is up
+    rate: float | None = None  # offered rate as a share of rate_of's throughput (0.5 = 50%)
+    rate_of: str | None = None  # an earlier measured step (an unthrottled run)
     line: int = 0
 
     @property
@@ -387,6 +389,20 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         problem(at("db"), f"step {step_id!r}: db = {db!r}", 'the only db a step can name is "memory" '
                 "(the others come from the cluster the lesson started)")
     during = _during(raw.get("during", []), step_id, action, started, at, problem)
+    rate, rate_of = raw.get("rate"), raw.get("rate_of")
+    if rate is not None or rate_of is not None:
+        if action != "run":
+            problem(at("rate") if rate is not None else at("rate_of"),
+                    f"step {step_id!r}: rate and rate_of only go with a run", 'set action = "run"')
+        elif not isinstance(rate, int | float) or isinstance(rate, bool) or rate <= 0:
+            problem(at("rate"), f"step {step_id!r}: rate = {rate!r}",
+                    "the offered rate as a share of rate_of's throughput, e.g. rate = 0.5")
+        elif rate_of not in seen or not seen[rate_of].measures:
+            problem(at("rate_of"), f"step {step_id!r}: rate_of = {rate_of!r} is not an earlier load or run",
+                    'name the unthrottled run the rate is a share of, e.g. rate_of = "max"')
+        elif "target" in raw.get("properties", {}):
+            problem(at("properties"), f"step {step_id!r}: both a target and a rate",
+                    "give one: target (ops/s) or rate + rate_of")
     step_checks = []
     for i, rc in enumerate(raw.get("checks", []) if isinstance(raw.get("checks", []), list) else []):
         line = lines.table("steps.checks", start, end, i)
@@ -429,7 +445,9 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         if question is not None:
             questions.append(question)
     return Step(step_id, title, text, action, workload if isinstance(workload, str) else None, props,
-                during, tuple(step_checks), tuple(questions), cluster, node, db, start)
+                during, tuple(step_checks), tuple(questions), cluster, node, db,
+                float(rate) if isinstance(rate, int | float) else None,
+                rate_of if isinstance(rate_of, str) else None, start)
 
 
 def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> tuple[During, ...]:

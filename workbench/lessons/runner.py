@@ -265,6 +265,12 @@ class LessonRunner:
         if cluster is not None and step.action == "load":
             where.append(f"{cluster.kind}.drop=true")
         props = {**self.lesson.properties, **self.state.extra, **step.properties, **self.forced}
+        if step.rate_of is not None:  # a share of an earlier unthrottled run's throughput
+            measured = self.figures.get(step.rate_of, {}).get("throughput")
+            if not measured:
+                raise WorkbenchError(f"step {step.id}: step {step.rate_of} measured no throughput to "
+                                     "take a share of", "run the lesson again with --restart")
+            props["target"] = str(max(1, round(measured * (step.rate or 0))))
         return [*where, *(f"{k}={v}" for k, v in props.items()), *ALWAYS,
                 f"label=lesson {self.lesson.name} {step.id}"]
 
@@ -275,8 +281,12 @@ class LessonRunner:
         cluster = None if step.db == "memory" or self.state.cluster is None else self.state.cluster.name
         request = RunRequest(files, tuple(overrides), (step.action,), f"lesson {step.id}", cluster)
         where = cluster or "memory"
+        shown = {**self.state.extra, **step.properties}
+        if step.rate_of is not None:
+            target = next(o for o in overrides if o.startswith("target="))
+            shown["target"] = f"{target.split('=', 1)[1]} ({step.rate:.0%} of {step.rate_of})"
         self.say(f"  {step.action} {step.workload} on {where}: "
-                 + " ".join(f"{k}={v}" for k, v in {**self.state.extra, **step.properties}.items()))
+                 + " ".join(f"{k}={v}" for k, v in shown.items()))
         watcher = _During(self.session, step.during, cluster, self.say) if step.during else None
         if watcher:
             watcher.start()
