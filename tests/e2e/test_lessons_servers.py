@@ -86,3 +86,19 @@ def test_saturation_sweeps_a_real_node_past_its_knee(tmp_path):
         target = store.result(steps["r50"].run_id).properties["target"]
     assert int(target) == round(steps["max"].figures["throughput"] * 0.5)  # the share of the measured maximum
     assert jvms_under(tmp_path / "state") == []
+
+
+@pytest.mark.servers
+def test_cassandra_vs_hbase_repeats_each_mix_on_both_and_reads_welchs_test(tmp_path):
+    done = lesson(tmp_path, "cassandra-vs-hbase")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    found = verdicts(tmp_path, "cassandra-vs-hbase")
+    assert [s for s, v in found.items() if v] == ["h_b", "h_a"]
+    assert None not in found["h_b"] + found["h_a"], done.stdout[-4000:]  # every test judged
+    with RunStore(tmp_path / "runs.db") as store:
+        labels = [r.label for r in sorted(store.list(), key=lambda r: r.id)]
+        steps = {d.step: d for d in store.lesson_steps("cassandra-vs-hbase", "t")}
+    assert [f"lesson cassandra-vs-hbase h_b #{n}" in labels for n in (1, 2, 3)] == [True] * 3
+    assert len(steps["c_b"].figures["reps.throughput"]) == 3
+    assert "welch_p(c_b.throughput, h_b.throughput) = " in done.stdout
+    assert jvms_under(tmp_path / "state") == []

@@ -244,3 +244,50 @@ rate_of = "later"
 '''
     found = problems(tmp_path, toml, TEXT + "## Half {#half}\\n")
     assert any("rate_of = 'later' is not an earlier load or run" in p for p in found), found
+
+
+# As measured by `workbench lesson run cassandra-vs-hbase` (2026-11-25): ops/s of each run.
+C_B, H_B = [7293.0, 7685.0, 11305.0], [11835.0, 12786.0, 14164.0]
+C_A, H_A = [9763.0, 17805.0, 18128.0], [14888.0, 12835.0, 12365.0]
+
+
+def repeated(values: list[float], **more: float) -> dict:
+    return {"throughput": sum(values) / len(values), "reps.throughput": values, **more}
+
+
+def test_welch_p_compares_the_runs_of_repeated_steps_and_says_when_it_cannot():
+    figures = {"a": repeated([100.0, 101.0, 99.0]), "b": repeated([200.0, 202.0, 198.0]),
+               "c": {"throughput": 150.0}}
+    assert checks.parse("welch_p(a.throughput, b.throughput) < 0.001").evaluate(figures)
+    assert not checks.parse("welch_p(a.throughput, a.throughput) < 0.05").evaluate(figures)
+    with pytest.raises(checks.Unmeasured, match="c.throughput has no repetitions"):
+        checks.parse("welch_p(a.throughput, c.throughput) < 0.05").evaluate(figures)
+    with pytest.raises(checks.CheckSyntaxError, match="compares two figures"):
+        checks.parse("welch_p(a.throughput, 3) < 0.05")
+
+
+def test_cassandra_vs_hbase_checks_read_the_welch_test_both_ways():
+    figures = {"c_b": repeated(C_B, **{"update.p50": 2.12}), "h_b": repeated(H_B, **{"update.p50": 1.46}),
+               "c_a": repeated(C_A, **{"update.p50": 0.86}), "h_a": repeated(H_A, **{"update.p50": 1.24})}
+    result = verdicts("cassandra-vs-hbase", figures)
+    assert list(result.values()) == [False, False, True]  # runs that varied too much to tell (p 0.06, 0.57)
+    steady = {**figures, "c_b": repeated([8000.0, 8100.0, 7950.0], **{"update.p50": 2.0}),
+              "c_a": repeated([18000.0, 18100.0, 17900.0], **{"update.p50": 0.9})}
+    assert list(verdicts("cassandra-vs-hbase", steady).values()) == [True, True, True]
+
+
+def test_welch_p_on_a_step_that_runs_once_is_refused_in_the_file(tmp_path):
+    toml = GOOD + '''
+[[steps]]
+id = "second"
+action = "run"
+workload = "workloadc"
+repeat = 3
+
+[[steps.checks]]
+expect = "welch_p(first.throughput, second.throughput) < 0.05"
+pass = "yes"
+fail = "no"
+'''
+    found = problems(tmp_path, toml, TEXT + "## Second {#second}\\n")
+    assert any("step 'first' runs once (add repeat = 3 to step 'first')" in p for p in found), found

@@ -28,6 +28,10 @@ STATS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9, "max"
 COUNTS = ("count", "errors")
 KEYS = {"hottest_0_1pct": 0.001, "hottest_1pct": 0.01, "hottest_10pct": 0.1, "touched": None}
 FUNCTIONS = {"min": min, "max": max, "abs": abs}
+# welch_p(a.throughput, b.throughput): the p-value of Welch's t-test between the repetitions of two
+# steps made with `repeat = N` (N >= 2); figures of a repeated step are the means of its runs.
+TESTS = ("welch_p",)
+REPS = "reps."  # a repeated step keeps each run's value of a figure under "reps.<figure>"
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
@@ -90,9 +94,22 @@ class Expression:
         """True or False; Unmeasured when a figure it reads is missing."""
         return bool(self._value(self.tree.body, figures))
 
+    def tested_steps(self) -> set[str]:
+        """Steps whose repetitions a test (welch_p) compares."""
+        return {_reference(a)[0] for node in ast.walk(self.tree)  # type: ignore[index]
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) in TESTS for a in node.args}
+
     def values(self, figures: Mapping[str, Mapping[str, float]]) -> dict[str, float | None]:
-        """'step.figure' -> its value (None when not measured), in the order they appear."""
-        return {f"{step}.{path}": figures.get(step, {}).get(path) for step, path in self.references}
+        """'step.figure' -> its value (None when not measured), in the order they appear; a
+        test's p-value under its own text, e.g. 'welch_p(a.throughput, b.throughput)'."""
+        out = {f"{step}.{path}": figures.get(step, {}).get(path) for step, path in self.references}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and node.func.id in TESTS:  # type: ignore[attr-defined]
+                try:
+                    out[ast.unparse(node)] = self._value(node, figures)
+                except Unmeasured:
+                    out[ast.unparse(node)] = None
+        return out
 
     def _value(self, node: ast.AST, figures):
         if isinstance(node, ast.Constant):
@@ -117,6 +134,8 @@ class Expression:
                 left = right
             return True
         if isinstance(node, ast.Call):
+            if node.func.id in TESTS:  # type: ignore[attr-defined]
+                return _welch_p(*(_reference(a) for a in node.args), figures)  # type: ignore[misc]
             return FUNCTIONS[node.func.id](*(self._value(a, figures) for a in node.args))  # type: ignore[attr-defined]
         ref = _reference(node)
         step, path = ref[0], ".".join(ref[1:])  # type: ignore[index]
@@ -151,8 +170,13 @@ def parse(text: str) -> Expression:
                     visit(child)
             return
         if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
-                raise CheckSyntaxError(f"{ast.unparse(node)}: the functions are {', '.join(FUNCTIONS)}")
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            if name not in (*FUNCTIONS, *TESTS) or node.keywords:
+                raise CheckSyntaxError(f"{ast.unparse(node)}: the functions are "
+                                       f"{', '.join((*FUNCTIONS, *TESTS))}")
+            if name in TESTS and (len(node.args) != 2 or not all(_reference(a) for a in node.args)):
+                raise CheckSyntaxError(f"{ast.unparse(node)}: {name} compares two figures of repeated "
+                                       f"steps, e.g. {name}(a.throughput, b.throughput)")
             for arg in node.args:
                 visit(arg)
             return
@@ -173,3 +197,16 @@ def parse(text: str) -> Expression:
             isinstance(tree.body, ast.UnaryOp) and isinstance(tree.body.op, ast.Not)):
         raise CheckSyntaxError("a check must compare (for example a.read.p99 < 2 * b.read.p99)")
     return Expression(text.strip(), tree, tuple(dict.fromkeys(references)))
+
+
+def _welch_p(a: tuple[str, ...], b: tuple[str, ...], figures) -> float:
+    samples = []
+    for ref in (a, b):
+        step, path = ref[0], ".".join(ref[1:])
+        values = figures.get(step, {}).get(REPS + path)
+        if not values or len(values) < 2:
+            raise Unmeasured(f"{step}.{path} has no repetitions (welch_p needs repeat = 2 or more)")
+        samples.append([float(v) for v in values])
+    from workbench.experiments.stats import welch
+
+    return welch(*samples).p

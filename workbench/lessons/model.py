@@ -50,7 +50,7 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 LESSON_KEYS = {"title", "goal", "minutes", "text", "clusters", "properties", "steps", "db"}
 STEP_KEYS = {"id", "action", "workload", "properties", "during", "checks", "questions", "cluster",
-             "node", "db", "rate", "rate_of"}
+             "node", "db", "rate", "rate_of", "repeat"}
 CHECK_KEYS = {"expect", "pass", "fail"}
 QUESTION_KEYS = {"ask", "choices", "answer"}
 DURING_KEYS = {"at_s", "do", "node", "value"}
@@ -127,6 +127,7 @@ class Step:
     db: str | None = None  # "memory" to run on the memory binding while a cluster is up
     rate: float | None = None  # offered rate as a share of rate_of's throughput (0.5 = 50%)
     rate_of: str | None = None  # an earlier measured step (an unthrottled run)
+    repeat: int = 1  # runs of the step; its figures are their means, welch_p compares them
     line: int = 0
 
     @property
@@ -389,6 +390,12 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         problem(at("db"), f"step {step_id!r}: db = {db!r}", 'the only db a step can name is "memory" '
                 "(the others come from the cluster the lesson started)")
     during = _during(raw.get("during", []), step_id, action, started, at, problem)
+    repeat = raw.get("repeat", 1)
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10:
+        problem(at("repeat"), f"step {step_id!r}: repeat = {repeat!r}", "the number of runs, 1 to 10")
+        repeat = 1
+    elif repeat > 1 and action != "run":
+        problem(at("repeat"), f"step {step_id!r}: repeat only goes with a run", 'set action = "run"')
     rate, rate_of = raw.get("rate"), raw.get("rate_of")
     if rate is not None or rate_of is not None:
         if action != "run":
@@ -432,6 +439,11 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
             elif not seen[ref_step].measures:
                 problem(expect_line, f"step {step_id!r}: check reads {ref_step!r}, which measures nothing",
                         "read a step whose action is load or run")
+        for tested in sorted(expression.tested_steps()):
+            runs = repeat if tested == step_id else seen[tested].repeat if tested in seen else 2
+            if runs < 2:
+                problem(expect_line, f"step {step_id!r}: welch_p compares repetitions, and step {tested!r} "
+                        "runs once", f"add repeat = 3 to step {tested!r}")
         passed, failed = _text(rc.get("pass")), _text(rc.get("fail"))
         if passed is None or failed is None:
             problem(line, f"step {step_id!r}: a check needs both pass and fail sentences",
@@ -447,7 +459,7 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
     return Step(step_id, title, text, action, workload if isinstance(workload, str) else None, props,
                 during, tuple(step_checks), tuple(questions), cluster, node, db,
                 float(rate) if isinstance(rate, int | float) else None,
-                rate_of if isinstance(rate_of, str) else None, start)
+                rate_of if isinstance(rate_of, str) else None, repeat, start)
 
 
 def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> tuple[During, ...]:

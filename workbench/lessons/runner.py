@@ -61,6 +61,8 @@ def judge(check: Check, figures: dict[str, dict[str, float]]) -> Verdict:
 def show_value(path: str, value: float | None) -> str:
     if value is None:
         return "not measured"
+    if path.startswith(checks_module.TESTS):
+        return f"{value:.2g}" if value >= 0.001 else "< 0.001"
     if path.split(".", 1)[-1].startswith("keys."):
         return f"{value:.1%}"
     unit = checks_module.unit(path.split(".", 1)[-1])
@@ -70,6 +72,17 @@ def show_value(path: str, value: float | None) -> str:
         number = f"{value:,.0f}" if value >= 10 or value == int(value) else f"{value:.2f}"
         return f"{number} {unit}".strip()
     return f"{value:,.1f} {unit}"
+
+
+def _combined(runs: list[dict[str, float]]) -> dict:
+    """One run's figures as they are; several runs' as their means (figures all runs have),
+    each run's value kept under checks.REPS for welch_p."""
+    if len(runs) == 1:
+        return dict(runs[0])
+    common = set.intersection(*(set(r) for r in runs))
+    out: dict = {name: sum(r[name] for r in runs) / len(runs) for name in common}
+    out.update({checks_module.REPS + name: [r[name] for r in runs] for name in common})
+    return out
 
 
 def verdict_lines(check: dict) -> list[str]:
@@ -271,15 +284,13 @@ class LessonRunner:
                 raise WorkbenchError(f"step {step.id}: step {step.rate_of} measured no throughput to "
                                      "take a share of", "run the lesson again with --restart")
             props["target"] = str(max(1, round(measured * (step.rate or 0))))
-        return [*where, *(f"{k}={v}" for k, v in props.items()), *ALWAYS,
-                f"label=lesson {self.lesson.name} {step.id}"]
+        return [*where, *(f"{k}={v}" for k, v in props.items()), *ALWAYS]
 
     def _measure(self, step: Step, restoring: bool = False) -> int | None:
         files = (str(workload_path(step, self.lesson)),)
         overrides = self.overrides(step)
         spec, _ = spec_from_args(list(files), overrides, step.action)  # bad input: refused here
         cluster = None if step.db == "memory" or self.state.cluster is None else self.state.cluster.name
-        request = RunRequest(files, tuple(overrides), (step.action,), f"lesson {step.id}", cluster)
         where = cluster or "memory"
         shown = {**self.state.extra, **step.properties}
         if step.rate_of is not None:
@@ -287,6 +298,30 @@ class LessonRunner:
             shown["target"] = f"{target.split('=', 1)[1]} ({step.rate:.0%} of {step.rate_of})"
         self.say(f"  {step.action} {step.workload} on {where}: "
                  + " ".join(f"{k}={v}" for k, v in shown.items()))
+        repeat = 1 if restoring else step.repeat
+        runs: list[tuple[int | None, dict[str, float]]] = []
+        for rep in range(1, repeat + 1):
+            label = f"lesson {self.lesson.name} {step.id}" + (f" #{rep}" if repeat > 1 else "")
+            request = RunRequest(files, (*overrides, f"label={label}"), (step.action,),
+                                 f"lesson {step.id}", cluster)
+            done = self._one_run(step, request, cluster)
+            if restoring:
+                return done.run_id
+            figures = run_figures(done.result)
+            runs.append((done.run_id, figures))
+            read = next((f"{op} p99 {show_value(op + '.p99', figures[op + '.p99'])}"
+                         for op in checks_module.OPERATIONS if op + ".p99" in figures), "")
+            recorded = f" (run {done.run_id})" if done.run_id is not None else ""
+            which = f"#{rep}: " if repeat > 1 else ""
+            self.say(f"  {which}{figures['throughput']:,.0f} ops/s, {figures['operations']:,.0f} operations, "
+                     f"{figures['errors']:,.0f} errors, {read}{recorded}")
+        self.figures[step.id] = _combined([f for _, f in runs]) | key_figures(spec)
+        if repeat > 1:
+            mean = self.figures[step.id]["throughput"]
+            self.say(f"  mean of {repeat} runs: {mean:,.0f} ops/s")
+        return runs[-1][0]
+
+    def _one_run(self, step: Step, request: RunRequest, cluster: str | None):
         watcher = _During(self.session, step.during, cluster, self.say) if step.during else None
         if watcher:
             watcher.start()
@@ -305,17 +340,7 @@ class LessonRunner:
                                  f"run the lesson again to redo step {step.id}")
         if watcher and watcher.error:
             raise WorkbenchError(f"step {step.id}: {watcher.error}")
-        if restoring:
-            return done.run_id
-        figures = run_figures(done.result)
-        figures.update(key_figures(spec))
-        self.figures[step.id] = figures
-        read = next((f"{op} p99 {show_value(op + '.p99', figures[op + '.p99'])}"
-                     for op in checks_module.OPERATIONS if op + ".p99" in figures), "")
-        recorded = f" (run {done.run_id})" if done.run_id is not None else ""
-        self.say(f"  {figures['throughput']:,.0f} ops/s, {figures['operations']:,.0f} operations, "
-                 f"{figures['errors']:,.0f} errors, {read}{recorded}")
-        return done.run_id
+        return done
 
     def close(self) -> None:
         """Take down what the lesson started (its figures stay)."""
