@@ -42,6 +42,16 @@ def register(subparsers) -> None:
                    "opening the app (questions stay unanswered)")
     add_store_arguments(p, recording=False)
     p.set_defaults(func=run_command)
+    p = sub.add_parser("report", help="a student's lab report: self-contained HTML and JSON")
+    p.add_argument("lesson", help="a lesson's name or a .toml file")
+    p.add_argument("--student", help="whose report (default: your user name)")
+    p.add_argument("--out", default="results", help="folder for the report (default results/)")
+    add_store_arguments(p, recording=False)
+    p.set_defaults(func=report_command)
+    p = sub.add_parser("class", help="a class's table from the students' JSON lab reports")
+    p.add_argument("folder", help="the folder holding the students' <lesson>-<student>.json files")
+    p.add_argument("--out", help="folder for class-<lesson>.html and .csv (default: the same folder)")
+    p.set_defaults(func=class_command)
     p = sub.add_parser("figures", help="the figures a check can read")
     p.set_defaults(func=figures_command)
 
@@ -133,6 +143,33 @@ def run_command(args: argparse.Namespace) -> int:
     print("")
     print(f"{lesson.name}: {len(done)} of {len(lesson.steps)} steps done; checks: "
           f"{verdicts.count(True)} passed, {verdicts.count(False)} failed, {verdicts.count(None)} not judged")
+    return 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from workbench.lessons.report import lab_report, write_lab_report
+    from workbench.lessons.runner import default_student
+
+    lesson = find(args.lesson)
+    report = lab_report(lesson, args.student or default_student(), args.store)
+    html_path, json_path = write_lab_report(report, Path(args.out))
+    print(f"{lesson.name}: {report['done']} of {report['of']} steps done by {report['student']}")
+    print(f"wrote {html_path} and {json_path}")
+    return 0
+
+
+def class_command(args: argparse.Namespace) -> int:
+    from workbench.lessons.report import class_table, read_reports
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise WorkbenchError(f"{folder} is not a folder", "give the folder of the students' lab reports")
+    reports = read_reports(folder)
+    if not reports:
+        raise WorkbenchError(f"no lab report in {folder}",
+                             "each student writes one with `workbench lesson report NAME` (the .json file)")
+    for html_path, csv_path in class_table(reports, Path(args.out or folder)):
+        print(f"wrote {html_path} and {csv_path}")
     return 0
 
 
