@@ -37,7 +37,7 @@ def test_coordinated_omission_freezes_a_real_node_and_response_time_shows_the_st
     assert found["steady"] != [None]  # judged (on a busy machine it may say the rate queued)
     # The freeze is four seconds of a twenty-second run at 1,000 reads/s: response time shows it,
     # service time and the closed loop do not, however busy the machine.
-    assert found["frozen"] == [True, True] and found["closed"] == [True], done.stdout[-4000:]
+    assert found["frozen"] == [True, True, True] and found["closed"] == [True], done.stdout[-4000:]
     with RunStore(tmp_path / "runs.db") as store:
         events = store.result(store.lesson_steps("coordinated-omission", "t")[3].run_id).events
     assert [e.value for e in events if e.kind == "fault"] == ["node1 paused (frozen)", "node1 resumed"]

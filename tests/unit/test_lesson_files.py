@@ -156,7 +156,7 @@ def test_every_shipped_lesson_reads_without_a_mistake():
 # As measured on one Cassandra node by `workbench lesson run coordinated-omission` (2026-11-25).
 COORDINATED_OMISSION = {
     "steady": {"read.response.p99": 4.86, "read.service.p99": 3.73},
-    "frozen": {"read.response.p99": 3844.0, "read.service.p99": 2.73},
+    "frozen": {"read.response.p99": 3844.0, "read.service.p99": 2.73, "faults": 2.0},
     "closed": {"read.p99": 1.91},
 }
 
@@ -167,9 +167,10 @@ def test_coordinated_omission_checks_pass_on_what_a_run_measures():
 
 def test_coordinated_omission_checks_fail_when_the_freeze_did_not_happen():
     calm = {"steady": COORDINATED_OMISSION["steady"],
-            "frozen": {"read.response.p99": 5.1, "read.service.p99": 3.9}, "closed": {"read.p99": 2.0}}
+            "frozen": {"read.response.p99": 5.1, "read.service.p99": 3.9, "faults": 0.0},
+            "closed": {"read.p99": 2.0}}
     result = verdicts("coordinated-omission", calm)
-    assert list(result.values()) == [True, False, False, False]
+    assert list(result.values()) == [True, False, False, False, False]
 
 
 # As measured on three Cassandra nodes by `workbench lesson run consistency-and-failure` (2026-11-25).

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 # Per run: name -> unit, for the figures shown beside a verdict.
 # response_mean / service_mean: mean latency over every operation (ms), for Little's law:
 # in_flight = throughput x response_mean / 1000 in a steady state.
+# faults: the node faults (pause, resume, kill, restart) that happened during the run.
 SCALARS = {"throughput": "ops/s", "operations": "", "errors": "", "seconds": "s", "target": "ops/s",
-           "in_flight": "", "response_mean": "ms", "service_mean": "ms"}
+           "in_flight": "", "response_mean": "ms", "service_mean": "ms", "faults": ""}
 OPERATIONS = {"read": "READ", "update": "UPDATE", "insert": "INSERT", "scan": "SCAN",
               "rmw": "READ-MODIFY-WRITE", "delete": "DELETE"}
 # Per operation, as response time (from the intended start: what a user waits) by default, or

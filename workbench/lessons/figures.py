@@ -38,6 +38,7 @@ def run_figures(result: RunResult) -> dict[str, float]:
         "errors": float(result.error_count()),
         "seconds": result.runtime_ms / 1000,
         "target": target,
+        "faults": float(sum(1 for e in result.events if e.kind == "fault")),
     }
     if measured:
         out["in_flight"] = sum(i.in_flight for i in measured) / len(measured)  # type: ignore[misc]
