@@ -76,6 +76,7 @@ class LessonsScreen(Screen):
         self._busy_step: int | None = None
         self._shown: tuple | None = None
         self._seq = 0
+        self._scroll_to_verdicts = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -205,6 +206,9 @@ class LessonsScreen(Screen):
             text = f"{lesson.intro}\n\n---\n\n{step.text}"
         self.query_one("#step-text", Markdown).update(text)
         self.query_one("#step-verdicts", Static).update("\n".join(self._verdicts(step, record)))
+        if self._scroll_to_verdicts:  # a step just done: its verdicts, under a long text, in view
+            self._scroll_to_verdicts = False
+            self.call_after_refresh(self.query_one("#lesson-pane").scroll_end, animate=False)
 
     def _verdicts(self, step: Step, record) -> list[str]:
         if self._busy_step == self.position:
@@ -257,6 +261,7 @@ class LessonsScreen(Screen):
 
     def _step_finished(self) -> None:
         self._busy_step = None
+        self._scroll_to_verdicts = True
         self.done = self.runner.resume() if self.runner else {}
         if self.app.session.error:
             self.app.show_error(self.app.session.error)
