@@ -15,11 +15,14 @@ from workbench.results.store import RunStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def lesson(tmp_path: Path, name: str) -> subprocess.CompletedProcess:
+def lesson(tmp_path: Path, name: str, *more: str) -> subprocess.CompletedProcess:
+    """The lesson headless; `more` (-p ...) shortens its runs where the test does not need their
+    length (the steps' own settings, loads and warm-ups, stay as shipped)."""
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(tmp_path / "state"),
                WORKBENCH_STORE=str(tmp_path / "runs.db"))
     return subprocess.run([sys.executable, "-m", "workbench", "lesson", "run", name, "--no-tui",
-                           "--student", "t"], capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
+                           "--student", "t", *more], capture_output=True, text=True, timeout=900, env=env,
+                          cwd=ROOT)
 
 
 def verdicts(tmp_path: Path, name: str) -> dict[str, list[bool | None]]:
@@ -46,7 +49,7 @@ def test_coordinated_omission_freezes_a_real_node_and_response_time_shows_the_st
 
 @pytest.mark.servers
 def test_consistency_and_failure_kills_a_real_node_one_survives_quorum_and_all_fail(tmp_path):
-    done = lesson(tmp_path, "consistency-and-failure")
+    done = lesson(tmp_path, "consistency-and-failure", "-p", "maxexecutiontime=4")
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     found = verdicts(tmp_path, "consistency-and-failure")
     assert list(found) == ["up", "load", "healthy", "kill", "one", "quorum", "all", "back", "recovered",
@@ -63,7 +66,7 @@ def test_consistency_and_failure_kills_a_real_node_one_survives_quorum_and_all_f
 
 @pytest.mark.servers
 def test_write_path_measures_both_commit_logs_and_both_hbase_durabilities(tmp_path):
-    done = lesson(tmp_path, "write-path")
+    done = lesson(tmp_path, "write-path", "-p", "maxexecutiontime=4")
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     found = verdicts(tmp_path, "write-path")
     assert [s for s, v in found.items() if v] == ["batch", "skipwal"]
@@ -75,7 +78,7 @@ def test_write_path_measures_both_commit_logs_and_both_hbase_durabilities(tmp_pa
 
 @pytest.mark.servers
 def test_saturation_sweeps_a_real_node_past_its_knee(tmp_path):
-    done = lesson(tmp_path, "saturation")
+    done = lesson(tmp_path, "saturation", "-p", "maxexecutiontime=4")
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     found = verdicts(tmp_path, "saturation")
     assert [s for s, v in found.items() if v] == ["max", "r50", "r75", "r300"]
@@ -90,7 +93,7 @@ def test_saturation_sweeps_a_real_node_past_its_knee(tmp_path):
 
 @pytest.mark.servers
 def test_cassandra_vs_hbase_repeats_each_mix_on_both_and_reads_welchs_test(tmp_path):
-    done = lesson(tmp_path, "cassandra-vs-hbase")
+    done = lesson(tmp_path, "cassandra-vs-hbase", "-p", "maxexecutiontime=3")
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     found = verdicts(tmp_path, "cassandra-vs-hbase")
     assert [s for s, v in found.items() if v] == ["h_b", "h_a"]

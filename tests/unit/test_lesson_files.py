@@ -292,3 +292,15 @@ fail = "no"
 '''
     found = problems(tmp_path, toml, TEXT + "## Second {#second}\\n")
     assert any("step 'first' runs once (add repeat = 3 to step 'first')" in p for p in found), found
+
+
+def test_a_teachers_p_shortens_the_runs_not_what_a_step_sets_itself():
+    from workbench.drive.session import Session
+    from workbench.lessons.runner import LessonRunner
+
+    lesson = shipped("consistency-and-failure")
+    runner = LessonRunner(lesson, Session(store=False), student="t", overrides={"maxexecutiontime": "3"})
+    load_props = runner.overrides(lesson.step("load"))
+    run_props = runner.overrides(lesson.step("healthy"))
+    assert "maxexecutiontime=0" in load_props and "maxexecutiontime=3" not in load_props
+    assert "maxexecutiontime=3" in run_props and "cassandra.readconsistencylevel=QUORUM" in run_props

@@ -36,7 +36,8 @@ def register(subparsers) -> None:
     p.add_argument("--student", help="whose progress this is (default: your user name)")
     p.add_argument("--restart", action="store_true", help="start over (your earlier runs stay in the store)")
     p.add_argument("-p", dest="props", action="append", default=[], metavar="KEY=VALUE",
-                   help="a property for every load and run, over the lesson's own (e.g. maxexecutiontime=3 "
+                   help="a property over the lesson's [properties] (a step's own settings still win; "
+                   "e.g. maxexecutiontime=3 "
                    "for a shorter class)")
     p.add_argument("--no-tui", action="store_true", help="print the steps, figures and checks instead of "
                    "opening the app (questions stay unanswered)")

@@ -108,8 +108,9 @@ class LessonRunner:
 
     def __init__(self, lesson: Lesson, session: Session, *, student: str | None = None,
                  overrides: dict[str, str] | None = None, say: Callable[[str], None] = print) -> None:
-        """overrides: -p properties over the lesson's own, for every load and run (a teacher's
-        shorter runs, say)."""
+        """overrides: -p properties over the lesson's [properties] (a teacher's shorter runs, say);
+        what a step sets itself (its properties, a `set` step's) still wins: a load that must
+        write every record keeps its maxexecutiontime = 0."""
         self.lesson, self.session, self.say = lesson, session, say
         self.forced = dict(overrides or {})
         self.student = student or default_student()
@@ -277,7 +278,7 @@ class LessonRunner:
         where = binding_overrides(cluster) if cluster is not None else ["db=memory"]
         if cluster is not None and step.action == "load":
             where.append(f"{cluster.kind}.drop=true")
-        props = {**self.lesson.properties, **self.state.extra, **step.properties, **self.forced}
+        props = {**self.lesson.properties, **self.forced, **self.state.extra, **step.properties}
         if step.rate_of is not None:  # a share of an earlier unthrottled run's throughput
             measured = self.figures.get(step.rate_of, {}).get("throughput")
             if not measured:
