@@ -98,7 +98,7 @@ SATURATION = '''description = "saturation report test"
 databases = ["memory"]
 workloads = ["workloada"]
 repetitions = 2
-p99_bound_ms = 50
+p99_bound_ms = 1000
 warmup_s = 0
 min_measure_s = 0
 [properties]
@@ -131,8 +131,9 @@ def test_the_saturation_curve_renders_in_headless_chromium(tmp_path):
     points = re.findall(r"<title>memory workloada ([^:]+): achieved [^<]*, p99 ", curve)
     assert points[0].startswith("10% = ") and points[-1] == "unthrottled"  # rising, max at the end
     assert curve.count("<polyline") == 2 and curve.count("<circle") == 2 * len(points)  # p50, p99
-    assert "p99 bound 50 ms" in curve
-    assert '<path class="knee"' in curve and "knee " in curve  # a 50 ms bound: the knee is marked
+    assert "p99 bound 1000 ms" in curve
+    # the first paced step kept up with a p99 under 1 s (a 50 ms bound missed it on a loaded machine)
+    assert '<path class="knee"' in curve and "knee " in curve
     assert figures["saturation-service"].count("<circle") == 2 * len(points)
     offered = figures["offered"]
     assert offered.count("<circle") == len(points) - 1  # the paced steps, against what they were offered
