@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_runs_cli import workbench
 from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
@@ -22,12 +21,6 @@ from workbench.lessons.runner import LessonRunner
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium")
 FEW = {"operationcount": "3000", "maxexecutiontime": "0"}
-
-
-def workbench(store: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, WORKBENCH_STORE=str(store))
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

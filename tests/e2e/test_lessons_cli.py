@@ -3,11 +3,9 @@ headless, resuming where it stopped, a broken lesson file, a step that cannot ru
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.e2e.test_runs_cli import workbench
 from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
@@ -17,12 +15,6 @@ from workbench.results.store import RunStore
 ROOT = Path(__file__).resolve().parents[2]
 FEW = {"operationcount": "3000", "maxexecutiontime": "0"}
 SHORT = ("-p", "operationcount=3000", "-p", "maxexecutiontime=0")  # 3,000 operations a run, not 5 s
-
-
-def workbench(store: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, WORKBENCH_STORE=str(store))
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=ROOT)
 
 
 def test_key_distributions_runs_headless_and_a_second_run_resumes_with_nothing_to_do(tmp_path):
