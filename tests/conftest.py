@@ -116,6 +116,12 @@ def hbase_server(suite_servers):
 
 
 @pytest.fixture(scope="session")
+def ferretdb_server(suite_servers):
+    """FerretDB on a private PostgreSQL (free ports on 127.0.0.1): the mongodb binding's server."""
+    yield from suite_servers.serve("ferretdb_server")
+
+
+@pytest.fixture(scope="session")
 def docker_suite(suite_servers) -> SuiteDocker:
     """The run's Docker engine (the user's, or a private dockerd started here) with the images
     built, and a DockerProvider under the run's state directory. Skips, saying why, only when

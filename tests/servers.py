@@ -27,7 +27,7 @@ from workbench.clusters import cassandra_local, distributions, engine, images, p
 from workbench.clusters.base import Cluster
 from workbench.clusters.docker_provider import STATE_LABEL, DockerProvider
 from workbench.clusters.local import LocalProvider
-from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec
+from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec
 from workbench.errors import ClusterError
 
 SPECS: dict[str, ClusterSpec] = {
@@ -35,6 +35,8 @@ SPECS: dict[str, ClusterSpec] = {
     "cassandra_cluster3": CassandraSpec(name="t-cassandra3", nodes=3, heap="512M",
                                         replication_factor=2),
     "hbase_server": HBaseSpec(name="t-hbase", heap="768M", thrift_heap="256M"),
+    "ferretdb_server": FerretDBSpec(name="t-ferretdb", shared_buffers="64MB"),
+    "ferretdb_sqlite": FerretDBSpec(name="t-ferretdb-sqlite", backend="sqlite"),
     "cassandra_secure": CassandraSpec(name="t-cassandra-sec", nodes=1, heap="512M",
                                       authenticator="PasswordAuthenticator", client_tls=True),
 }
@@ -53,6 +55,22 @@ def skip_without_jars(kind: str) -> None:
     except (urllib.error.URLError, OSError) as exc:
         pytest.skip(f"needs the {kind} jars: {len(missing)} are not in the cache and Maven Central "
                     f"does not answer ({getattr(exc, 'reason', exc)})")
+
+
+def skip_without_ferretdb(spec: FerretDBSpec) -> None:
+    """Skip, saying why, when FerretDB can be neither found built nor built (no Go toolchain),
+    or the PostgreSQL preset has no PostgreSQL: the things a FerretDB test needs from the machine
+    (.ci/run installs both)."""
+    from workbench.clusters import ferretdb_local, gobuild
+
+    if gobuild.cached() is None and gobuild.find_go() is None:
+        pytest.skip("needs FerretDB: not built yet and no Go toolchain to build it (`workbench servers "
+                    "fetch ferretdb` with Go installed)")
+    if spec.backend == "postgresql":
+        try:
+            ferretdb_local.postgres_bin()
+        except ClusterError as exc:
+            pytest.skip(f"needs PostgreSQL's server programs: {exc.message}")
 
 
 class SuiteServers:
@@ -97,15 +115,28 @@ class SuiteServers:
                 return chosen
         raise RuntimeError("no free set of HBase ports")
 
+    def ferretdb_ports(self) -> dict[str, int]:
+        for i in range(1, 40):
+            chosen = {"port": 27100 + 10 * i, "postgres_port": 27105 + 10 * i}
+            if all(ports.is_free("127.0.0.1", p) for p in chosen.values()) and self._claim(
+                    f"ferretdb-{i}"):
+                return chosen
+        raise RuntimeError("no free pair of FerretDB and PostgreSQL ports")
+
     def spec(self, key: str) -> ClusterSpec:
         spec = SPECS[key]
         if isinstance(spec, CassandraSpec):
             return dataclasses.replace(spec, first_address=self.addresses(spec.nodes))
+        if isinstance(spec, FerretDBSpec):
+            return dataclasses.replace(spec, **self.ferretdb_ports())
         return dataclasses.replace(spec, **self.hbase_ports())
 
     def up(self, key: str) -> Cluster:
         spec = self.spec(key)
-        skip_without_jars(spec.kind)
+        if spec.kind == "ferretdb":
+            skip_without_ferretdb(spec)
+        else:
+            skip_without_jars(spec.kind)
         self.started.append(spec.name)
         return self.provider.up(spec)
 

@@ -1,4 +1,5 @@
-"""The local provider: real Cassandra and HBase servers as JVM processes on this machine.
+"""The local provider: real Cassandra and HBase servers as JVM processes on this machine, and
+FerretDB (a MongoDB-protocol server) with its PostgreSQL as native processes.
 
     provider = LocalProvider()                 # state under $WORKBENCH_STATE_DIR, jars in cache
     cluster = provider.up(presets.load("cassandra-3"))
@@ -23,7 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from workbench.clusters import cassandra_local, distributions, hbase_local, java, paths, ports
+from workbench.clusters import cassandra_local, distributions, ferretdb_local, hbase_local, java, paths, ports
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
@@ -32,7 +33,23 @@ from workbench.clusters.progress import OnProgress
 from workbench.clusters.specs import ClusterSpec, data_home
 from workbench.errors import ClusterError
 
-KINDS = {"cassandra": cassandra_local, "hbase": hbase_local}
+KINDS = {"cassandra": cassandra_local, "hbase": hbase_local, "ferretdb": ferretdb_local}
+# The node that serves clients, where a kind has nodes that do not (HBase's master, PostgreSQL).
+CLIENTS = {"hbase": ("thrift",), "ferretdb": ("ferretdb",)}
+
+
+def _needs_java(kind: str) -> bool:
+    return getattr(KINDS[kind], "NEEDS_JAVA", True)
+
+
+def _stop_signal(kind: str, node: str) -> signal.Signals:
+    return getattr(KINDS[kind], "STOP_SIGNALS", {}).get(node, signal.SIGTERM)
+
+
+def server_version(spec: ClusterSpec) -> str:
+    """What the servers are, by name and version ("" = the pinned jars' version)."""
+    describe = getattr(KINDS[spec.kind], "describe", None)
+    return describe(spec) if describe else ""
 
 
 class LocalProvider:
@@ -53,14 +70,17 @@ class LocalProvider:
         run_dir = store.cluster_dir(self.root, spec.name)
         reuse = self._clear_previous(spec, run_dir)
         kind = KINDS[spec.kind]
-        jdk = java.choose()
-        lib = distributions.fetch(spec.kind, self.cache, progress=self.progress)
+        jdk = java.choose() if _needs_java(spec.kind) else None
+        if hasattr(kind, "fetch"):  # a native server built or fetched its own way
+            lib = kind.fetch(self.cache, self.progress)
+        else:
+            lib = distributions.fetch(spec.kind, self.cache, progress=self.progress)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
-                          clients=("thrift",) if spec.kind == "hbase" else ())
+                          clients=CLIENTS.get(spec.kind, ()), server_version=server_version(spec))
         plans: dict[str, NodePlan] = {}
 
         def prepare() -> list[list[str]]:
-            plans.update((p.name, p) for p in kind.plans(spec, run_dir, lib, jdk.java))
+            plans.update((p.name, p) for p in kind.plans(spec, run_dir, lib, jdk.java if jdk else None))
             for plan in plans.values():
                 for address, port, what in plan.ports:
                     ports.require_free(address, port, what)
@@ -90,9 +110,10 @@ class LocalProvider:
         _remove_files(spec, run_dir)
         return False
 
-    def _launch(self, plan: NodePlan, jdk: java.Jdk) -> Node:
+    def _launch(self, plan: NodePlan, jdk: java.Jdk | None) -> Node:
         env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
-        env["JAVA_HOME"] = str(jdk.home)
+        if jdk is not None:
+            env["JAVA_HOME"] = str(jdk.home)
         child = procs.launch(list(plan.argv), plan.dir, plan.console_log, env)
         started = procs.start_time(child.pid) or 0
         return Node(plan.name, plan.address, plan.port, child.pid, started, plan.log,
@@ -100,19 +121,19 @@ class LocalProvider:
 
     def _abort(self, cluster: Cluster, keep_files: bool) -> None:
         with _uninterruptible():  # a second Ctrl-C must not leave JVMs behind
-            self._stop_nodes(cluster.nodes, timeout=10.0)
+            self._stop_nodes(cluster.nodes, 10.0, cluster.kind)
         if keep_files:
             store.save(cluster, "failed")
         else:
             _remove_files(cluster.spec, cluster.run_dir)
 
-    def _stop_nodes(self, nodes: tuple[Node, ...], timeout: float) -> dict[str, str]:
+    def _stop_nodes(self, nodes: tuple[Node, ...], timeout: float, kind: str) -> dict[str, str]:
         # SIGTERM everyone first so the nodes shut down in parallel, then wait and escalate.
         alive = {n.name for n in nodes if procs.is_ours(n.pid, n.start_time)}
         for node in nodes:
             procs.send(node.pid, node.start_time, signal.SIGCONT)
-            procs.send(node.pid, node.start_time, signal.SIGTERM)
-        result = {n.name: procs.stop(n.pid, n.start_time, timeout) for n in nodes}
+            procs.send(node.pid, node.start_time, _stop_signal(kind, node.name))
+        result = {n.name: procs.stop(n.pid, n.start_time, timeout, _stop_signal(kind, n.name)) for n in nodes}
         # A node that exited on our SIGTERM while we waited for another one was stopped too.
         return {k: "stopped" if v == "not running" and k in alive else v for k, v in result.items()}
 
@@ -120,7 +141,7 @@ class LocalProvider:
         """Stop every node (SIGTERM, SIGKILL after stop_timeout); remove files unless keep_data.
         Returns node -> 'stopped' | 'killed' | 'not running'."""
         cluster = self._load(name)
-        result = self._stop_nodes(cluster.nodes, self.stop_timeout)
+        result = self._stop_nodes(cluster.nodes, self.stop_timeout, cluster.kind)
         if keep_data:
             store.save(cluster, "kept")
         else:
@@ -135,7 +156,7 @@ class LocalProvider:
         """The cluster with each node's live status: running, paused or down."""
         cluster = self._load(name)
         nodes = tuple(dataclasses.replace(n, status=_node_status(n)) for n in cluster.nodes)
-        return dataclasses.replace(cluster, nodes=nodes)
+        return dataclasses.replace(cluster, nodes=nodes, server_version=server_version(cluster.spec))
 
     def phase(self, name: str) -> str:
         """What the state file says: starting, running, failed or kept."""
@@ -166,10 +187,13 @@ class LocalProvider:
         """Stop the node if it runs, start it again with the same command, wait until ready."""
         cluster, phase = self._loaded(name)
         old = cluster.node(node)
-        procs.stop(old.pid, old.start_time, self.stop_timeout)
-        jdk = java.choose()
+        procs.stop(old.pid, old.start_time, self.stop_timeout, _stop_signal(cluster.kind, node))
+        jdk = java.choose() if _needs_java(cluster.kind) else None
         plan = NodePlan(old.name, old.address, old.port, old.dir, old.log, old.console_log,
                         old.argv, ())
+        before = getattr(KINDS[cluster.kind], "before_restart", None)
+        if before is not None:
+            before(old)
         fresh = self._launch(plan, jdk)
         cluster = dataclasses.replace(
             cluster, nodes=tuple(fresh if n.name == node else n for n in cluster.nodes))

@@ -101,14 +101,14 @@ def wait_gone(pid: int, started: int, timeout: float) -> bool:
         time.sleep(0.1)
 
 
-def stop(pid: int, started: int, timeout: float = 30.0) -> str:
-    """SIGTERM, then SIGKILL after timeout. Returns 'stopped', 'killed' or 'not running'."""
+def stop(pid: int, started: int, timeout: float = 30.0, sig: signal.Signals = signal.SIGTERM) -> str:
+    """`sig` (SIGTERM), then SIGKILL after timeout. Returns 'stopped', 'killed' or 'not running'."""
     if not is_ours(pid, started):
         _reap(pid)
         return "not running"
     # A paused (SIGSTOPped) JVM cannot act on SIGTERM until it runs again.
     send(pid, started, signal.SIGCONT)
-    send(pid, started, signal.SIGTERM)
+    send(pid, started, sig)
     if wait_gone(pid, started, timeout):
         return "stopped"
     send(pid, started, signal.SIGKILL)

@@ -154,7 +154,54 @@ class HBaseSpec:
         _check_docker(self)
 
 
-def _check_docker(spec: CassandraSpec | HBaseSpec) -> None:
+FERRETDB_BACKENDS = ("postgresql", "sqlite")
+_PG_SIZE = re.compile(r"^\d+(kB|MB|GB)$")
+
+
+@dataclass(frozen=True)
+class FerretDBSpec:
+    """FerretDB (a MongoDB-protocol server) on a private PostgreSQL, or on SQLite files.
+
+    Not MongoDB: every figure measured on it is named "FerretDB ... on PostgreSQL ..."."""
+
+    name: str = "ferretdb"
+    backend: str = "postgresql"  # or "sqlite": one file per collection, no second process
+    address: str = "127.0.0.1"
+    port: int = 27017  # the MongoDB wire protocol
+    postgres_port: int = 27432  # the private PostgreSQL (127.0.0.1 only), not Debian's 5432
+    shared_buffers: str = "128MB"  # PostgreSQL's cache
+    postgres_fsync: bool = True  # false: PostgreSQL acknowledges writes before they reach the disk
+    data_dir: str = ""  # as for Cassandra: PostgreSQL's cluster or the SQLite files
+    docker_memory: str = ""
+    docker_cpus: float = 0.0
+    docker_network: str = "host"
+    # Another image honouring the official mongo image's contract (port 27017, MONGO_INITDB_*),
+    # such as "mongo:7.0" (pulled if missing; needs a registry). "" = workbench/ferretdb, built here.
+    docker_image: str = ""
+    start_timeout: float = 60.0
+    kind: str = "ferretdb"
+
+    def __post_init__(self) -> None:
+        _check(bool(_NAME.match(self.name)), "name", f"{self.name!r} must be a short word")
+        _check(self.backend in FERRETDB_BACKENDS, "backend",
+               f"{self.backend!r} must be one of {', '.join(FERRETDB_BACKENDS)}")
+        _check(self.address.startswith("127."), "address", "must be a loopback address")
+        for field in ("port", "postgres_port"):
+            _check(1024 <= getattr(self, field) <= 65535, field, "must be a port 1024-65535")
+        _check(self.port != self.postgres_port, "postgres_port", "must differ from port")
+        _check(bool(_PG_SIZE.match(self.shared_buffers)), "shared_buffers",
+               f"{self.shared_buffers!r} must look like 128MB or 1GB")
+        _check(isinstance(self.postgres_fsync, bool), "postgres_fsync", "must be true or false")
+        _check_data_dir(self.data_dir)
+        _check_docker(self)
+
+    @property
+    def heap(self) -> str:
+        """The server's memory as the reports show it (PostgreSQL's shared_buffers)."""
+        return self.shared_buffers if self.backend == "postgresql" else ""
+
+
+def _check_docker(spec: CassandraSpec | HBaseSpec | FerretDBSpec) -> None:
     _check(spec.docker_memory == "" or bool(_SIZE.match(spec.docker_memory)), "docker_memory",
            f"{spec.docker_memory!r} must look like 512M or 2G (or be empty: no limit)")
     _check(0 <= spec.docker_cpus <= 64, "docker_cpus", "must be 0 (no limit) to 64")
@@ -166,7 +213,7 @@ def _check_data_dir(value: str) -> None:
            f"{value!r} must be an absolute directory (or empty: the cluster's own directory)")
 
 
-ClusterSpec = CassandraSpec | HBaseSpec
+ClusterSpec = CassandraSpec | HBaseSpec | FerretDBSpec
 
 
 def data_home(spec: ClusterSpec, run_dir: Path) -> Path:
@@ -177,4 +224,4 @@ def data_home(spec: ClusterSpec, run_dir: Path) -> Path:
         return run_dir
     tag = hashlib.sha256(str(run_dir).encode()).hexdigest()[:8]
     return Path(spec.data_dir) / f"workbench-{spec.name}-{tag}"
-SPEC_TYPES: dict[str, type] = {"cassandra": CassandraSpec, "hbase": HBaseSpec}
+SPEC_TYPES: dict[str, type] = {"cassandra": CassandraSpec, "hbase": HBaseSpec, "ferretdb": FerretDBSpec}

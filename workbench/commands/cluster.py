@@ -113,6 +113,8 @@ def print_cluster(cluster: Cluster) -> None:
             print(f"  {node.name:<8} {node.status:<11} {node.address}:{node.port}")
         return
     extra = f", replication {cluster.replication}" if cluster.replication else ""
+    if cluster.server_version:  # a server that is not what its protocol is called (FerretDB)
+        extra += f", {cluster.server_version}"
     if cluster.provider == "docker":
         print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} container(s), "
               f"{spec.docker_network} network{extra}")
@@ -122,7 +124,9 @@ def print_cluster(cluster: Cluster) -> None:
         which = f"container {node.container[:12]}" if node.container else f"pid {node.pid:<8}"
         print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} {which} log {node.log}")
     points = " ".join(f"{h}:{p}" for h, p in cluster.contact_points)
-    print(f"  contact points: {points}  (heap {spec.heap})")
+    memory = (f"PostgreSQL shared_buffers {spec.heap}" if spec.kind == "ferretdb" else f"heap {spec.heap}"
+              ) if spec.heap else "no memory setting"
+    print(f"  contact points: {points}  ({memory})")
 
 
 def cmd_up(args: argparse.Namespace) -> int:

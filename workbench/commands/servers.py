@@ -2,6 +2,7 @@
 
     workbench servers fetch            # download + verify Cassandra and HBase jars into the cache
     workbench servers fetch hbase
+    workbench servers fetch ferretdb   # build FerretDB from its pinned Go module source (needs Go)
     workbench servers jdks             # which JDKs were found and which one would be used
 """
 
@@ -11,21 +12,22 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.clusters import distributions, java
+from workbench.clusters import distributions, gobuild, java
 from workbench.errors import ClusterError
 
 
 def register(subparsers) -> None:
     top = subparsers.add_parser(
         "servers",
-        help="fetch the pinned Cassandra / HBase jars; list Java runtimes",
+        help="fetch the pinned Cassandra / HBase jars, build FerretDB; list Java runtimes",
         description="Server distributions are pinned jar lists (with sha256) fetched from Maven "
-        "Central into the cache; once cached no network is needed.",
+        "Central into the cache; FerretDB is built from its pinned Go module source (checksummed) "
+        "with the Go toolchain; once cached no network is needed.",
     )
     sub = top.add_subparsers(dest="servers_command", metavar="ACTION", required=True)
     fetch = sub.add_parser("fetch", help="download and verify the jars (resumes, skips cached)")
     fetch.add_argument("names", nargs="*", metavar="NAME",
-                       help=f"{' | '.join(distributions.VERSIONS)} (default: all)")
+                       help=f"{' | '.join(SERVERS)} (default: the jars; ferretdb needs Go)")
     fetch.add_argument("--cache-dir", type=Path, metavar="DIR",
                        help="jar cache (default: $WORKBENCH_CACHE_DIR or $XDG_CACHE_HOME/workbench)")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -34,13 +36,20 @@ def register(subparsers) -> None:
     jdks.set_defaults(func=cmd_jdks)
 
 
+SERVERS = (*distributions.VERSIONS, "ferretdb")
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
     names = args.names or list(distributions.VERSIONS)
     for name in names:
-        if name not in distributions.VERSIONS:
-            raise ClusterError(f"unknown server {name!r}",
-                               hint=f"use {' or '.join(distributions.VERSIONS)}")
+        if name not in SERVERS:
+            raise ClusterError(f"unknown server {name!r}", hint=f"use {', '.join(SERVERS)}")
     for name in names:
+        if name == "ferretdb":
+            binary = gobuild.fetch(args.cache_dir, progress=not args.quiet)
+            print(f"ferretdb {gobuild.VERSION}: built from {gobuild.MODULE} "
+                  f"(module sum {gobuild.PINNED_SUM}), verified: {binary}")
+            continue
         target = distributions.fetch(name, args.cache_dir, progress=not args.quiet)
         count = len(distributions.read_lock(name))
         print(f"{name} {distributions.VERSIONS[name]}: {count} jars verified in {target}")

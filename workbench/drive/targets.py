@@ -39,7 +39,19 @@ def binding_overrides(cluster: Cluster) -> list[str]:
             if value and value != {"transport": "buffered", "protocol": "binary"}[key]:
                 out.append(f"hbase.{key}={value}")
         return out
+    if cluster.kind in ("ferretdb", "mongodb"):
+        return ["db=mongodb", f"mongodb.url={mongodb_url(cluster)}"]
     raise ConfigError(f"no binding for a {cluster.kind} cluster", "use -db and -p hosts=...")
+
+
+def mongodb_url(cluster: Cluster) -> str:
+    """The URL the mongodb binding gets: an external cluster's own (login and TLS included), or
+    YCSB's default URL on the server's address (database ycsb, w=1)."""
+    own = getattr(cluster.spec, "url", "")
+    if own:
+        return own
+    host, port = cluster.contact_points[0]
+    return f"mongodb://{host}:{port}/ycsb?w=1"
 
 
 def find_cluster(name: str) -> Cluster:
