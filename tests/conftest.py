@@ -1,8 +1,9 @@
 """Session-wide fixtures that start real servers through the local provider (tests/servers.py).
 
-`cassandra_node`, `cassandra_cluster3` and `hbase_server` each start once per test run, when a
-test first asks for them, and stop at the end of the session. The session then fails if any JVM
-started by the suite is still alive.
+`cassandra_node`, `cassandra_cluster3`, `hbase_server`, `ferretdb_server` (FerretDB on PostgreSQL)
+and the secured variants each start once per test run, when a test first asks for them, and stop
+at the end of the session. The session then fails if any server process started by the suite is
+still alive.
 """
 
 from __future__ import annotations
@@ -119,6 +120,12 @@ def hbase_server(suite_servers):
 def ferretdb_server(suite_servers):
     """FerretDB on a private PostgreSQL (free ports on 127.0.0.1): the mongodb binding's server."""
     yield from suite_servers.serve("ferretdb_server")
+
+
+@pytest.fixture(scope="session")
+def ferretdb_secure(suite_servers):
+    """FerretDB that asks for a login (PLAIN, checked by PostgreSQL) and serves TLS only."""
+    yield from suite_servers.serve("ferretdb_secure")
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,8 @@ SPECS: dict[str, ClusterSpec] = {
     "hbase_server": HBaseSpec(name="t-hbase", heap="768M", thrift_heap="256M"),
     "ferretdb_server": FerretDBSpec(name="t-ferretdb", shared_buffers="64MB"),
     "ferretdb_sqlite": FerretDBSpec(name="t-ferretdb-sqlite", backend="sqlite"),
+    "ferretdb_secure": FerretDBSpec(name="t-ferretdb-sec", shared_buffers="64MB", login=True,
+                                    client_tls=True),
     "cassandra_secure": CassandraSpec(name="t-cassandra-sec", nodes=1, heap="512M",
                                       authenticator="PasswordAuthenticator", client_tls=True),
 }

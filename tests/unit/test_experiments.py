@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ("cassandra-vs-hbase-ops", 2 * 2 * 3, 2 * 2 * 3 * 3),
     ("cassandra-records-lanes", 5 * 3 * 7, 5 * 3 * 7 * 3),
     ("cassandra-nodes", 2, 2 * 3),
-    ("five-mixes", 4 * 5, 4 * 5 * 3),
+    ("five-mixes", 5 * 5, 5 * 5 * 3),  # Cassandra 1-3 nodes, HBase, FerretDB (mongodb)
     ("hbase-storage", 3 * 2 * 2, 3 * 2 * 2 * 3),
     ("saturation", 2 * (1 + 8), 2 * (1 + 8) * 3),
 ])
@@ -225,7 +225,7 @@ operationcount = [100, 200]
     ("colour = 'red'\n" + BASE, "key 'colour' is unknown"),
     (BASE.replace("[100, 200]", "[]"), "key 'sweep.operationcount' has no values"),
     (BASE.replace("operationcount =", "warpfactor ="), "key 'sweep.warpfactor' is not a parameter"),
-    (BASE.replace('"memory"', '"mongodb"'), "key 'databases' names an unknown database 'mongodb'"),
+    (BASE.replace('"memory"', '"couchbase"'), "key 'databases' names an unknown database 'couchbase'"),
     (BASE.replace('"workloada"', '"workloadz"'), "key 'workloads' names 'workloadz'"),
     (BASE.replace('["memory"]', '["memory", "memory"]'), "key 'databases' lists memory twice"),
     ('settle = "vacuum"\n' + BASE, "key 'settle' is 'vacuum'"),

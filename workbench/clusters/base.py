@@ -17,6 +17,8 @@ from workbench.clusters.specs import SUPERUSER, ClusterSpec
 from workbench.errors import ClusterError
 
 CLIENT_CA = Path("tls") / "ca.pem"  # under run_dir: the certificate clients of a TLS cluster trust
+FERRETDB_USER = "ferretdb"  # FerretDB's login (login = true): PostgreSQL's role, password made at initdb
+FERRETDB_PASSWORD = Path("postgres.password")  # under run_dir
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class Cluster:
         """(user, password) when the cluster requires a login (PasswordAuthenticator)."""
         if getattr(self.spec, "username", ""):  # an external cluster's own login
             return self.spec.username, self.spec.login_password()
+        if getattr(self.spec, "login", False):  # FerretDB with logins
+            return FERRETDB_USER, (self.run_dir / FERRETDB_PASSWORD).read_text().strip()
         return SUPERUSER if getattr(self.spec, "authenticator", "") == "PasswordAuthenticator" else None
 
     @property

@@ -1,4 +1,4 @@
-"""The external provider: an existing Cassandra or HBase cluster, named by a cluster file.
+"""The external provider: an existing Cassandra, HBase or MongoDB cluster, named by a cluster file.
 
     # mycluster.toml
     kind = "cassandra"                 # or "hbase"
@@ -17,8 +17,17 @@
     class = "NetworkTopologyStrategy"
     replication_factor = 3
 
+    # a MongoDB-protocol server (MongoDB itself, FerretDB, ...): its URL, as YCSB's mongodb.url
+    kind = "mongodb"
+    provider = "external"
+    url = "mongodb://bench@10.1.0.21:27017/ycsb?w=1&authSource=admin"  # no password in it
+    password_env = "LAB_MONGO_PASSWORD"  # (or password = "..."), added to the URL when used
+    tls = true                           # adds tls=true and tlsCAFile=ca_file to the URL
+    ca_file = "/path/to/ca.pem"
+
 `workbench cluster up FILE --provider external` only checks that the cluster answers (Cassandra
-also says its release and node count; HBase's Thrift1 cannot) and remembers it under
+also says its release and node count, a MongoDB-protocol server its name and version, a FerretDB
+named as FerretDB, never as the MongoDB release it emulates; HBase's Thrift1 cannot) and remembers it under
 <state>/external/NAME/ (a 0700 directory, state.json 0600), so that `--cluster NAME` works as for
 a cluster the workbench started; `down` forgets it. The password is never written there: the
 state names the cluster file (or the environment variable), which is read again when a client
@@ -43,12 +52,12 @@ from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import tcp_open
 from workbench.errors import ClusterError
 
-DEFAULT_PORTS = {"cassandra": 9042, "hbase": 9090}
+DEFAULT_PORTS = {"cassandra": 9042, "hbase": 9090, "mongodb": 27017}
 STATE_FILE = "state.json"
 _KEYS = {"kind", "provider", "description", "hosts", "port", "username", "password", "password_env",
          "tls", "ca_file",
          "thrift_transport", "thrift_protocol",
-         "replication", "name"}
+         "replication", "name", "url"}
 
 
 @dataclass(frozen=True)
@@ -70,10 +79,15 @@ class ExternalSpec:
     thrift_protocol: str = "binary"
     password_env: str = ""  # the environment variable that holds the password
     source: str = ""  # the cluster file (absolute), read again for the password
+    url: str = ""  # MongoDB: the connection string, without its password
 
     def __post_init__(self) -> None:
         if self.kind not in DEFAULT_PORTS:
-            raise ClusterError(f"invalid cluster file: kind {self.kind!r} must be cassandra or hbase")
+            raise ClusterError(f"invalid cluster file: kind {self.kind!r} must be cassandra, hbase "
+                               "or mongodb")
+        if self.url and self.kind != "mongodb":
+            raise ClusterError("invalid cluster file: url is for kind = \"mongodb\"",
+                               hint="Cassandra and HBase take hosts and port")
         if not self.hosts or not all(isinstance(h, str) and h for h in self.hosts):
             raise ClusterError("invalid cluster file: hosts must list at least one address")
         if not 0 <= self.port <= 65535:
@@ -122,6 +136,26 @@ class ExternalSpec:
     @property
     def client_port(self) -> int:
         return self.port or DEFAULT_PORTS[self.kind]
+
+    def mongodb_url(self) -> str:
+        """The URL a MongoDB client gets: the file's, with the login's password and TLS added."""
+        from urllib.parse import quote
+
+        url = self.url or f"mongodb://{','.join(f'{h}:{self.client_port}' for h in self.hosts)}/ycsb?w=1"
+        scheme, _, rest = url.partition("://")
+        if self.username and "@" not in rest.split("/", 1)[0]:
+            rest = f"{quote(self.username, safe='')}@{rest}"
+        password = self.login_password()
+        if password:
+            userinfo, _, hostpart = rest.partition("@")
+            rest = f"{userinfo}:{quote(password, safe='')}@{hostpart}"
+        if self.tls:
+            base, _, query = rest.partition("?")
+            if "/" not in base:
+                base += "/"
+            extra = f"tls=true&tlsCAFile={quote(self.ca_file, safe='/')}"
+            rest = f"{base}?{query + '&' if query else ''}{extra}"
+        return f"{scheme}://{rest}"
 
     @property
     def replication(self) -> dict[str, object] | None:
@@ -174,6 +208,8 @@ def load_file(path: str | Path, name: str | None = None) -> ExternalSpec:
         if not ca.is_absolute():
             ca = (path.parent / ca).resolve()
         fields["ca_file"] = str(ca)
+    if "url" in data:
+        fields.update(_mongodb_url_fields(path, data))
     if fields.get("password") and fields.get("password_env"):
         raise ClusterError(f"{path}: give password or password_env, not both",
                            hint="password_env names the environment variable that holds the password")
@@ -189,6 +225,33 @@ def load_file(path: str | Path, name: str | None = None) -> ExternalSpec:
         return ExternalSpec(**fields)
     except ClusterError as exc:
         raise ClusterError(f"{path}: {exc.message}", hint=exc.hint) from None
+
+
+def _mongodb_url_fields(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """url's hosts (for status and contact points) and login name; a password in it is refused."""
+    from pymongo.errors import InvalidURI
+    from pymongo.uri_parser import parse_uri
+
+    url = data["url"]
+    if not isinstance(url, str):
+        raise ClusterError(f"{path}: key 'url' must be a string, not {url!r}")
+    try:
+        parsed = parse_uri(url, validate=True, warn=False)
+    except (InvalidURI, ValueError) as exc:
+        raise ClusterError(f"{path}: key 'url' is not a MongoDB URL: {exc}",
+                           hint="mongodb://HOST:PORT/DATABASE?OPTIONS") from None
+    if parsed.get("password"):
+        raise ClusterError(f"{path}: key 'url' holds a password",
+                           hint="put it in password_env (or password), which the state never keeps")
+    if "hosts" in data or "port" in data:
+        raise ClusterError(f"{path}: give url or hosts and port, not both")
+    out: dict[str, Any] = {"url": url, "hosts": tuple(h for h, _ in parsed["nodelist"]) or ("",)}
+    ports_seen = {p for _, p in parsed["nodelist"]}
+    if len(ports_seen) == 1:
+        out["port"] = ports_seen.pop()
+    if parsed.get("username") and not data.get("username"):
+        out["username"] = parsed["username"]
+    return out
 
 
 class ExternalProvider:
@@ -207,7 +270,8 @@ class ExternalProvider:
                                hint="give the path of such a .toml file")
         if spec.password_env:  # refused now rather than at the first run
             spec = dataclasses.replace(spec, password=spec.login_password())
-        version, nodes = (_check_cassandra if spec.kind == "cassandra" else _check_hbase)(spec)
+        check = {"cassandra": _check_cassandra, "hbase": _check_hbase, "mongodb": _check_mongodb}[spec.kind]
+        version, nodes = check(spec)
         cluster = _cluster(spec, self.root / spec.name, version, nodes)
         _save(cluster)
         return self.status(spec.name)
@@ -349,6 +413,41 @@ def _check_hbase(spec: ExternalSpec) -> tuple[str, int]:
                            hint="check hosts and port in the cluster file (the Thrift gateway, 9090)")
     # Thrift (1) has no call that says the server's version.
     return "", len(spec.hosts)
+
+
+def mongodb_server_name(info: dict[str, Any]) -> str:
+    """A MongoDB-protocol server's honest name from buildInfo: "FerretDB 1.24.2 (MongoDB protocol,
+    reports 7.0.42)" for FerretDB, "MongoDB 7.0.14" for MongoDB itself."""
+    version = str(info.get("version", "?"))
+    ferret = info.get("ferretdbVersion") or (info.get("ferretdb") or {}).get("version")
+    if ferret:
+        return f"FerretDB {str(ferret).removeprefix('v')} (MongoDB protocol, reports {version})"
+    return f"MongoDB {version}"
+
+
+def _check_mongodb(spec: ExternalSpec) -> tuple[str, int]:
+    from pymongo import MongoClient
+    from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
+
+    try:
+        client = MongoClient(spec.mongodb_url(), serverSelectionTimeoutMS=10000, connectTimeoutMS=10000)
+    except (ConfigurationError, ValueError) as exc:
+        raise ClusterError(f"{spec.name}: cannot use its MongoDB URL: {_reason(exc)}",
+                           hint="check url, tls and ca_file in the cluster file") from None
+    try:
+        client.admin.command("ping")
+        # A login is only checked by a command that needs it: list this database's collections.
+        client.get_default_database("ycsb").list_collection_names()
+        return mongodb_server_name(client.admin.command("buildInfo")), len(client.nodes) or len(spec.hosts)
+    except OperationFailure as exc:
+        raise ClusterError(f"{spec.name}: the MongoDB server refused the login or a command: {_reason(exc)}",
+                           hint="check username, password (or password_env) and authSource") from None
+    except PyMongoError as exc:
+        where = ", ".join(f"{h}:{spec.client_port}" for h in spec.hosts)
+        raise ClusterError(f"{spec.name}: no MongoDB-protocol server answers at {where}: {_reason(exc)}",
+                           hint="check url, tls and ca_file in the cluster file") from None
+    finally:
+        client.close()
 
 
 def _reason(exc: Exception) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from workbench.clusters import gobuild
 from workbench.clusters import processes as procs
-from workbench.clusters.base import Node
+from workbench.clusters.base import CLIENT_CA, FERRETDB_PASSWORD, FERRETDB_USER, Node
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open
 from workbench.clusters.specs import FerretDBSpec, data_home
 from workbench.errors import ClusterError
@@ -96,7 +96,29 @@ def socket_dir(run_dir: Path) -> Path:
 
 
 def password_file(run_dir: Path) -> Path:
-    return run_dir / "postgres.password"
+    return run_dir / FERRETDB_PASSWORD
+
+
+def make_tls(spec: FerretDBSpec, run_dir: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for the server's address (openssl), its key, and the copy
+    clients trust (<run_dir>/tls/ca.pem); made once per cluster directory."""
+    folder = run_dir / "tls"
+    cert, key = folder / "server.pem", folder / "server.key"
+    if cert.exists() and key.exists():
+        return cert, key
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    argv = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+            "-keyout", str(key), "-out", str(cert), "-subj", f"/CN=workbench-{spec.name}",
+            "-addext", f"subjectAltName=IP:{spec.address},DNS:localhost"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        raise ClusterError("client_tls = true needs the openssl command to make a certificate",
+                           hint="apt-get install openssl") from None
+    if done.returncode != 0:
+        raise ClusterError(f"openssl could not make a certificate: {done.stderr.strip()[-200:]}")
+    (run_dir / CLIENT_CA).write_bytes(cert.read_bytes())
+    return cert, key
 
 
 def _initdb(spec: FerretDBSpec, run_dir: Path, data: Path) -> None:
@@ -130,8 +152,14 @@ def plans(spec: FerretDBSpec, run_dir: Path, binary: Path, java: object = None) 
     state.mkdir(parents=True, exist_ok=True)
     out: list[NodePlan] = []
     a = spec.address
-    flags = [f"--listen-addr={a}:{spec.port}", "--debug-addr=-", "--telemetry=disable",
-             f"--state-dir={state}", "--log-format=text", "--log-level=info"]
+    flags = ["--debug-addr=-", "--telemetry=disable", f"--state-dir={state}", "--log-format=text",
+             "--log-level=info"]
+    if spec.client_tls:  # TLS only: no plain listener
+        cert, key = make_tls(spec, run_dir)
+        flags += ["--listen-addr=", f"--listen-tls={a}:{spec.port}", f"--listen-tls-cert-file={cert}",
+                  f"--listen-tls-key-file={key}"]
+    else:
+        flags.append(f"--listen-addr={a}:{spec.port}")
     if spec.backend == "postgresql":
         sockets = socket_dir(run_dir)
         if len(str(sockets)) + len(f"/.s.PGSQL.{spec.postgres_port}") > SOCKET_LIMIT:
@@ -149,9 +177,11 @@ def plans(spec: FerretDBSpec, run_dir: Path, binary: Path, java: object = None) 
             "-c", "logging_collector=off", "-c", "max_connections=100"])
         out.append(NodePlan("postgres", "127.0.0.1", spec.postgres_port, pgdata, log, log, tuple(argv),
                             (("127.0.0.1", spec.postgres_port, "PostgreSQL"),)))
-        backend = ["--handler=postgresql",
-                   f"--postgresql-url=postgres:///postgres?host={sockets}&port={spec.postgres_port}"
-                   "&user=ferretdb"]
+        if spec.login:  # each client's login goes on to PostgreSQL, over TCP with its password
+            url = f"postgres://127.0.0.1:{spec.postgres_port}/postgres"
+        else:  # FerretDB logs in through the private socket, which trusts the ferretdb role
+            url = f"postgres:///postgres?host={sockets}&port={spec.postgres_port}&user={FERRETDB_USER}"
+        backend = ["--handler=postgresql", f"--postgresql-url={url}"]
     else:
         files = data / "sqlite"
         files.mkdir(parents=True, exist_ok=True)
@@ -204,7 +234,18 @@ def launch_groups(spec: FerretDBSpec, run_dir: Path) -> list[list[str]]:
     return [["postgres", "ferretdb"]] if spec.backend == "postgresql" else [["ferretdb"]]
 
 
-def probe(address: str, port: int, timeout_s: float = 5.0) -> bool:
+def client_options(spec: FerretDBSpec, run_dir: Path) -> dict[str, object]:
+    """pymongo's login and TLS options for this cluster (none, unless login or client_tls)."""
+    out: dict[str, object] = {}
+    if spec.login:
+        out.update(username=FERRETDB_USER, password=password_file(run_dir).read_text().strip(),
+                   authMechanism="PLAIN")
+    if spec.client_tls:
+        out.update(tls=True, tlsCAFile=str(run_dir / CLIENT_CA))
+    return out
+
+
+def probe(address: str, port: int, timeout_s: float = 5.0, **options: object) -> bool:
     """A real round trip through FerretDB to its backend: insert, find, delete one document."""
     from pymongo import MongoClient
     from pymongo.errors import PyMongoError
@@ -213,7 +254,7 @@ def probe(address: str, port: int, timeout_s: float = 5.0) -> bool:
         return False
     ms = int(timeout_s * 1000)
     client = MongoClient(address, port, serverSelectionTimeoutMS=ms, connectTimeoutMS=ms,
-                         socketTimeoutMS=ms, retryWrites=False, retryReads=False)
+                         socketTimeoutMS=ms, retryWrites=False, retryReads=False, **options)
     try:
         probes = client[PROBE_DB]["probe"]
         probes.replace_one({"_id": "probe"}, {"_id": "probe", "ok": "yes"}, upsert=True)
@@ -230,7 +271,8 @@ def wait_ready(spec: FerretDBSpec, names: list[str], final: bool, deadline: floa
                check: Callable[[], None], run_dir: Path | None = None) -> None:
     while time.monotonic() < deadline:
         check()
-        if probe(spec.address, spec.port, max(1.0, min(5.0, deadline - time.monotonic()))):
+        if probe(spec.address, spec.port, max(1.0, min(5.0, deadline - time.monotonic())),
+                 **client_options(spec, run_dir or Path("."))):
             return
         time.sleep(0.1)
     raise NotReady("ferretdb", "did not complete an insert/find/delete through the MongoDB protocol")

@@ -8,6 +8,7 @@ for every run:
 - Cassandra: `nodetool flush KEYSPACE TABLE` on every node (Cassandra's own NodeTool class, from the
   jars the node runs, over its local JMX port), then `nodetool compactionstats` on every node until
   no compaction is pending or active.
+- FerretDB on PostgreSQL: VACUUM (ANALYZE) and CHECKPOINT through psql on the cluster's socket.
 - HBase: Admin.flush(TABLE), then Admin.getCompactionState(TABLE) until NONE, by a small Java
   program run from source (tools/HBaseFlush.java) against the cluster's own conf/ and jars. The
   Java launcher compiles it in memory, which needs a JDK (the jdk.compiler module), not only a JRE.
@@ -49,12 +50,39 @@ def settle(cluster: Cluster, *, keyspace: str, table: str, timeout: float = 600.
     elif cluster.kind == "hbase":
         _settle_hbase(cluster, table, timeout)
         what = table
+    elif cluster.kind == "ferretdb":
+        what = _settle_ferretdb(cluster, timeout)
     else:
         raise ClusterError(f"settle = flush does not know how to flush a {cluster.kind} cluster")
     seconds = time.monotonic() - started
     if say:
-        say(f"  settled: {what} flushed, no compaction running ({seconds:.1f} s)")
+        done = what if cluster.kind == "ferretdb" else f"{what} flushed, no compaction running"
+        say(f"  settled: {done} ({seconds:.1f} s)")
     return seconds
+
+
+def _settle_ferretdb(cluster: Cluster, timeout: float) -> str:
+    """PostgreSQL under FerretDB: VACUUM (ANALYZE) every table (no dead rows left by the load's
+    drop, statistics fresh), then CHECKPOINT (every dirty page written). SQLite writes through its
+    own journal: nothing to do."""
+    from workbench.clusters import ferretdb_local
+
+    if cluster.spec.backend != "postgresql":
+        return "nothing (FerretDB on SQLite has no background work to wait for)"
+    psql = ferretdb_local.postgres_bin() / "psql"
+    argv = [str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1",
+            "-h", str(ferretdb_local.socket_dir(cluster.run_dir)), "-p", str(cluster.spec.postgres_port),
+            "-U", "ferretdb", "-d", "postgres",
+            "-c", "VACUUM (ANALYZE)", "-c", "CHECKPOINT"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ClusterError(f"settle: psql failed on {cluster.name}: {exc}",
+                           "is PostgreSQL's client (postgresql-client-15) installed?") from None
+    if done.returncode != 0:
+        raise ClusterError(f"settle: psql failed on {cluster.name}: {done.stderr.strip()[-200:]}",
+                           f"see {cluster.node('postgres').log}")
+    return "PostgreSQL vacuumed and checkpointed"
 
 
 def _classpath(node: Node) -> str:

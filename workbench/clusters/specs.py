@@ -171,6 +171,11 @@ class FerretDBSpec:
     postgres_port: int = 27432  # the private PostgreSQL (127.0.0.1 only), not Debian's 5432
     shared_buffers: str = "128MB"  # PostgreSQL's cache
     postgres_fsync: bool = True  # false: PostgreSQL acknowledges writes before they reach the disk
+    # Client security: login = true makes clients log in (user ferretdb, the password made at
+    # initdb, PLAIN mechanism: FerretDB 1.x passes it on to PostgreSQL); client_tls = true serves
+    # TLS only, with a certificate made at start-up (<run_dir>/tls/ca.pem to trust).
+    login: bool = False
+    client_tls: bool = False
     data_dir: str = ""  # as for Cassandra: PostgreSQL's cluster or the SQLite files
     docker_memory: str = ""
     docker_cpus: float = 0.0
@@ -191,7 +196,10 @@ class FerretDBSpec:
         _check(self.port != self.postgres_port, "postgres_port", "must differ from port")
         _check(bool(_PG_SIZE.match(self.shared_buffers)), "shared_buffers",
                f"{self.shared_buffers!r} must look like 128MB or 1GB")
-        _check(isinstance(self.postgres_fsync, bool), "postgres_fsync", "must be true or false")
+        for field in ("postgres_fsync", "login", "client_tls"):
+            _check(isinstance(getattr(self, field), bool), field, "must be true or false")
+        _check(not self.login or self.backend == "postgresql", "login",
+               "needs backend = \"postgresql\" (FerretDB checks logins against PostgreSQL)")
         _check_data_dir(self.data_dir)
         _check_docker(self)
 

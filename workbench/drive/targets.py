@@ -47,11 +47,19 @@ def binding_overrides(cluster: Cluster) -> list[str]:
 def mongodb_url(cluster: Cluster) -> str:
     """The URL the mongodb binding gets: an external cluster's own (login and TLS included), or
     YCSB's default URL on the server's address (database ycsb, w=1)."""
-    own = getattr(cluster.spec, "url", "")
-    if own:
-        return own
+    if cluster.provider == "external":
+        return cluster.spec.mongodb_url()
+    from urllib.parse import quote
+
     host, port = cluster.contact_points[0]
-    return f"mongodb://{host}:{port}/ycsb?w=1"
+    login, options = "", ["w=1"]
+    if cluster.credentials:  # FerretDB 1.x checks logins with the PLAIN mechanism
+        user, password = cluster.credentials
+        login = f"{quote(user, safe='')}:{quote(password, safe='')}@"
+        options.append("authMechanism=PLAIN")
+    if cluster.tls_ca is not None:
+        options += ["tls=true", f"tlsCAFile={quote(str(cluster.tls_ca), safe='/')}"]
+    return f"mongodb://{login}{host}:{port}/ycsb?{'&'.join(options)}"
 
 
 def find_cluster(name: str) -> Cluster:

@@ -2,7 +2,7 @@
 
     name = "cassandra-vs-hbase-ops"            # defaults to the file's name
     description = "..."
-    databases = ["cassandra", "hbase"]         # or "db:preset" ("cassandra:cassandra-3"), "memory"
+    databases = ["cassandra", "hbase"]         # or "db:preset" ("cassandra:cassandra-3"), "mongodb", "memory"
     workloads = ["workloada", "workloadc"]     # files in workloads/, or paths
     repetitions = 3
     order = "as-written"                       # or "random" (with `seed`): shuffled per database
@@ -69,8 +69,10 @@ from workbench.config import catalog
 from workbench.errors import ConfigError
 
 WORKLOADS_DIR = catalog.SHIPPED_WORKLOADS
-DEFAULT_PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
-DATABASES = ("cassandra", "hbase", "memory")
+# mongodb runs on FerretDB (a MongoDB-protocol server) by default: no MongoDB can be installed here.
+DEFAULT_PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone",
+                   "mongodb": "ferretdb-postgres"}
+DATABASES = ("cassandra", "hbase", "mongodb", "memory")
 # Swept parameter -> the -p key it sets (threadcount's YCSB name is lanes here too).
 SWEEPABLE = {
     "operationcount": "operationcount",
@@ -100,8 +102,9 @@ STABLE_GUESS_S = 2.0  # seconds a calibration typically runs past its floor unti
 GUESS_OPS_S = 5000  # for estimates of count-bounded runs: a laptop's order of magnitude
 GUESS_LOAD_OPS_S = 2500  # ... of loads (Cassandra loaded 5,000 records at 2.7k ops/s here)
 GUESS_SETTLE_S = 4.0  # a flush and the wait for compactions (2.9 s Cassandra, 4.6 s HBase)
-GUESS_UP_DOWN_S = {"cassandra": 25.0, "hbase": 35.0}  # per cluster started and stopped (and per
-# Cassandra node past the first: 20 s more); BENCHMARKS.md, "Cluster start-up"
+# Per cluster started and stopped (and per Cassandra node past the first: 20 s more);
+# BENCHMARKS.md, "Cluster start-up"
+GUESS_UP_DOWN_S = {"cassandra": 25.0, "hbase": 35.0, "mongodb": 3.0}
 ORDERS = ("as-written", "random")
 LOADS = ("once", "every-step")
 SETTLES = ("none", "flush")

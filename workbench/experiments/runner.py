@@ -126,7 +126,7 @@ def check(experiment: Experiment, scale: str, ports_too: bool = True) -> None:
             key = "sweep." + shape[-1][0] if shape else "databases"
             where = " ".join([target.name, *(f"{k}={v}" for k, v in shape)])
             raise ConfigError(f"{experiment.path}: key '{key}': {where}: {exc.message}", exc.hint) from None
-    if servers:
+    if any(target.db in ("cassandra", "hbase") for target, _ in servers):
         from workbench.clusters import java
 
         java.choose()  # no JDK (or only an unsupported one): one line now, not after the first database
@@ -144,6 +144,9 @@ def _listens_on(spec) -> list[tuple[str, int, str]]:
                     (a, cassandra_local.CQL_PORT, "Cassandra CQL"),
                     ("127.0.0.1", cassandra_local.jmx_port(a), "Cassandra JMX")]
         return out
+    if spec.kind == "ferretdb":
+        pg = [("127.0.0.1", spec.postgres_port, "PostgreSQL")] if spec.backend == "postgresql" else []
+        return [(spec.address, spec.port, "FerretDB"), *pg]
     a = spec.address
     return [(a, spec.zookeeper_port, "HBase ZooKeeper"), (a, spec.master_port, "HBase master"),
             (a, spec.regionserver_port, "HBase RegionServer"), (a, spec.thrift_port, "HBase Thrift")]
@@ -283,6 +286,10 @@ def _ended_below(experiment: Experiment, step, scale: str, store: object) -> str
     return None
 
 
+# Bindings with a `<db>.drop` property: a load starts from an empty table, a run keeps the load's.
+DROPS = ("cassandra", "hbase", "mongodb")
+
+
 def _load_group(experiment: Experiment, run: PlannedRun, overrides: list[str]) -> tuple:
     """What a load leaves in the table: runs with the same group can follow one load (a load
     drops the table first, so another group's load replaces the data)."""
@@ -294,7 +301,7 @@ def _load_group(experiment: Experiment, run: PlannedRun, overrides: list[str]) -
 def _load(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
           scale: str, store: object, say: Say) -> None:
     workload = experiment.workload_file(run.step.workload)
-    drop = {"cassandra": ["cassandra.drop=true"], "hbase": ["hbase.drop=true"]}.get(run.step.target.db, [])
+    drop = [f"{run.step.target.db}.drop=true"] if run.step.target.db in DROPS else []
     spec, props = spec_from_args([str(workload)], [*overrides, *drop], "load")
     say(f"  load {spec.recordcount:,} records for {run.step.workload} on {run.step.target.name}")
     tag = ExperimentTag(experiment.name, f"load {run.step.target.name}/{run.step.workload}", 0, scale)
@@ -328,7 +335,7 @@ def _settle(experiment: Experiment, run: PlannedRun, overrides: list[str], clust
 def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
          scale: str, store: object, progress: Progress, say: Say) -> int:
     workload = experiment.workload_file(run.step.workload)
-    keep = {"cassandra": ["cassandra.drop=false"], "hbase": ["hbase.drop=false"]}.get(run.step.target.db, [])
+    keep = [f"{run.step.target.db}.drop=false"] if run.step.target.db in DROPS else []
     spec, props = spec_from_args([str(workload)], [*overrides, *keep,
                                                    f"label={experiment.name}"], "run")
     n = progress.done_before + progress.done_now + 1

@@ -39,7 +39,7 @@ from workbench.ui.widgets.key_preview import KeyPreview
 PREVIEW_KEYS = {"requestdistribution", "recordcount", "insertcount", "zipfian.constant",
                 "hotspotdatafraction", "hotspotopnfraction", "exponential.percentile",
                 "exponential.frac", "insertproportion"}
-DATABASES = ("memory", "cassandra", "hbase")
+DATABASES = ("memory", "cassandra", "hbase", "mongodb")
 
 
 class SavePrompt(ModalScreen[str | None]):
