@@ -56,6 +56,15 @@ register(
         description="Apache HBase over its Thrift gateway (happybase)",
     )
 )
+register(
+    BindingInfo(
+        name="mongodb",
+        target="workbench.bindings.mongodb:MongoDBBinding",
+        prefix="mongodb.",
+        bare_keys=frozenset({"batchsize"}),
+        description="MongoDB and MongoDB-protocol servers such as FerretDB (pymongo's asyncio client)",
+    )
+)
 
 
 def binding_for_property(key: str) -> BindingInfo | None:
