@@ -1,5 +1,5 @@
-"""The Docker provider on a real engine: images built here, Cassandra and HBase in containers
-driven through `--cluster`, a node killed and restarted during a run, bridge networking with
+"""The Docker provider on a real engine: images built here, Cassandra, HBase and FerretDB in
+containers driven through `--cluster`, a node killed and restarted during a run, bridge networking with
 published ports, the official image's environment contract, and `down` by labels after a crash."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from runs import wait_until_running
 from workbench.clusters import cassandra_local, engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL
-from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.clusters.specs import CassandraSpec, FerretDBSpec, HBaseSpec
 from workbench.errors import ClusterError
 
 pytestmark = [pytest.mark.servers, pytest.mark.docker]
@@ -55,7 +55,7 @@ def labels_of(container) -> dict[str, str]:
 
 def test_images_are_cached_and_listed(docker_suite, suite_servers):
     again = images.build(client=docker_suite.client, progress=False)
-    assert again == {"cassandra": "up to date", "hbase": "up to date"}
+    assert again == {"cassandra": "up to date", "hbase": "up to date", "ferretdb": "up to date"}
     listed = workbench(suite_servers, "images", "list")
     assert listed.returncode == 0, listed.stderr
     for kind in images.KINDS:
@@ -384,3 +384,79 @@ def test_a_private_engine_undoes_only_what_it_made_to_the_network(tmp_path):
     assert seen["theirs"] not in seen["after"]["bridges"], seen["undone"]  # the engine's: gone
     assert seen["kept_rule"] and f":{seen['chain']} " in seen["after"]["iptables"], seen["undone"]
     assert f"-A {seen['chain']} -j RETURN" in seen["after"]["iptables"]
+
+
+def _mongo_load_and_run(suite_servers, name: str, table: str) -> str:
+    common = ["--cluster", name, "-P", "workloada", "-p", "recordcount=300", "-p", "operationcount=600",
+              "-p", f"table={table}", "-threads", "4", "-q"]
+    load = workbench(suite_servers, "load", *common, "-p", "mongodb.drop=true")
+    assert load.returncode == 0, load.stderr
+    assert "[INSERT], Return=OK, 300" in load.stdout
+    run = workbench(suite_servers, "run", *common)
+    assert run.returncode == 0, run.stderr
+    reads = int(run.stdout.split("[READ], Return=OK, ")[1].split()[0])
+    updates = int(run.stdout.split("[UPDATE], Return=OK, ")[1].split()[0])
+    assert reads + updates == 600
+    return run.stdout
+
+
+def test_ferretdb_in_a_container_with_a_login_serves_and_survives_a_kill(docker_suite, suite_servers):
+    """workbench/ferretdb on the host network: FerretDB and its PostgreSQL in one container, a
+    login made through the mongo image's MONGO_INITDB_ROOT_* contract (checked by PostgreSQL: a
+    wrong password is refused); killed and restarted, it keeps what was loaded."""
+    from pymongo import MongoClient
+    from pymongo.errors import OperationFailure
+
+    provider, client = docker_suite.provider, docker_suite.client
+    spec = FerretDBSpec(name="t-dk-ferretdb", login=True, **suite_servers.ferretdb_ports())
+    cluster = provider.up(spec)
+    try:
+        assert [n.name for n in cluster.nodes] == ["ferretdb"]
+        assert cluster.server_version == "FerretDB 1.24.2 on PostgreSQL 15 (MongoDB protocol)"
+        container = client.containers.get(cluster.node("ferretdb").container)
+        assert container.attrs["Config"]["Env"].count("MONGO_INITDB_ROOT_USERNAME=ferretdb") == 1
+        _mongo_load_and_run(suite_servers, spec.name, "dk_ferret")
+        wrong = MongoClient(spec.address, spec.port, username="ferretdb", password="wrong",
+                            authMechanism="PLAIN", serverSelectionTimeoutMS=10000)
+        with pytest.raises(OperationFailure):
+            wrong.ycsb.list_collection_names()
+        wrong.close()
+        provider.kill(spec.name, "ferretdb")
+        assert provider.status(spec.name).node("ferretdb").status == "down"
+        provider.restart(spec.name, "ferretdb")
+        user, password = provider.status(spec.name).credentials
+        right = MongoClient(spec.address, spec.port, username=user, password=password, authMechanism="PLAIN",
+                            serverSelectionTimeoutMS=10000)
+        try:
+            assert right.ycsb.dk_ferret.count_documents({}) == 300
+        finally:
+            right.close()
+    finally:
+        provider.down(spec.name)
+    assert not [line for line in docker_suite.leftovers() if spec.name in line]
+
+
+def test_a_mongo_image_of_the_preset_is_started_by_its_contract_and_named_by_what_it_answers(
+        docker_suite, suite_servers):
+    """docker_image = "mongo:7.0" is how a user with a registry runs MongoDB itself; here our own
+    image under such a tag stands in for it, on a bridge network: `mongod --port 27017` inside,
+    published on 127.0.0.1 only, and the server named from its buildInfo (FerretDB, not MongoDB)."""
+    provider, client = docker_suite.provider, docker_suite.client
+    client.images.get(images.image_name("ferretdb")).tag("wbtest/mongo", "7.0")
+    spec = FerretDBSpec(name="t-dk-mongo", docker_image="wbtest/mongo:7.0", docker_network="bridge",
+                        **suite_servers.ferretdb_ports())
+    try:
+        cluster = provider.up(spec)
+        container = client.containers.get(cluster.node("ferretdb").container)
+        assert container.attrs["Config"]["Image"] == "wbtest/mongo:7.0"
+        assert container.attrs["Config"]["Cmd"] == ["mongod", "--port", "27017", "--bind_ip", "0.0.0.0"]
+        published = container.attrs["HostConfig"]["PortBindings"]["27017/tcp"]
+        assert published == [{"HostIp": "127.0.0.1", "HostPort": str(spec.port)}]
+        assert cluster.contact_points == [("127.0.0.1", spec.port)]
+        assert cluster.server_version == "FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)"
+        run = _mongo_load_and_run(suite_servers, spec.name, "dk_mongo")
+        assert "[OVERALL], Throughput(ops/sec)" in run
+    finally:
+        if spec.name in provider.clusters():
+            provider.down(spec.name)
+        client.images.remove("wbtest/mongo:7.0")

@@ -110,8 +110,8 @@ def test_the_registry_owns_the_properties_and_the_spec_takes_them():
 
 
 def test_describe_server_never_calls_ferretdb_mongodb():
-    assert describe_server(FERRETDB_INFO) == "FerretDB v1.24.2 (MongoDB protocol, reports 7.0.42)"
-    assert describe_server({**FERRETDB_INFO, "ferretdbVersion": "2.1.0"}).startswith("FerretDB v2.1.0 ")
+    assert describe_server(FERRETDB_INFO) == "FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)"
+    assert describe_server({**FERRETDB_INFO, "ferretdbVersion": "2.1.0"}).startswith("FerretDB 2.1.0 ")
     assert describe_server(MONGODB_INFO) == "MongoDB 7.0.14"
     assert describe_server({**MONGODB_INFO, "modules": ["enterprise"]}) == "MongoDB Enterprise 7.0.14"
     assert "no version" in describe_server({"ok": 1.0})

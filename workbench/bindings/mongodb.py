@@ -38,6 +38,7 @@ from pymongo.errors import (
 
 from workbench.bindings.base import Binding, Row, Status
 from workbench.bindings.mongodb_options import URL_FIX, MongoOptions, parse_options
+from workbench.clusters.external import mongodb_server_name as describe_server
 from workbench.errors import BindingError
 
 _OK, _ERROR, _NOT_FOUND, _BATCHED = Status.OK, Status.ERROR, Status.NOT_FOUND, Status.BATCHED_OK
@@ -48,23 +49,6 @@ LOST = "queued inserts not written"  # error_kinds(): documents of a failed bulk
 
 BATCH_NOTE = ("batchsize={n}: inserts are sent in batches of {n}: an INSERT's latency is that of "
               "queueing, except every {n}th, which waits for the bulk write; the rest go at CLEANUP")
-
-
-def describe_server(info: dict) -> str:
-    """An honest name for the server behind a buildInfo / server_info() answer.
-
-    FerretDB reports a MongoDB version (7.0.42 for v1.24) for drivers' feature checks, and
-    names itself only in `ferretdbVersion`: a report must not call it MongoDB 7.0."""
-    version = str(info.get("version") or "").strip()
-    ferret = str(info.get("ferretdbVersion") or "").strip()
-    if ferret:
-        if ferret[:1].isdigit():
-            ferret = "v" + ferret
-        return f"FerretDB {ferret} (MongoDB protocol, reports {version or 'no version'})"
-    if not version:
-        return "a MongoDB-protocol server that reports no version"
-    edition = " Enterprise" if "enterprise" in (info.get("modules") or ()) else ""
-    return f"MongoDB{edition} {version}"
 
 
 def kind_of(exc: BaseException) -> str:

@@ -45,15 +45,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.clusters import cassandra_local, engine, hbase_local, images, paths, ports
+from workbench.clusters import cassandra_local, engine, ferretdb_local, hbase_local, images, paths, ports
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import NotReady, StartupError, best_log, start_cluster, tail
 from workbench.clusters.progress import OnProgress, report
-from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec, data_home
+from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec, data_home
 from workbench.errors import ClusterError
 
-KINDS = {"cassandra": cassandra_local, "hbase": hbase_local}
+KINDS = {"cassandra": cassandra_local, "hbase": hbase_local, "ferretdb": ferretdb_local}
+CLIENTS = {"hbase": ("thrift",), "ferretdb": ("ferretdb",)}
+MONGO_DATA = "/data/db"  # the official mongo image's data directory (and workbench/ferretdb's)
 STATE_LABEL = "org.workbench.state"
 NODE_LABEL = "org.workbench.node"
 CONTAINER_CONF = Path("/workbench/conf")  # a Cassandra node's rendered config, inside its container
@@ -127,7 +129,7 @@ class DockerProvider:
         reuse = self._clear_previous(spec, run_dir)
         self._image(spec)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
-                          clients=("thrift",) if spec.kind == "hbase" else ())
+                          clients=CLIENTS.get(spec.kind, ()), server_version=_server_version(spec))
         plans: dict[str, dict[str, Any]] = {}
 
         def prepare() -> list[list[str]]:
@@ -142,10 +144,15 @@ class DockerProvider:
                     ports.require_free(address, port, what)
             if spec.docker_network == "bridge":
                 self._network(spec)
+            if spec.kind == "ferretdb":
+                return [["ferretdb"]]  # one container: FerretDB with its PostgreSQL inside
             return KINDS[spec.kind].launch_groups(spec, run_dir)
 
-        start_cluster(cluster, prepare, lambda name: self._start(spec, plans[name]), self._wait_ready,
-                      lambda current, keep: self._abort(current, keep_files=keep), reuse, self.progress)
+        cluster = start_cluster(cluster, prepare, lambda name: self._start(spec, plans[name]),
+                                self._wait_ready, lambda current, keep: self._abort(current, keep_files=keep),
+                                reuse, self.progress)
+        if spec.kind == "ferretdb" and spec.docker_image:  # whatever the image is, it says so itself
+            store.save(dataclasses.replace(cluster, server_version=_ask_name(spec, run_dir)), "running")
         return self.status(spec.name)
 
     def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
@@ -167,7 +174,44 @@ class DockerProvider:
     def _plans(self, spec: ClusterSpec, run_dir: Path) -> dict[str, dict[str, Any]]:
         if isinstance(spec, CassandraSpec):
             return {p["name"]: p for p in self._cassandra_plans(spec, run_dir)}
+        if isinstance(spec, FerretDBSpec):
+            return {p["name"]: p for p in self._ferretdb_plans(spec, run_dir)}
         return {p["name"]: p for p in self._hbase_plans(spec, run_dir)}
+
+    def _ferretdb_plans(self, spec: FerretDBSpec, run_dir: Path) -> list[dict[str, Any]]:
+        """One container with the mongo image's contract: workbench/ferretdb (FerretDB and its
+        PostgreSQL), or the preset's docker_image (a real `mongo:7.0` where one can be pulled)."""
+        logs = run_dir / "ferretdb"
+        logs.mkdir(parents=True, exist_ok=True)
+        bridge = spec.docker_network == "bridge"
+        inside = 27017 if bridge else spec.port
+        env = {"FERRETDB_BACKEND": spec.backend, "WORKBENCH_POSTGRES_PORT": str(spec.postgres_port),
+               "POSTGRES_SHARED_BUFFERS": spec.shared_buffers}
+        if spec.login:
+            secret = ferretdb_local.password_file(run_dir)
+            if not secret.exists():
+                import secrets
+
+                paths.write_private(secret, secrets.token_urlsafe(18) + "\n")
+            env.update(MONGO_INITDB_ROOT_USERNAME=ferretdb_local.FERRETDB_USER,
+                       MONGO_INITDB_ROOT_PASSWORD=secret.read_text().strip())
+        if spec.data_dir:
+            data = data_home(spec, run_dir)
+            data.mkdir(parents=True, exist_ok=True)
+            mounts = {str(data): {"bind": MONGO_DATA, "mode": "rw"}}
+        else:
+            mounts = {self._object_name(spec.name, "data"): {"bind": MONGO_DATA, "mode": "rw"}}
+        needed = [(spec.address, spec.port, "FerretDB")]
+        if spec.backend == "postgresql" and not spec.docker_image:
+            needed.append(("127.0.0.1", spec.postgres_port, "PostgreSQL"))
+        return [{
+            "name": "ferretdb", "address": "127.0.0.1" if bridge else spec.address, "port": spec.port,
+            "dir": logs, "log": logs / "console.log", "console_log": logs / "console.log",
+            "image": spec.docker_image or images.image_name("ferretdb"),
+            "command": ["mongod", "--port", str(inside), "--bind_ip", "0.0.0.0" if bridge else spec.address],
+            "environment": env, "volumes": mounts,
+            "publish": {f"{inside}/tcp": ("127.0.0.1", spec.port)}, "ports": needed,
+        }]
 
     def _cassandra_plans(self, spec: CassandraSpec, run_dir: Path) -> list[dict[str, Any]]:
         bridge = spec.docker_network == "bridge"
@@ -565,7 +609,40 @@ def _ticks(state: dict[str, Any]) -> int:
     return max(0, int((started - boot) * os.sysconf("SC_CLK_TCK")))
 
 
+def _ask_name(spec: FerretDBSpec, run_dir: Path) -> str:
+    """A MongoDB-protocol server's own name and version (buildInfo), FerretDB named as FerretDB."""
+    from pymongo import MongoClient
+    from pymongo.errors import PyMongoError
+
+    from workbench.clusters.external import mongodb_server_name
+
+    client = MongoClient("127.0.0.1" if spec.docker_network == "bridge" else spec.address, spec.port,
+                         serverSelectionTimeoutMS=10000, **ferretdb_local.client_options(spec, run_dir))
+    try:
+        return mongodb_server_name(client.admin.command("buildInfo"))
+    except PyMongoError:
+        return ""
+    finally:
+        client.close()
+
+
+def _server_version(spec: ClusterSpec) -> str:
+    """FerretDB's honest name in our image; "" for the rest (a real mongo image is named from
+    what it answers, after it is up)."""
+    if spec.kind != "ferretdb" or spec.docker_image:
+        return ""
+    under = "PostgreSQL 15" if spec.backend == "postgresql" else "SQLite"
+    from workbench.clusters import gobuild
+
+    return f"FerretDB {gobuild.VERSION} on {under} (MongoDB protocol)"
+
+
 def _check_supported(spec: ClusterSpec) -> None:
+    if isinstance(spec, FerretDBSpec):
+        if spec.client_tls:
+            raise ClusterError("client_tls for FerretDB is served by the local provider only",
+                               hint="leave it out with --provider docker, or use the local provider")
+        return
     heaps = max(_bytes(spec.heap), _bytes(spec.thrift_heap) if isinstance(spec, HBaseSpec) else 0)
     if spec.docker_memory and _bytes(spec.docker_memory) < heaps + (256 << 20):
         raise ClusterError(f"docker_memory = {spec.docker_memory!r} leaves no room beside the JVM heap "

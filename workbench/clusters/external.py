@@ -416,13 +416,19 @@ def _check_hbase(spec: ExternalSpec) -> tuple[str, int]:
 
 
 def mongodb_server_name(info: dict[str, Any]) -> str:
-    """A MongoDB-protocol server's honest name from buildInfo: "FerretDB 1.24.2 (MongoDB protocol,
-    reports 7.0.42)" for FerretDB, "MongoDB 7.0.14" for MongoDB itself."""
-    version = str(info.get("version", "?"))
-    ferret = info.get("ferretdbVersion") or (info.get("ferretdb") or {}).get("version")
+    """An honest name for the server behind a buildInfo / server_info() answer: "FerretDB 1.24.2
+    (MongoDB protocol, reports 7.0.42)", "MongoDB 7.0.14".
+
+    FerretDB reports a MongoDB version (7.0.42 for v1.24) for drivers' feature checks, and names
+    itself only in `ferretdbVersion`: a report must not call it MongoDB 7.0."""
+    version = str(info.get("version") or "").strip()
+    ferret = str(info.get("ferretdbVersion") or "").strip().removeprefix("v")
     if ferret:
-        return f"FerretDB {str(ferret).removeprefix('v')} (MongoDB protocol, reports {version})"
-    return f"MongoDB {version}"
+        return f"FerretDB {ferret} (MongoDB protocol, reports {version or 'no version'})"
+    if not version:
+        return "a MongoDB-protocol server that reports no version"
+    edition = " Enterprise" if "enterprise" in (info.get("modules") or ()) else ""
+    return f"MongoDB{edition} {version}"
 
 
 def _check_mongodb(spec: ExternalSpec) -> tuple[str, int]:

@@ -238,8 +238,9 @@ def client_options(spec: FerretDBSpec, run_dir: Path) -> dict[str, object]:
     """pymongo's login and TLS options for this cluster (none, unless login or client_tls)."""
     out: dict[str, object] = {}
     if spec.login:
-        out.update(username=FERRETDB_USER, password=password_file(run_dir).read_text().strip(),
-                   authMechanism="PLAIN")
+        out.update(username=FERRETDB_USER, password=password_file(run_dir).read_text().strip())
+        # FerretDB 1.x takes PLAIN only; a real MongoDB image (docker_image) its own SCRAM, in admin
+        out.update(authSource="admin") if spec.docker_image else out.update(authMechanism="PLAIN")
     if spec.client_tls:
         out.update(tls=True, tlsCAFile=str(run_dir / CLIENT_CA))
     return out

@@ -15,6 +15,12 @@ Three images, each from the one before:
   ...), so the provider can start either image the same way.
 - `workbench/hbase:VERSION`: the locked HBase jars under /opt/hbase/lib; its entry point runs the
   command line the provider gives it (the same one the local provider runs).
+- `workbench/ferretdb:VERSION`: FerretDB (the binary gobuild.py builds) and Debian's PostgreSQL 15
+  (apt-get in a build step, host network). Its entry point honours the official `mongo` image's
+  contract: `mongod [--port N] [--bind_ip A]`, data under /data/db, MONGO_INITDB_ROOT_USERNAME
+  and MONGO_INITDB_ROOT_PASSWORD (a login, checked by PostgreSQL); so the provider can start it
+  or a real `mongo` image the same way. PostgreSQL listens on 127.0.0.1:$WORKBENCH_POSTGRES_PORT
+  (5432 by default) inside the container; FERRETDB_BACKEND=sqlite leaves it out.
 
 Every image carries the label org.workbench.inputs: a hash of what went into it (jar lockfile,
 templates, entry point, the base image's id). A build whose inputs match an existing image is
@@ -45,11 +51,17 @@ MIRROR = "http://deb.debian.org/debian"
 PACKAGES = ("openjdk-17-jre-headless",)
 LOCAL_BASES = ("debian:bookworm", "debian:bookworm-slim", "debian:12", "debian:12-slim")
 INPUTS_LABEL = "org.workbench.inputs"
-KINDS = ("cassandra", "hbase")
+KINDS = ("cassandra", "hbase", "ferretdb")
 
 
 def image_name(kind: str) -> str:
-    return f"workbench/{kind}:{distributions.VERSIONS[kind]}"
+    return f"workbench/{kind}:{_version(kind)}"
+
+
+def _version(kind: str) -> str:
+    from workbench.clusters import gobuild
+
+    return gobuild.VERSION if kind == "ferretdb" else distributions.VERSIONS[kind]
 
 
 # -- the Cassandra image's files --------------------------------------------------------------
@@ -142,6 +154,21 @@ def _files(kind: str) -> dict[str, tuple[str, int]]:
             "conf/cassandra-rackdc.properties": ("dc=datacenter1\nrack=rack1\n", 0o644),
             "docker-entrypoint.sh": (CASSANDRA_ENTRYPOINT, 0o755),
         }
+    if kind == "ferretdb":
+        return {
+            "Dockerfile": ("\n".join((
+                f"FROM {BASE}",
+                "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                "--no-install-recommends postgresql-15 && rm -rf /var/lib/apt/lists/*",
+                "COPY bin/ferretdb /usr/local/bin/ferretdb",
+                "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
+                "VOLUME /data/db",
+                "EXPOSE 27017",
+                'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
+                'CMD ["mongod"]',
+            )) + "\n", 0o644),
+            "docker-entrypoint.sh": (template_text("ferretdb-entrypoint.sh"), 0o755),
+        }
     return {
         "Dockerfile": ("\n".join((
             f"FROM {BASE}",
@@ -156,8 +183,13 @@ def _files(kind: str) -> dict[str, tuple[str, int]]:
 
 def _inputs(kind: str, base_id: str) -> str:
     digest = hashlib.sha256(base_id.encode())
-    lock = distributions.LOCK_DIR / f"{kind}-{distributions.VERSIONS[kind]}.lock"
-    digest.update(lock.read_bytes())
+    if kind == "ferretdb":
+        from workbench.clusters import gobuild
+
+        digest.update(gobuild.PINNED_SUM.encode())
+    else:
+        lock = distributions.LOCK_DIR / f"{kind}-{distributions.VERSIONS[kind]}.lock"
+        digest.update(lock.read_bytes())
     for name, (text, mode) in sorted(_files(kind).items()):
         digest.update(f"{name}:{mode}:".encode() + text.encode())
     return digest.hexdigest()[:16]
@@ -248,7 +280,8 @@ def rootfs(cache: Path, progress: OnProgress = True) -> Path:
 
 
 def _context(files: dict[str, tuple[str, int]], folders: dict[str, Path]) -> io.BufferedRandom:
-    """A build context tar (in a temporary file): the small files, and whole folders of jars."""
+    """A build context tar (in a temporary file): the small files, and whole folders of jars (or,
+    for a prefix naming a file, that file: FerretDB's binary)."""
     handle = tempfile.TemporaryFile()
     with tarfile.open(fileobj=handle, mode="w") as tar:
         for name, (text, mode) in files.items():
@@ -257,6 +290,9 @@ def _context(files: dict[str, tuple[str, int]], folders: dict[str, Path]) -> io.
             info.size, info.mode = len(data), mode
             tar.addfile(info, io.BytesIO(data))
         for prefix, folder in folders.items():
+            if folder.is_file():
+                tar.add(str(folder), arcname=prefix)
+                continue
             for path in sorted(folder.glob("*.jar")):
                 tar.add(str(path), arcname=f"{prefix}/{path.name}")
     handle.seek(0)
@@ -279,11 +315,19 @@ def build(kinds: tuple[str, ...] = KINDS, client: Any = None, cache: Path | None
             report(progress, "build", f"{name}: up to date")
             result[kind] = "up to date"
             continue
-        lib = distributions.fetch(kind, cache, progress=progress)
-        report(progress, "build", f"{name}: building from {lib}")
-        with _context(_files(kind), {"lib": lib}) as context:
+        if kind == "ferretdb":
+            from workbench.clusters import gobuild
+
+            binary = gobuild.fetch(cache, progress)
+            report(progress, "build", f"{name}: building from {binary} and Debian's postgresql-15")
+            content, extra = {"bin/ferretdb": binary}, {"network_mode": "host"}  # apt-get
+        else:
+            lib = distributions.fetch(kind, cache, progress=progress)
+            report(progress, "build", f"{name}: building from {lib}")
+            content, extra = {"lib": lib}, {}
+        with _context(_files(kind), content) as context:
             _stream(client, progress, name, fileobj=context, custom_context=True, tag=name,
-                    labels={INPUTS_LABEL: inputs, "org.workbench.kind": kind})
+                    labels={INPUTS_LABEL: inputs, "org.workbench.kind": kind}, **extra)
         result[kind] = "built"
     return result
 

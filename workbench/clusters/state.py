@@ -31,6 +31,7 @@ def save(cluster: Cluster, phase: str) -> None:
         "phase": phase,
         "spec": dataclasses.asdict(cluster.spec),
         "clients": list(cluster.clients),
+        "server_version": cluster.server_version,
         "nodes": [
             {**dataclasses.asdict(n), "log": str(n.log), "console_log": str(n.console_log),
              "dir": str(n.dir), "argv": list(n.argv), "status": "unknown"}
@@ -57,7 +58,8 @@ def load(run_dir: Path) -> tuple[Cluster, str] | None:
         for n in doc["nodes"]
     )
     cluster = Cluster(name=doc["name"], kind=doc["kind"], spec=spec, nodes=nodes,
-                      run_dir=run_dir, provider=doc["provider"], clients=tuple(doc["clients"]))
+                      run_dir=run_dir, provider=doc["provider"], clients=tuple(doc["clients"]),
+                      server_version=doc.get("server_version", ""))
     return cluster, doc["phase"]
 
 

@@ -56,7 +56,9 @@ def mongodb_url(cluster: Cluster) -> str:
     if cluster.credentials:  # FerretDB 1.x checks logins with the PLAIN mechanism
         user, password = cluster.credentials
         login = f"{quote(user, safe='')}:{quote(password, safe='')}@"
-        options.append("authMechanism=PLAIN")
+        # FerretDB 1.x takes PLAIN only; an image of the preset's own (a real mongo) SCRAM, in admin
+        real = cluster.provider == "docker" and getattr(cluster.spec, "docker_image", "")
+        options.append("authSource=admin" if real else "authMechanism=PLAIN")
     if cluster.tls_ca is not None:
         options += ["tls=true", f"tlsCAFile={quote(str(cluster.tls_ca), safe='/')}"]
     return f"mongodb://{login}{host}:{port}/ycsb?{'&'.join(options)}"
