@@ -5,6 +5,7 @@ records what they are, fault injection and logs are refused, `down` forgets with
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -178,3 +179,67 @@ def test_an_existing_hbase_and_a_cluster_that_does_not_answer(hbase_server, tmp_
     bad.write_text('kind = "hbase"\nprovider = "external"\nhost = ["127.0.0.1"]\n')
     assert f"{bad}: unknown key 'host' for an external cluster" in one_line_error(
         workbench(tmp_path, "cluster", "up", str(bad)))
+
+
+def test_an_existing_mongodb_protocol_server_is_named_by_what_it_answers(ferretdb_server, tmp_path):
+    """kind = "mongodb" with YCSB's URL: `up` names the server from buildInfo (FerretDB, not the
+    MongoDB release it reports), runs go through --cluster and record that name."""
+    host, port = ferretdb_server.contact_points[0]
+    lab = tmp_path / "docs.toml"
+    lab.write_text(f'kind = "mongodb"\nprovider = "external"\nurl = "mongodb://{host}:{port}/ext_docs?w=1"\n')
+    up = workbench(tmp_path, "cluster", "up", str(lab))
+    assert up.returncode == 0, up.stderr
+    assert "docs: external mongodb FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)" in up.stdout
+    for phase in ("load", "run"):
+        done = workbench(tmp_path, phase, "-P", "workloada", "--cluster", "docs", "-p", "recordcount=200",
+                         "-p", "operationcount=200", "-p", f"mongodb.drop={phase == 'load'}".lower())
+        assert done.returncode == 0, done.stderr
+    with RunStore(tmp_path / "runs.db", write=False) as s:
+        last = s.list()[0]
+        result = s.result(last.id)
+    assert last.db == "mongodb" and last.operations == 200
+    assert result.environment["cluster"]["server_version"].startswith("FerretDB 1.24.2 ")
+    assert result.properties["mongodb.url"] == f"mongodb://{host}:{port}/ext_docs?w=1"
+    assert any("FerretDB 1.24.2" in note for note in result.environment["notes"])  # the binding too
+    line = one_line_error(workbench(tmp_path, "cluster", "kill", "docs", "host1"))
+    assert "does not own its servers" in line
+    bad = tmp_path / "bad.toml"
+    bad.write_text('kind = "mongodb"\nprovider = "external"\nurl = "mongodb://u:pw@127.0.0.1:1/x"\n')
+    assert "key 'url' holds a password" in one_line_error(workbench(tmp_path, "cluster", "up", str(bad)))
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    gone = tmp_path / "gone.toml"
+    gone.write_text(f'kind = "mongodb"\nprovider = "external"\nurl = "mongodb://127.0.0.1:{free}/x"\n')
+    line = one_line_error(workbench(tmp_path, "cluster", "up", str(gone)))
+    assert "no MongoDB-protocol server answers at 127.0.0.1" in line
+
+
+def test_a_mongodb_login_and_tls_come_from_the_file_and_the_password_is_recorded_nowhere(
+        ferretdb_secure, tmp_path):
+    host, port = ferretdb_secure.contact_points[0]
+    user, secret = ferretdb_secure.credentials
+    text = (f'kind = "mongodb"\nprovider = "external"\n'
+            f'url = "mongodb://{user}@{host}:{port}/ext_sec?w=1&authMechanism=PLAIN"\n'
+            f'PASSWORD\ntls = true\nca_file = "{ferretdb_secure.tls_ca}"\n')
+    good, wrong = tmp_path / "sec.toml", tmp_path / "wrong.toml"
+    good.write_text(text.replace("PASSWORD", 'password_env = "WB_TEST_MONGO_PASSWORD"'))
+    wrong.write_text(text.replace("PASSWORD", 'password = "not-the-password"'))
+    env = {"WB_TEST_MONGO_PASSWORD": secret}
+    up = workbench(tmp_path, "cluster", "up", str(good), env=env)
+    assert up.returncode == 0, up.stderr
+    assert "sec: external mongodb FerretDB 1.24.2" in up.stdout
+    out = tmp_path / "exports"
+    out.mkdir()
+    common = ["-P", "workloada", "--cluster", "sec", "-p", "recordcount=100", "-p", "operationcount=100"]
+    assert workbench(tmp_path, "load", *common, "-p", "mongodb.drop=true", env=env).returncode == 0
+    done = workbench(tmp_path, "run", *common, f"--export=json={out / 'run.json'}",
+                     f"--export=csv={out / 'run.csv'}", env=env)
+    assert done.returncode == 0, done.stderr  # logged in over TLS
+    assert "[READ], Return=OK" in done.stdout
+    written = _everything_under(tmp_path / "state", out)
+    written.update({p: p.read_bytes() for p in tmp_path.glob("runs.db*")})
+    leaked = [str(p) for p, data in written.items() if secret.encode() in data]
+    assert leaked == [], f"the password is in {leaked}"
+    line = one_line_error(workbench(tmp_path, "cluster", "up", str(wrong)))
+    assert "refused the login" in line

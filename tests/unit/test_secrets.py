@@ -104,3 +104,14 @@ def test_a_docker_tls_cluster_keeps_its_keystore_in_a_folder_only_its_owner_ente
     mounted = {Path(source) for source in plans[0]["volumes"] if source.startswith("/")}
     assert conf in mounted and cassandra_local.tls_dir(run_dir) in mounted
     assert all(run_dir in p.parents for p in mounted)  # every mount is below the private folder
+
+
+def test_a_password_in_a_connection_string_is_masked_wherever_a_run_is_recorded():
+    from workbench.results.masking import masked
+
+    shown = masked({"mongodb.url": "mongodb://bench:s3cr%40t@10.0.0.1:27017/ycsb?w=1&tls=true",
+                    "cassandra.password": "s3cret", "hosts": "127.0.0.1",
+                    "other.url": "mongodb://10.0.0.1:27017/ycsb?w=1"})
+    assert shown == {"mongodb.url": "mongodb://bench:***@10.0.0.1:27017/ycsb?w=1&tls=true",
+                     "cassandra.password": "***", "hosts": "127.0.0.1",
+                     "other.url": "mongodb://10.0.0.1:27017/ycsb?w=1"}

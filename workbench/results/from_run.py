@@ -21,6 +21,7 @@ from hdrh.histogram import HdrHistogram
 from workbench import __version__
 from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.metrics.histograms import new_histogram
+from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
 from workbench.results.summarize import measurement_from_histogram
 
@@ -153,7 +154,7 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         measurements=measurements,
         intervals=intervals,
         events=[Event(t, kind, value) for t, kind, value in outcome.events],
-        properties={k: ("***" if "password" in k.lower() else v) for k, v in properties.items()},
+        properties=masked(properties),
         environment=env,
         label=spec.label,
         started_at=outcome.started_at,

@@ -38,6 +38,7 @@ from urllib.parse import quote
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import decode, merge_into, new_histogram
 from workbench.results.jsonfile import _plain, _restore, from_json_dict, to_json_dict
+from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
 from workbench.results.summarize import measurement_from_histogram
 
@@ -588,7 +589,7 @@ def _dumps(value: Any) -> str:
 
 
 def _masked(properties: dict[str, str]) -> dict[str, str]:
-    return {k: ("***" if "password" in k.lower() else v) for k, v in properties.items()}
+    return masked(properties)
 
 
 def _interval(data: dict[str, Any]) -> Interval:
