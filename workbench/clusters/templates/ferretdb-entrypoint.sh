@@ -38,7 +38,8 @@ if [ "$1" = mongod ]; then
         -c listen_addresses=127.0.0.1 -c unix_socket_directories=$SOCK \
         -c shared_buffers=${POSTGRES_SHARED_BUFFERS:-128MB}" &
     PG=$!
-    until [ -S "$SOCK/.s.PGSQL.$PGPORT" ]; do kill -0 "$PG"; sleep 0.1; done
+    # Ready to serve, not only listening: after a kill, PostgreSQL first replays its WAL.
+    until "$PGBIN/pg_isready" -q -h "$SOCK" -p "$PGPORT"; do kill -0 "$PG"; sleep 0.1; done
     URL="postgres:///postgres?host=$SOCK&port=$PGPORT&user=ferretdb"
     if [ -n "$MONGO_INITDB_ROOT_USERNAME" ]; then
         # A PostgreSQL role of that name and password: FerretDB 1.x checks logins (PLAIN) there.
