@@ -9,7 +9,8 @@ import dataclasses
 
 import pytest
 
-from workbench.clusters.specs import CassandraSpec
+from workbench.clusters import ferretdb_local, gobuild
+from workbench.clusters.specs import CassandraSpec, FerretDBSpec
 from workbench.experiments import plan
 from workbench.experiments.report import collect, render_html, write_csv
 from workbench.experiments.runner import run_experiment
@@ -25,6 +26,9 @@ def placed(suite_servers, started: list[str]):
         if isinstance(spec, CassandraSpec):
             spec = dataclasses.replace(spec, name=name, heap="512M",
                                        first_address=suite_servers.addresses(spec.nodes))
+        elif isinstance(spec, FerretDBSpec):
+            spec = dataclasses.replace(spec, name=name, shared_buffers="64MB",
+                                       **suite_servers.ferretdb_ports())
         else:
             spec = dataclasses.replace(spec, name=name, heap="768M", thrift_heap="256M",
                                        **suite_servers.hbase_ports())
@@ -126,3 +130,38 @@ def test_the_shipped_saturation_sweep_reaches_the_knee_on_both_databases_at_lapt
         assert all(p.throughput >= 0.9 * p.target for p in paced[:-1]), table  # it stopped at the first
         best = knee(e, points)  # none when even the lowest step's p99 was over 10 ms (a busy machine)
         assert best is None or (best.p99_us < 10_000 and best is not top), table
+
+
+def test_mongodb_in_an_experiment_runs_on_ferretdb_and_is_named_so(suite_servers, tmp_path):
+    """`databases = ["mongodb"]` starts the ferretdb-postgres preset, loads, runs, settles
+    (VACUUM and CHECKPOINT) and stops it; the report and its CSV name the server FerretDB."""
+    path = tmp_path / "mongo-mixes.toml"
+    path.write_text('databases = ["mongodb", "memory"]\nworkloads = ["workloada", "workloadc"]\n'
+                    'repetitions = 2\nsettle = "flush"\nwarmup_s = 0\nmeasure_s = 0\nmin_measure_s = 0\n'
+                    'first_warmup_s = 0\n[properties]\nrecordcount = 500\noperationcount = 1000\n'
+                    'threadcount = 4\n')
+    e = plan.load(str(path))
+    started: list[str] = []
+    store = tmp_path / "runs.db"
+    said: list[str] = []
+    status = run_experiment(e, "full", store=store, say=said.append,
+                            provider_factory=lambda: suite_servers.provider,
+                            adjust_spec=placed(suite_servers, started))
+    assert status == 0, "\n".join(said)
+    assert started == ["t-exp-ferretdb"] and "t-exp-ferretdb" not in suite_servers.provider.clusters()
+    assert any("settled: PostgreSQL vacuumed and checkpointed" in line for line in said), said
+    records = collect(e, "full", store)
+    ferret = [r for r in records if r.step.target.db == "mongodb"]
+    assert len(ferret) == 4 and all(r.throughput > 0 for r in ferret)
+    assert {r.server for r in ferret} == {f"FerretDB {gobuild.VERSION} on PostgreSQL "
+                                          f"{ferretdb_local.postgres_version()} (MongoDB protocol)"}
+    write_csv(e, "full", records, tmp_path / "report.csv")
+    with open(tmp_path / "report.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert {r["database"] for r in table} == {"mongodb (FerretDB)", "memory"}
+    assert all(r["server"].startswith("FerretDB 1.24.2 on PostgreSQL")
+               for r in table if r["database"] != "memory")
+    page = render_html(e, "full", records)
+    assert "<caption>Servers</caption>" in page and "FerretDB 1.24.2 on PostgreSQL 15." in page
+    assert "mongodb (FerretDB) workloada" in page  # chart legends
+    assert ">mongodb workloada<" not in page

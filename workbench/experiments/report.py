@@ -52,6 +52,17 @@ class RunRecord:
     in_flight: float | None = None  # operations in the system, sampled, mean over the measured window
     interval_rates: list[float] = field(default_factory=list)  # ops/s of each measured interval
     warmup_s: float = 0.0
+    server: str = ""  # what the server said it is (the run store's environment), "" if unknown
+
+    @property
+    def database(self) -> str:
+        """The database as reports label it: the experiment's name for it, and the server when
+        it is not what the protocol is called ("mongodb (FerretDB)"): never a FerretDB figure
+        under MongoDB's name alone."""
+        name = self.step.target.name
+        if self.server.startswith("FerretDB") and "ferretdb" not in name.lower():
+            return f"{name} (FerretDB)"
+        return name
 
     def mean_us(self, response: bool = True) -> float:
         """Mean latency over every operation: response time where the run was paced."""
@@ -75,7 +86,8 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
                 continue
             result = s.result(run_id)
             record = RunRecord(run_id, step, rep, result.throughput, result.runtime_ms,
-                               result.started_at or 0.0, _target(result), warmup_s=result.warmup_s)
+                               result.started_at or 0.0, _target(result), warmup_s=result.warmup_s,
+                               server=_server(result))
             measured = [i for i in result.intervals if not i.warmup and i.duration_s >= 0.5]
             record.interval_rates = [i.throughput for i in measured]
             sampled = [i for i in measured if i.in_flight is not None]
@@ -96,6 +108,24 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
     return out
 
 
+def _server(result) -> str:
+    cluster = (result.environment or {}).get("cluster") or {}
+    version = str(cluster.get("server_version") or "")
+    if version and version[0].isdigit():  # the pinned Cassandra or HBase release
+        return f"{cluster.get('kind', '')} {version}".strip()
+    return version
+
+
+def servers(records: list[RunRecord]) -> dict[str, list[str]]:
+    """Each database's servers as its runs recorded them (the report's "Servers" table)."""
+    out: dict[str, list[str]] = {}
+    for r in records:
+        seen = out.setdefault(r.database, [])
+        if r.server and r.server not in seen:
+            seen.append(r.server)
+    return out
+
+
 def _target(result) -> float | None:
     value = (result.properties or {}).get("target")
     try:
@@ -106,7 +136,7 @@ def _target(result) -> float | None:
 
 def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
     swept = [p for p, _ in e.sweep]
-    header = ["experiment", "scale", "run_id", "database", "workload", *swept, "repetition",
+    header = ["experiment", "scale", "run_id", "database", "server", "workload", *swept, "repetition",
               "throughput_ops_s", "offered_ops_s", "runtime_ms", "operation", "count", "mean_us",
               *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
     with open(path, "w", newline="", encoding="utf-8") as f:
@@ -115,7 +145,7 @@ def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -
         for r in records:
             values = dict(r.step.values)
             for name, op in r.ops.items():
-                w.writerow([e.name, scale, r.run_id, r.step.target.name, r.step.workload,
+                w.writerow([e.name, scale, r.run_id, r.database, r.server, r.step.workload,
                             *[values[p] for p in swept], r.repetition, round(r.throughput, 3),
                             "" if r.target is None else round(r.target), r.runtime_ms, name, op.count,
                             round(op.mean_us, 3),
@@ -141,7 +171,7 @@ def anova_tables(e: Experiment, records: list[RunRecord], factors: tuple[str, st
     groups: dict[tuple, list[RunRecord]] = defaultdict(list)
     for r in records:
         values = dict(r.step.values)
-        groups[(r.step.target.name, *[(p, values[p]) for p in others])].append(r)
+        groups[(r.database, *[(p, values[p]) for p in others])].append(r)
     out = []
     for key, rows in groups.items():
         title = key[0] + "".join(f", {p} = {v}" for p, v in key[1:])
@@ -169,6 +199,9 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
              f"swept {_h('; '.join(f'{p} = {list(v)}' for p, v in e.sweep) or 'nothing')} · "
              f"{e.repetitions} repetitions, order {_h(e.order)} · report of "
              f"{datetime.now().strftime('%Y-%m-%d %H:%M')}</p>"]
+    rows = [[name, "; ".join(found) or ("in-process (no server)" if name == "memory" else "not recorded")]
+            for name, found in servers(records).items()]
+    parts.append(_table(["database", "server, as it answered"], rows, "Servers"))
     if RATE in dict(e.sweep):
         parts += _saturation_section(e, records)
     parts.append("<h2>Throughput</h2>")
@@ -248,7 +281,7 @@ def _series(e: Experiment, records: list[RunRecord]):
     for r in records:
         values = dict(r.step.values)
         rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != x)
-        label = f"{r.step.target.name} {r.step.workload}" + (f" ({rest})" if rest else "")
+        label = f"{r.database} {r.step.workload}" + (f" ({rest})" if rest else "")
         groups[label][values[x] if x else r.step.workload].append(r)
     order = {v: i for i, v in enumerate(_x_values(e, records))}
     return [(label, sorted(points.items(), key=lambda kv: order.get(kv[0], 0)))
@@ -368,7 +401,7 @@ def saturation_curves(e: Experiment, records: list[RunRecord]) -> dict[str, list
     groups: dict[str, dict[object, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != RATE)
-        label = f"{r.step.target.name} {r.step.workload}" + (f" ({rest})" if rest else "")
+        label = f"{r.database} {r.step.workload}" + (f" ({rest})" if rest else "")
         groups[label][r.step.rate].append(r)
     out: dict[str, list[CurvePoint]] = {}
     for label, by_rate in groups.items():
@@ -479,7 +512,7 @@ def _calibrations(records: list[RunRecord]) -> dict[str, list[RunRecord]]:
     for r in records:
         if r.step.rate == UNTHROTTLED:
             rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != RATE)
-            out[f"{r.step.target.name} {r.step.workload}" + (f" ({rest})" if rest else "")].append(r)
+            out[f"{r.database} {r.step.workload}" + (f" ({rest})" if rest else "")].append(r)
     return out
 
 
