@@ -201,6 +201,8 @@ def test_an_existing_mongodb_protocol_server_is_named_by_what_it_answers(ferretd
     assert result.environment["cluster"]["server_version"].startswith("FerretDB 1.24.2 ")
     assert result.properties["mongodb.url"] == f"mongodb://{host}:{port}/ext_docs?w=1"
     assert any("FerretDB 1.24.2" in note for note in result.environment["notes"])  # the binding too
+    shown = workbench(tmp_path, "runs", "show", str(last.id))
+    assert "on mongodb (FerretDB)" in shown.stdout and "server: FerretDB 1.24.2 " in shown.stdout
     line = one_line_error(workbench(tmp_path, "cluster", "kill", "docs", "host1"))
     assert "does not own its servers" in line
     bad = tmp_path / "bad.toml"

@@ -87,3 +87,17 @@ def test_postgres_runs_unprivileged_under_root(monkeypatch):
     assert ferretdb_local._unprivileged(["postgres"])[:2] == ["unshare", "--user"]
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert ferretdb_local._unprivileged(["postgres"]) == ["postgres"]
+
+
+def test_a_run_on_ferretdb_is_labelled_so_and_one_on_mongodb_is_not():
+    from workbench.results.model import RunResult
+
+    def result(environment):
+        return RunResult("run", "mongodb", 1000, 10, 10.0, environment=environment)
+
+    named = {"cluster": {"server_version": "FerretDB 1.24.2 on PostgreSQL 15.18 (MongoDB protocol)"}}
+    assert result(named).database == "mongodb (FerretDB)"
+    noted = {"notes": ["server: FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)"]}
+    assert result(noted).database == "mongodb (FerretDB)"  # a run with -db mongodb, no --cluster
+    assert result({"notes": ["server: MongoDB 7.0.14"]}).database == "mongodb"
+    assert result({}).database == "mongodb"

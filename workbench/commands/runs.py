@@ -154,7 +154,7 @@ def show_command(args: argparse.Namespace) -> int:
     console = _console()
     where = f" from {row.source.removeprefix('import:')}" if row.source.startswith("import:") else \
         f" ({row.source})"
-    console.print(f"[bold]run {row.id}[/]: {row.phase} {row.workload or '-'} on {row.db}, "
+    console.print(f"[bold]run {row.id}[/]: {row.phase} {row.workload or '-'} on {result.database}, "
                   f"{_status(row.status)}, started {row.started}{where}"
                   + (f", label {row.label!r}" if row.label else ""))
     if row.status == "incomplete":
@@ -162,6 +162,9 @@ def show_command(args: argparse.Namespace) -> int:
                       "last recorded interval", style="yellow")
     if result.environment.get("error"):
         console.print(f"error: {result.environment['error']}", style="red")
+    server = (result.environment.get("cluster") or {}).get("server_version")
+    if server:
+        console.print(f"server: {server}")
     if result.measurements or result.operations:
         sys.stdout.flush()
         write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
@@ -207,8 +210,9 @@ def compare_command(args: argparse.Namespace) -> int:
     with _open(args) as store:
         rows = [store.row(i) for i in args.ids]
         results = [store.result(i) for i in args.ids]
-    labels = [f"#{r.id} {r.db}" + (f" {r.workload}" if r.workload else "")
-              + ("" if r.status == "completed" else f" ({r.status})") for r in rows]
+    labels = [f"#{r.id} {res.database}" + (f" {r.workload}" if r.workload else "")
+              + ("" if r.status == "completed" else f" ({r.status})")
+              for r, res in zip(rows, results, strict=True)]
     _console().print(comparison_table(compare(results, labels)))
     return 0
 

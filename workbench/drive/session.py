@@ -143,6 +143,8 @@ class Session:
                             cluster=self._cluster(request.cluster))
         self.current = run.start()
         run.wait()
+        if run.result is not None and run.result.database != spec.db and not request.title:
+            title = f"{run.result.database} {phase}"  # mongodb (FerretDB) run
         done = FinishedRun(title, run.result, source, run.run_id) if run.result is not None else None
         if done is not None:
             self.finished.append(done)

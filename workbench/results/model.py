@@ -96,6 +96,17 @@ class RunResult:
     source: str = "workbench"  # "workbench" or "ycsb-text" (imported)
     warmup_s: float = 0.0  # unmeasured seconds before runtime_ms starts (measurement.warmup)
 
+    @property
+    def database(self) -> str:
+        """The database as the app labels it: `db`, and "(FerretDB)" when the server that
+        answered was FerretDB (named in the cluster's server_version or the binding's notes), so
+        that its figures are never shown under MongoDB's name alone."""
+        env = self.environment or {}
+        server = str((env.get("cluster") or {}).get("server_version") or "")
+        if "FerretDB" in server or any(str(n).startswith("server: FerretDB") for n in env.get("notes") or ()):
+            return f"{self.db} (FerretDB)"
+        return self.db
+
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:
             if m.name == name:

@@ -194,8 +194,9 @@ class CompareScreen(Screen):
                 for row in store.list(limit=HISTORY):
                     if row.id in known or row.status in ("running", "failed"):
                         continue
-                    title = f"#{row.id} {row.db or '?'} {row.workload or '-'} {row.phase}"
-                    found.append(FinishedRun(title, store.result(row.id), "store", row.id))
+                    result = store.result(row.id)
+                    title = f"#{row.id} {result.database or '?'} {row.workload or '-'} {row.phase}"
+                    found.append(FinishedRun(title, result, "store", row.id))
         except WorkbenchError as exc:
             self.app.call_from_thread(self.app.show_error, exc)
             return

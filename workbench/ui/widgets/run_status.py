@@ -25,7 +25,8 @@ class RunStatus(Static):
             text.append("… starting ", style="bold")
         else:
             text.append("▶ running ", style="bold green")
-        text.append(f"{run.title} · {spec.db}")
+        ferret = run.cluster is not None and run.cluster.kind == "ferretdb"
+        text.append(f"{run.title} · {spec.db}{' (FerretDB)' if ferret else ''}")
         if node:
             text.append(f" · node {node}")
         if state is not None:
