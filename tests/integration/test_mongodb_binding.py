@@ -1,0 +1,98 @@
+"""The mongodb binding from the command line, against FerretDB servers the suite started: bad input
+is one line and exit status 2 with nothing hanging, and the server killed mid-run is counted as
+errors by kind while the run goes on, its results kept."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from runs import wait_until_running
+
+pytestmark = pytest.mark.servers
+WORKLOADA = str(Path(__file__).resolve().parents[2] / "workbench" / "workloads" / "workloada")
+
+
+def workbench(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=tmp_path)
+
+
+def one_line(proc: subprocess.CompletedProcess) -> str:
+    """The one error line (progress lines, "recording run N", may come before it)."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("workbench: error:")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return errors[0]
+
+
+def test_no_server_a_wrong_url_and_a_refused_login_are_one_line_each(ferretdb_secure, tmp_path):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        nobody = probe.getsockname()[1]
+    common = ["run", "-db", "mongodb", "-P", WORKLOADA, "-p", "operationcount=10"]
+    began = time.monotonic()
+    line = one_line(workbench(tmp_path, *common, "-p", f"mongodb.url=mongodb://127.0.0.1:{nobody}/ycsb",
+                              "-p", "mongodb.connecttimeout=2000"))
+    assert f"no MongoDB server answered at 127.0.0.1:{nobody}" in line
+    assert time.monotonic() - began < 60  # no hang: the connect timeout, then out
+    line = one_line(workbench(tmp_path, *common, "-p", "mongodb.url=http://127.0.0.1:27017/ycsb"))
+    assert "mongodb.url" in line and "mongodb://HOST:PORT/DATABASE" in line
+    line = one_line(workbench(tmp_path, *common, "-p", "mongodb.colour=blue"))
+    assert "mongodb.colour" in line
+
+    host, port = ferretdb_secure.contact_points[0]
+    tls = f"tls=true&tlsCAFile={ferretdb_secure.tls_ca}"
+    line = one_line(workbench(tmp_path, *common, "-p",
+                              f"mongodb.url=mongodb://ferretdb:wrong@{host}:{port}/ycsb?authMechanism=PLAIN&{tls}"))
+    assert "refused the credentials" in line
+    # FerretDB 1.x knows PLAIN only: a mechanism it does not support is named, not hung on
+    user, password = ferretdb_secure.credentials
+    line = one_line(workbench(tmp_path, *common, "-p", f"mongodb.url=mongodb://{user}:{password}@{host}:{port}"
+                              f"/ycsb?authMechanism=SCRAM-SHA-256&{tls}"))
+    assert "SCRAM-SHA-256" in line or "mechanism" in line.lower(), line
+    assert password not in line
+
+
+def test_the_server_killed_mid_run_is_counted_and_the_run_goes_on_after_a_restart(suite_servers, tmp_path):
+    spec = dataclasses.replace(suite_servers.spec("ferretdb_server"), name=f"t-fdb-mid-{os.getpid()}")
+    suite_servers.started.append(spec.name)
+    provider = suite_servers.provider
+    cluster = provider.up(spec)
+    try:
+        host, port = cluster.contact_points[0]
+        props = ["-db", "mongodb", "-p", f"mongodb.url=mongodb://{host}:{port}/ycsb?w=1",
+                 "-p", "recordcount=300"]
+        load = workbench(tmp_path, "load", "-P", WORKLOADA, *props, "-p", "mongodb.drop=true", "-q")
+        assert load.returncode == 0, load.stderr
+        report = tmp_path / "run.json"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *props, "-p", "operationcount=0",
+             "-p", "maxexecutiontime=12", "-p", "mongodb.timeout=1500", "-p", "mongodb.connecttimeout=1500",
+             "-p", "status.interval=1", "-threads", "4", "--export", f"json={report}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+            env=dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db")))
+        try:
+            wait_until_running(proc, 20)
+            provider.kill(cluster.name, "ferretdb")
+            time.sleep(2.0)  # two status intervals with the server down
+        finally:
+            provider.restart(cluster.name, "ferretdb")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        provider.down(cluster.name)
+    assert proc.returncode == 1, err  # operations failed (exit status 1), the run itself completed
+    assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out
+    assert "failed operations by kind:" in err
+    ops = [i["operations"] for i in json.loads(report.read_text())["run"]["intervals"]]
+    low = min(range(len(ops) - 1), key=ops.__getitem__)
+    assert ops[low] < max(ops) / 10, ops  # the outage is visible
+    assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the server was back
