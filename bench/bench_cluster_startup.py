@@ -9,7 +9,11 @@ Measures, with the local provider and a temporary state directory:
   cassandra one node, jars cached: `up` until CQL answers
   hbase     standalone + Thrift, jars cached: `up` until a create/put/get succeeds
   cassandra3 three nodes, jars cached: `up` until all nodes are up in the ring
-and `down` for each. Prints a Markdown table for BENCHMARKS.md. Targets: 15 s, 30 s, 60 s, 2 min.
+  ferretdb  FerretDB on a new private PostgreSQL (initdb included), binary built: `up` until an
+            insert/find/delete goes through the MongoDB protocol
+  ferretdb-sqlite  the same on SQLite
+and `down` for each. Prints a Markdown table for BENCHMARKS.md. Targets: 15 s, 30 s, 60 s, 2 min,
+10 s for FerretDB.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.clusters import distributions  # noqa: E402
+from workbench.clusters import distributions, gobuild  # noqa: E402
 from workbench.clusters.local import LocalProvider  # noqa: E402
-from workbench.clusters.specs import CassandraSpec, HBaseSpec  # noqa: E402
+from workbench.clusters.specs import CassandraSpec, FerretDBSpec, HBaseSpec  # noqa: E402
 
 # Away from the presets' defaults so a running development cluster does not interfere.
 TOPOLOGIES = {
@@ -35,6 +39,8 @@ TOPOLOGIES = {
                         regionserver_port=16905, thrift_port=19990), 30),
     "cassandra3": (CassandraSpec(name="b-cassandra3", nodes=3, heap="768M",
                                  first_address="127.0.0.111", replication_factor=2), 60),
+    "ferretdb": (FerretDBSpec(name="b-ferretdb", port=27917, postgres_port=27918), 10),
+    "ferretdb-sqlite": (FerretDBSpec(name="b-ferretdb-sqlite", backend="sqlite", port=27919), 10),
 }
 
 
@@ -68,11 +74,15 @@ def main() -> int:
         seconds = bench_fetch()
         total = sum(a.size for n in distributions.VERSIONS for a in distributions.read_lock(n))
         rows.append(("cold fetch, both distributions", f"{total / 1e6:.0f} MB", [seconds], 120))
+    chosen = args.only or list(TOPOLOGIES)
     for name in distributions.VERSIONS:  # the timed runs below start with a warm cache
-        distributions.fetch(name, progress=False)
+        if any(key.startswith(name) for key in chosen):
+            distributions.fetch(name, progress=False)
+    if any(key.startswith("ferretdb") for key in chosen):
+        gobuild.fetch(progress=False)
     with tempfile.TemporaryDirectory(prefix="workbench-bench-state-") as state:
         provider = LocalProvider(state_dir=Path(state), progress=False)
-        for key in args.only or list(TOPOLOGIES):
+        for key in chosen:
             spec, target = TOPOLOGIES[key]
             ups, downs = [], []
             for _ in range(args.repeat):
@@ -80,7 +90,10 @@ def main() -> int:
                 ups.append(ready)
                 downs.append(down)
                 print(f"{key}: ready {ready:.1f} s, down {down:.1f} s", file=sys.stderr)
-            rows.append((f"{key} ready (jars cached)", f"heap {spec.heap}", ups, target))
+            cached = "binary built" if key.startswith("ferretdb") else "jars cached"
+            memory = (f"shared_buffers {spec.heap}" if key.startswith("ferretdb") else f"heap {spec.heap}"
+                      ) if spec.heap else "-"
+            rows.append((f"{key} ready ({cached})", memory, ups, target))
             rows.append((f"{key} down", "SIGTERM", downs, None))
 
     load = os.getloadavg()[0]
