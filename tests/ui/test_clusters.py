@@ -39,8 +39,11 @@ async def test_presets_are_listed_and_bad_requests_refused(session):
     app = WorkbenchApp(session, mode="clusters")
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "cassandra-single" in rows(app, "clusters"), what="the presets")
-        assert rows(app, "clusters")["hbase-standalone"][:4] == ["hbase-standalone", "hbase preset", "1",
-                                                                 "· not started"]
+        assert rows(app, "clusters")["hbase-standalone"][:5] == ["hbase-standalone", "hbase preset", "2",
+                                                                 "· not started", "127.0.0.1:9090"]
+        # FerretDB with its PostgreSQL: two processes, clients on the MongoDB protocol's port
+        assert rows(app, "clusters")["ferretdb-postgres"][:5] == ["ferretdb-postgres", "ferretdb preset", "2",
+                                                                  "· not started", "127.0.0.1:27017"]
         select(app, "clusters", "cassandra-3")
         await until(pilot, lambda: "three nodes" in str(app.screen.query_one("#about").content),
                     what="the selected preset's description")

@@ -189,10 +189,9 @@ class ClustersScreen(Screen):
         for name, (_, spec) in descriptions.items():
             if name not in found:
                 keys.append(name)
-                nodes = str(getattr(spec, "nodes", 1)) if spec else "?"
+                nodes, where = _preset_shape(spec)
                 table.add_row(name, f"{spec.kind} preset" if spec else "preset", nodes, "· not started",
-                              getattr(spec, "first_address", "") if spec else "",
-                              spec.heap if spec else "", "-", key=name)
+                              where, spec.heap if spec else "", "-", key=name)
         # The selection stays on its cluster, not its row number: a preset that starts moves up
         # among the clusters, and the cursor goes with it (the one `u` started, once it is listed).
         chosen = next((k for k in (self._follow, selected) if k in keys), None)
@@ -396,3 +395,14 @@ class ClustersScreen(Screen):
         log = self.query_one("#log", Log)
         log.display = not log.display
         self.poll()
+
+
+def _preset_shape(spec) -> tuple[str, str]:
+    """(processes, where clients connect) of a preset that is not started."""
+    if spec is None:
+        return "?", ""
+    if spec.kind == "cassandra":
+        return str(spec.nodes), spec.first_address
+    if spec.kind == "hbase":
+        return "2", f"{spec.address}:{spec.thrift_port}"  # the master and the Thrift gateway
+    return ("2" if spec.backend == "postgresql" else "1"), f"{spec.address}:{spec.port}"  # FerretDB
