@@ -386,20 +386,6 @@ def test_a_private_engine_undoes_only_what_it_made_to_the_network(tmp_path):
     assert f"-A {seen['chain']} -j RETURN" in seen["after"]["iptables"]
 
 
-def _mongo_load_and_run(suite_servers, name: str, table: str) -> str:
-    common = ["--cluster", name, "-P", "workloada", "-p", "recordcount=300", "-p", "operationcount=600",
-              "-p", f"table={table}", "-threads", "4", "-q"]
-    load = workbench(suite_servers, "load", *common, "-p", "mongodb.drop=true")
-    assert load.returncode == 0, load.stderr
-    assert "[INSERT], Return=OK, 300" in load.stdout
-    run = workbench(suite_servers, "run", *common)
-    assert run.returncode == 0, run.stderr
-    reads = int(run.stdout.split("[READ], Return=OK, ")[1].split()[0])
-    updates = int(run.stdout.split("[UPDATE], Return=OK, ")[1].split()[0])
-    assert reads + updates == 600
-    return run.stdout
-
-
 def test_ferretdb_in_a_container_with_a_login_serves_and_survives_a_kill(docker_suite, suite_servers):
     """workbench/ferretdb on the host network: FerretDB and its PostgreSQL in one container, a
     login made through the mongo image's MONGO_INITDB_ROOT_* contract (checked by PostgreSQL: a
@@ -415,7 +401,7 @@ def test_ferretdb_in_a_container_with_a_login_serves_and_survives_a_kill(docker_
         assert cluster.server_version == "FerretDB 1.24.2 on PostgreSQL 15 (MongoDB protocol)"
         container = client.containers.get(cluster.node("ferretdb").container)
         assert container.attrs["Config"]["Env"].count("MONGO_INITDB_ROOT_USERNAME=ferretdb") == 1
-        _mongo_load_and_run(suite_servers, spec.name, "dk_ferret")
+        load_and_run(suite_servers, spec.name, "mongodb", "dk_ferret")
         wrong = MongoClient(spec.address, spec.port, username="ferretdb", password="wrong",
                             authMechanism="PLAIN", serverSelectionTimeoutMS=10000)
         with pytest.raises(OperationFailure):
@@ -454,7 +440,7 @@ def test_a_mongo_image_of_the_preset_is_started_by_its_contract_and_named_by_wha
         assert published == [{"HostIp": "127.0.0.1", "HostPort": str(spec.port)}]
         assert cluster.contact_points == [("127.0.0.1", spec.port)]
         assert cluster.server_version == "FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)"
-        run = _mongo_load_and_run(suite_servers, spec.name, "dk_mongo")
+        run = load_and_run(suite_servers, spec.name, "mongodb", "dk_mongo")
         assert "[OVERALL], Throughput(ops/sec)" in run
     finally:
         if spec.name in provider.clusters():

@@ -10,6 +10,7 @@ import pytest
 
 from workbench.clusters import ferretdb_local, gobuild, presets
 from workbench.clusters.base import Node
+from workbench.clusters.distributions import _sha256
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import FerretDBSpec
 from workbench.errors import ClusterError
@@ -58,7 +59,7 @@ def test_a_tampered_cached_binary_is_not_used(tmp_path):
     binary = folder / "ferretdb"
     binary.write_text("#!/bin/sh\necho 'version: v1.24.2'\n")
     binary.chmod(0o755)
-    (folder / "ferretdb.sha256").write_text(f"{gobuild._sha256(binary)}  ferretdb\n")
+    (folder / "ferretdb.sha256").write_text(f"{_sha256(binary)}  ferretdb\n")
     assert gobuild.cached(tmp_path) == binary
     binary.write_text("#!/bin/sh\necho 'version: v9.9.9'\n")  # changed after it was recorded
     assert gobuild.cached(tmp_path) is None

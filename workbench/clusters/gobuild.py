@@ -20,7 +20,6 @@ take turns on a lock file; the second finds the first one's binary.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ import time
 from pathlib import Path
 
 from workbench.clusters import paths
+from workbench.clusters.distributions import _sha256
 from workbench.clusters.progress import OnProgress, report
 from workbench.errors import ClusterError
 
@@ -58,14 +58,6 @@ def find_go() -> str | None:
     if found:
         return found
     return next((c for c in GO_CANDIDATES if os.access(c, os.X_OK)), None)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def cached(cache: Path | None = None) -> Path | None:
