@@ -239,6 +239,10 @@ def test_a_mongodb_login_and_tls_come_from_the_file_and_the_password_is_recorded
                      f"--export=csv={out / 'run.csv'}", env=env)
     assert done.returncode == 0, done.stderr  # logged in over TLS
     assert "[READ], Return=OK" in done.stdout
+    # the exports name the server as it answered, never MongoDB alone
+    named = ',mongodb (FerretDB),"FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)"\n'
+    assert named in (out / "run.csv").read_text()
+    assert "FerretDB 1.24.2" in (out / "run.json").read_text()
     written = _everything_under(tmp_path / "state", out)
     written.update({p: p.read_bytes() for p in tmp_path.glob("runs.db*")})
     leaked = [str(p) for p, data in written.items() if secret.encode() in data]
