@@ -1,11 +1,12 @@
-"""The workbench against YCSB's own client (hbase20 or cassandra-cql), alternating on one cluster.
+"""The workbench against YCSB's own client (hbase20, cassandra-cql or mongodb), alternating on one cluster.
 
-    workbench cluster up hbase-standalone        # or: cassandra-single, with --db cassandra
+    workbench cluster up hbase-standalone        # or: cassandra-single, with --db cassandra;
+                                                 # or: ferretdb-postgres, with --db mongodb
     python bench/bench_ycsb.py --ycsb-home DIR [--db hbase] [--cluster hbase-standalone]
         [--records 20000] [--operations 50000] [--lanes 16,64] [--workloads a,c]
         [--repeat 3] [--clients native,async,happybase]
 
-DIR is a YCSB installation with the hbase20 (or cassandra) binding: YCSB's release layout
+DIR is a YCSB installation with the hbase20 (cassandra, mongodb) binding: YCSB's release layout
 (DIR/lib and DIR/<binding>/lib), a binding tarball's (DIR/lib with core and binding jars), or a
 directory of jars. No YCSB file is needed in this repository; to build one from YCSB's public
 source (tag 0.17.0; `site.ycsb:core` is on Maven Central, the bindings are not):
@@ -19,6 +20,40 @@ The cassandra binding's pom also names test-only artifacts from a JBoss reposito
 delete its test-scoped dependencies and its <build> section in that temporary copy, then
 `mvn -B -pl cassandra -am package -Dmaven.test.skip=true -Dcheckstyle.skip`.
 
+The mongodb binding (site.ycsb.db.MongoDbClient) needs two changes in the temporary copy:
+- its AsyncMongoDbClient's driver (com.allanbank:mongodb-async-driver 2.0.1) is only in
+  allanbank.com's own http:// repository, which Maven refuses: delete that <dependency> and the
+  pom's <repositories> section from mongodb/pom.xml, and the two classes that use the driver;
+- its driver, mongo-java-driver 3.8.0 (3.12.14, the last 3.x, too), sends `buildinfo` as an
+  OP_QUERY command when it connects, which FerretDB 1.24 refuses (error 352,
+  UnsupportedOpQueryCommand): every operation then fails after the 30 s server selection
+  timeout. YCSB's own later commit 58d58788 ("Upgrade MongoDB client version", #1758) moves the
+  binding to mongodb-driver-sync 5.1.0; apply its MongoDbClient.java change and artifact name:
+
+    git clone https://github.com/brianfrankcooper/YCSB /tmp/ycsb-git      # for the tag and the commit
+    mkdir /tmp/ycsb-src && git -C /tmp/ycsb-git archive 0.17.0 | tar x -C /tmp/ycsb-src
+    git -C /tmp/ycsb-git diff 0.17.0 58d58788 -- mongodb/src/main/java/site/ycsb/db/MongoDbClient.java \
+        | patch -d /tmp/ycsb-src -p1
+    cd /tmp/ycsb-src/mongodb && rm src/main/java/site/ycsb/db/AsyncMongoDbClient.java \
+        src/test/java/site/ycsb/db/AsyncMongoDbClientTest.java      # and edit pom.xml as above
+    sed -i 's#>mongo-java-driver<#>mongodb-driver-sync<#' pom.xml       # the artifact's new name
+    cd /tmp/ycsb-src && mvn -B -q -pl mongodb -am package -DskipTests -Dcheckstyle.skip \
+        -Dmongodb.version=5.1.0
+    tar xzf mongodb/target/ycsb-mongodb-binding-0.17.0.tar.gz -C /tmp
+    # then: --db mongodb --ycsb-home /tmp/ycsb-mongodb-binding-0.17.0
+
+The patch changes how the client is made (MongoClients.create from the URL's settings instead of
+new MongoClient(MongoClientURI); read preference and write concern still come from the URL) and
+the upsert paths (mongodb.upsert=true), not reads, updates or plain inserts.
+
+With --db mongodb the server is whatever the cluster is: the ferretdb-postgres preset starts
+FerretDB 1.24.2 on PostgreSQL 15 (the MongoDB protocol; it is not MongoDB). Both clients get the
+cluster's mongodb.url (database ycsb, w=1, YCSB's default on the server's address). FerretDB 1.24
+finds a document by _id with a sequential scan, so keep --records in the thousands (2000) and
+--operations to a few thousand. PostgreSQL is vacuumed (VACUUM (ANALYZE), then CHECKPOINT) before
+every trial, outside the measured window: an update leaves a dead row that the next scans read
+too, and each trial would otherwise start where the one before left the table.
+
 1. Loads `--records` rows (YCSB's 10 x 100 B) into a fresh table with the workbench.
 2. For each workload and lane count: one untimed trial of each client, then `--repeat`
    repetitions in which the clients take turns (the order rotates). Both run the same workload
@@ -26,7 +61,9 @@ delete its test-scoped dependencies and its <build> section in that temporary co
 3. Prints, per trial and as medians: throughput (each tool's own [OVERALL] figure), client CPU
    per operation (the whole process, and minus a start-up trial of 100 operations), the servers'
    CPU per operation from /proc (HBase: the Thrift gateway, and the master/RegionServer JVM;
-   Cassandra: every node), and p50/p95/p99 of READ and UPDATE.
+   Cassandra: every node; FerretDB: its process as the gateway, and PostgreSQL's postmaster with
+   every child process, i.e. the backends serving FerretDB's connections, as the server), and
+   p50/p95/p99 of READ and UPDATE.
 
 Client CPU of a process comes from wait4's rusage (every thread, the JVM's JIT and GC too).
 """
@@ -46,11 +83,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "workbench" / "workloads"
 # per database: YCSB's class, the jar that holds it, the workbench property that picks a client
+# ("": one client, named by the label), the workbench's clients
 DBS = {
     "hbase": ("site.ycsb.db.hbase20.HBaseClient20", "hbase20-binding", "hbase.client",
               "native,async,happybase"),
     "cassandra": ("site.ycsb.db.CassandraCQLClient", "cassandra-binding", "cassandra.driver",
                   "acsylla,python"),
+    "mongodb": ("site.ycsb.db.MongoDbClient", "mongodb-binding", "", "pymongo"),
+}
+# per database: the cluster kinds it runs on, the default cluster, what gate/op and srv/op measure
+CLUSTERS = {
+    "hbase": (("hbase",), "hbase-standalone", "Thrift gateway", "master/RegionServer JVM"),
+    "cassandra": (("cassandra",), "cassandra-single", "none", "every node"),
+    "mongodb": (("ferretdb",), "ferretdb-postgres", "FerretDB", "PostgreSQL postmaster + children"),
 }
 STARTUP_OPS = 100
 LINE = re.compile(r"^\[(?P<op>[A-Z-]+)\], (?P<metric>[^,]+), (?P<value>[-0-9.Ee]+)$")
@@ -73,6 +118,26 @@ def proc_cpu(pid: int) -> float:
     """CPU seconds (user + system) a live process has used."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / HZ
+
+
+def proc_tree_cpu(pid: int) -> float:
+    """CPU seconds of a live process, of its children (live, or reaped: cutime/cstime) and of
+    every live child's own reaped children. Enough for PostgreSQL, whose backends and auxiliary
+    processes are the postmaster's children and fork nothing that outlives them."""
+    def times(stat: str) -> tuple[int, float]:
+        f = stat.rsplit(")", 1)[1].split()
+        return int(f[1]), sum(int(x) for x in f[11:15]) / HZ  # ppid; utime stime cutime cstime
+
+    total = times(Path(f"/proc/{pid}/stat").read_text())[1]
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and entry.name != str(pid):
+            try:
+                ppid, cpu = times(Path(entry.path, "stat").read_text())
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile: its time is in the parent's cutime now
+            if ppid == pid:
+                total += cpu
+    return total
 
 
 def run_process(argv: list[str], env: dict | None = None) -> tuple[str, float]:
@@ -108,8 +173,10 @@ class Bench:
         self.db = args.db
         self.ycsb_class, binding, self.client_key, _ = DBS[args.db]
         self.cluster = cluster = find_cluster(args.cluster)
-        if cluster.kind != args.db or cluster.provider != "local":
-            raise SystemExit(f"{args.cluster}: a {args.db} cluster the local provider started is needed")
+        kinds = CLUSTERS[args.db][0]
+        if cluster.kind not in kinds or cluster.provider != "local":
+            raise SystemExit(f"{args.cluster}: a {' or '.join(kinds)} cluster the local provider "
+                             "started is needed")
         if not all(host.startswith("127.") for host, _ in cluster.contact_points):
             raise SystemExit("benchmarks only target 127.0.0.0/8")
         self.overrides = binding_overrides(cluster)
@@ -122,6 +189,12 @@ class Bench:
             hosts = ",".join(h for h, _ in cluster.contact_points)
             self.ycsb_props = [f"hosts={hosts}", f"port={cluster.contact_points[0][1]}",
                                "cassandra.keyspace=ycsb"]
+            return
+        if args.db == "mongodb":
+            from workbench.drive.targets import mongodb_url
+
+            self.url = mongodb_url(cluster)  # the workbench gets the same in self.overrides
+            self.ycsb_props = [f"mongodb.url={self.url}"]
             return
         spec = cluster.spec
         (self.conf / "hbase-site.xml").write_text(
@@ -141,11 +214,12 @@ class Bench:
             return [JAVA, "-cp", f"{self.conf}:{self.classpath}", "site.ycsb.Client", "-t",
                     "-db", self.ycsb_class, *[a for p in self.ycsb_props for a in ("-p", p)],
                     *self.common(workload, lanes, ops)]
-        props = [*self.overrides, f"{self.client_key}={tool}"]
+        props = [*self.overrides, *([f"{self.client_key}={tool}"] if self.client_key else [])]
         return [sys.executable, "-m", "workbench", phase, "--no-store",
                 *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
 
     def trial(self, tool: str, workload: str, lanes: int, ops: int) -> dict:
+        self.settle()
         gateway0, server0 = self.server_cpu()
         text, cpu = run_process(self.argv(tool, workload, lanes, ops))
         gateway1, server1 = self.server_cpu()
@@ -165,10 +239,21 @@ class Bench:
 
     def server_cpu(self) -> tuple[float, float]:
         """(gateway, servers) CPU seconds: HBase's Thrift gateway and master JVM; Cassandra: 0 and
-        every node."""
+        every node; FerretDB, and PostgreSQL's postmaster with its children (0 on SQLite)."""
         if self.db == "hbase":
             return proc_cpu(self.pids["thrift"]), proc_cpu(self.pids["master"])
+        if self.db == "mongodb":
+            postgres = self.pids.get("postgres")
+            return proc_cpu(self.pids["ferretdb"]), proc_tree_cpu(postgres) if postgres else 0.0
         return 0.0, sum(proc_cpu(pid) for pid in self.pids.values())
+
+    def settle(self) -> None:
+        """FerretDB on PostgreSQL: VACUUM (ANALYZE) and CHECKPOINT before every trial (not
+        measured), so that no trial scans the dead rows of the one before it."""
+        if self.db == "mongodb" and "postgres" in self.pids:
+            from workbench.clusters.settle import settle
+
+            settle(self.cluster, keyspace="", table=self.table)
 
     def load(self) -> None:
         argv = self.argv(self.args.clients.split(",")[0], "a", 16, 0, phase="load")
@@ -178,6 +263,15 @@ class Bench:
               flush=True)
 
     def drop(self) -> None:
+        if self.db == "mongodb":
+            from pymongo import MongoClient
+
+            client = MongoClient(self.url)
+            try:
+                client.get_default_database().drop_collection(self.table)
+            finally:
+                client.close()
+            return
         if self.db == "cassandra":
             from cassandra.cluster import Cluster
 
@@ -214,16 +308,17 @@ def main() -> None:
     ap.add_argument("--ycsb-home", required=True, help="a YCSB installation with the binding")
     ap.add_argument("--db", choices=sorted(DBS), default="hbase")
     ap.add_argument("--cluster", help="a cluster `workbench cluster up` started "
-                    "(default hbase-standalone / cassandra-single)")
+                    "(default hbase-standalone / cassandra-single / ferretdb-postgres)")
     ap.add_argument("--records", type=int, default=20_000)
     ap.add_argument("--operations", type=int, default=50_000)
     ap.add_argument("--lanes", default="16,64")
     ap.add_argument("--workloads", default="a,c")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clients", help="workbench hbase.client / cassandra.driver values "
-                    "(default native,async,happybase / acsylla,python)")
+                    "(default native,async,happybase / acsylla,python; mongodb: one, pymongo)")
     args = ap.parse_args()
-    args.cluster = args.cluster or {"hbase": "hbase-standalone", "cassandra": "cassandra-single"}[args.db]
+    _, default_cluster, gate, srv = CLUSTERS[args.db]
+    args.cluster = args.cluster or default_cluster
     args.clients = args.clients or DBS[args.db][3]
     bench = Bench(args)
     tools = ["ycsb", *[c for c in args.clients.split(",") if c]]
@@ -234,8 +329,8 @@ def main() -> None:
             for lanes in (int(x) for x in args.lanes.split(",")):
                 print(f"\nworkload {workload.upper()}, {lanes} in flight, {args.operations} operations"
                       " per trial;"
-                      " per op in us: cli = client process, run = minus start-up, gate = Thrift gateway,"
-                      " srv = server JVMs; latencies in us", flush=True)
+                      f" per op in us: cli = client process, run = minus start-up, gate = {gate},"
+                      f" srv = {srv}; latencies in us", flush=True)
                 startup = {}
                 for tool in tools:  # start-up cost, and an untimed warm-up of each client
                     startup[tool] = bench.trial(tool, workload, lanes, STARTUP_OPS)["cpu"]
