@@ -25,7 +25,8 @@ class RunStatus(Static):
             text.append("… starting ", style="bold")
         else:
             text.append("▶ running ", style="bold green")
-        ferret = run.cluster is not None and run.cluster.kind == "ferretdb"
+        cluster = getattr(run, "cluster", None)  # a BackgroundRun has one; a replayed run may not
+        ferret = cluster is not None and cluster.kind == "ferretdb"
         text.append(f"{run.title} · {spec.db}{' (FerretDB)' if ferret else ''}")
         if node:
             text.append(f" · node {node}")
