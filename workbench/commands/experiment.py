@@ -192,10 +192,14 @@ def _summary(e: plan.Experiment, scale: str, store: object, console: Console) ->
         return
     with s:
         by_step: dict[str, list[float]] = defaultdict(list)
+        named: dict[str, str] = {}  # step -> its database as the server answered ("mongodb (FerretDB)")
         for run_id, step, rep, status in s.experiment_runs(e.name, scale):
             if status == "completed" and rep:
                 row = s.row(run_id)
                 by_step[step].append(row.throughput or 0.0)
+                if step not in named:
+                    database = s.result(run_id).database
+                    named[step] = database + step[len(row.db):] if step.startswith(row.db) else step
     if not by_step:
         return
     table = Table(title=f"{e.name} at scale {scale}: throughput per step (completed repetitions)",
@@ -204,8 +208,8 @@ def _summary(e: plan.Experiment, scale: str, store: object, console: Console) ->
         table.add_column(column, justify="left" if column == "step" else "right", no_wrap=True)
     for step in e.steps_of(by_step):
         c = cell(by_step[step.key])
-        table.add_row(step.key, str(c.n), f"{c.mean:,.0f}", "-" if c.sd is None else f"{c.sd:,.0f}",
-                      c.interval())
+        table.add_row(named.get(step.key, step.key), str(c.n), f"{c.mean:,.0f}",
+                      "-" if c.sd is None else f"{c.sd:,.0f}", c.interval())
     console.print(table)
     noisy = sum(cell(v).noisy for v in by_step.values())
     if noisy:
