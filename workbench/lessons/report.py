@@ -17,6 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
+from workbench.errors import WorkbenchError
 from workbench.experiments import report as page
 from workbench.lessons.model import Lesson
 from workbench.lessons.runner import show_value, verdict_lines
@@ -32,6 +33,7 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
     """The student's lesson as a JSON-ready dict (FORMAT)."""
     with RunStore(store if store not in (None, False) else None) as s:
         done = {d.step: d for d in s.lesson_steps(lesson.name, student)}
+        servers = {d.run_id: _server(s, d.run_id) for d in done.values() if d.run_id is not None}
     steps = []
     for step in lesson.steps:
         record = done.get(step.id)
@@ -39,6 +41,7 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
             "id": step.id, "title": step.title, "text": step.text, "action": step.action,
             "measures": step.measures, "done": record is not None,
             "run_id": record.run_id if record else None,
+            "server": servers.get(record.run_id, "") if record else "",  # as the server answered
             "figures": {k: v for k, v in (record.figures if record else {}).items()
                         if not isinstance(v, list)},  # a repeated step's means, not each run's
             "checks": record.checks if record else [],
@@ -47,6 +50,13 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
     return {"format": FORMAT, "lesson": lesson.name, "title": lesson.title, "goal": lesson.goal,
             "student": student, "made_at": time.strftime("%Y-%m-%d %H:%M:%S"), "steps": steps,
             "done": sum(s["done"] for s in steps), "of": len(steps)}
+
+
+def _server(store: RunStore, run_id: int) -> str:
+    try:
+        return store.result(run_id).server
+    except WorkbenchError:  # a run removed from the store since: the report still shows its figures
+        return ""
 
 
 def _answer(question, number: int, record) -> dict:
@@ -91,7 +101,8 @@ def render_lab_report(report: dict) -> str:
         if step["figures"]:
             rows = [[name, show_value(f"{step['id']}.{name}", value)]
                     for name, value in step["figures"].items() if name in SHOWN]
-            run = f" (run {step['run_id']})" if step["run_id"] is not None else ""
+            on = f", on {step['server']}" if step.get("server") else ""
+            run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
             body.append(page._table(["figure", "value"], rows, caption=f"measured{run}"))
         for check in step["checks"]:
             first, sentence = verdict_lines(check)

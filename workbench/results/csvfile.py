@@ -28,17 +28,6 @@ def _statuses(result: RunResult) -> list[str]:
     return list(seen)
 
 
-def _server(result: RunResult) -> str:
-    """The server's name and version as the run recorded it ("" when it did not: a run without
-    --cluster records what the binding saw in its notes, e.g. "server: FerretDB 1.24.2 ...")."""
-    env = result.environment or {}
-    named = str((env.get("cluster") or {}).get("server_version") or "")
-    if named:
-        return named
-    notes = [str(n) for n in env.get("notes") or ()]
-    return next((n.removeprefix("server: ") for n in notes if n.startswith("server: ")), "")
-
-
 def summary_rows(result: RunResult) -> list[list[object]]:
     """Header plus one row per measurement."""
     statuses = _statuses(result)
@@ -47,7 +36,7 @@ def summary_rows(result: RunResult) -> list[list[object]]:
     header += [percentile_column(p) + "_us" for p in SUMMARY_PERCENTILES]
     header += [f"Return={s}" for s in statuses]
     header += ["database", "server"]  # which database measured, named as it answered
-    server = _server(result)
+    server = result.server
     rows = [header]
     for m in result.measurements:
         # Per-operation throughput over the whole phase, as YCSB computes the overall figure.

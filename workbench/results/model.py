@@ -97,6 +97,17 @@ class RunResult:
     warmup_s: float = 0.0  # unmeasured seconds before runtime_ms starts (measurement.warmup)
 
     @property
+    def server(self) -> str:
+        """The server's name and version as the run recorded it: the cluster's (--cluster), else
+        what the binding saw ("server: ..." in its notes), else ""."""
+        env = self.environment or {}
+        named = str((env.get("cluster") or {}).get("server_version") or "")
+        if named:
+            return named
+        notes = [str(n) for n in env.get("notes") or ()]
+        return next((n.removeprefix("server: ") for n in notes if n.startswith("server: ")), "")
+
+    @property
     def database(self) -> str:
         """The database as the app labels it: `db`, and "(FerretDB)" when the server that
         answered was FerretDB (named in the cluster's server_version or the binding's notes), so
