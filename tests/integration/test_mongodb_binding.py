@@ -62,8 +62,11 @@ def test_no_server_a_wrong_url_and_a_refused_login_are_one_line_each(ferretdb_se
     assert password not in line
 
 
-def test_the_server_killed_mid_run_is_counted_and_the_run_goes_on_after_a_restart(suite_servers, tmp_path):
-    spec = dataclasses.replace(suite_servers.spec("ferretdb_server"), name=f"t-fdb-mid-{os.getpid()}")
+@pytest.mark.parametrize("fault", ["kill", "pause"])
+def test_the_server_lost_mid_run_is_counted_and_the_run_goes_on_after(suite_servers, tmp_path, fault):
+    """Killed (then restarted) or frozen (then resumed) for 2 s: the requests it does not answer
+    are ERRORs by kind (a frozen server's after mongodb.timeout), and the run goes on."""
+    spec = dataclasses.replace(suite_servers.spec("ferretdb_server"), name=f"t-fdb-{fault}-{os.getpid()}")
     suite_servers.started.append(spec.name)
     provider = suite_servers.provider
     cluster = provider.up(spec)
@@ -82,16 +85,21 @@ def test_the_server_killed_mid_run_is_counted_and_the_run_goes_on_after_a_restar
             env=dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db")))
         try:
             wait_until_running(proc, 20)
-            provider.kill(cluster.name, "ferretdb")
-            time.sleep(2.0)  # two status intervals with the server down
+            getattr(provider, fault)(cluster.name, "ferretdb")
+            time.sleep(2.0)  # two status intervals with the server down or frozen
         finally:
-            provider.restart(cluster.name, "ferretdb")
+            if fault == "kill":
+                provider.restart(cluster.name, "ferretdb")
+            else:
+                provider.resume(cluster.name, "ferretdb")
         out, err = proc.communicate(timeout=120)
     finally:
         provider.down(cluster.name)
     assert proc.returncode == 1, err  # operations failed (exit status 1), the run itself completed
     assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out
     assert "failed operations by kind:" in err
+    if fault == "pause":
+        assert "NetworkTimeout" in err, err  # answered by no one within mongodb.timeout
     ops = [i["operations"] for i in json.loads(report.read_text())["run"]["intervals"]]
     low = min(range(len(ops) - 1), key=ops.__getitem__)
     assert ops[low] < max(ops) / 10, ops  # the outage is visible

@@ -36,8 +36,10 @@ def test_defaults_are_ycsbs():
     o = parse_options({})
     assert o.url == DEFAULT_URL and o.database == "ycsb" and o.hosts == "127.0.0.1:27017"
     assert (o.batchsize, o.upsert, o.drop) == (1, False, False)
-    # no socket timeout by default, as in YCSB: with one pymongo's asyncio client makes a task per request
-    assert dict(o.client_options) == {"serverSelectionTimeoutMS": 5000, "connectTimeoutMS": 5000}
+    # a 10 s socket timeout by default (not YCSB's none): a frozen server's requests become errors
+    assert dict(o.client_options) == {"serverSelectionTimeoutMS": 5000, "connectTimeoutMS": 5000,
+                                      "socketTimeoutMS": 10000}
+    assert "socketTimeoutMS" not in dict(parse_options({"mongodb.timeout": "0"}).client_options)
 
 
 def test_properties_are_parsed():
