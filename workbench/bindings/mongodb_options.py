@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
+from workbench.bindings.cassandra_options import _int  # the same bounded integer, the same message
 from workbench.errors import BindingError, ConfigError
 
 DEFAULT_URL = "mongodb://127.0.0.1:27017/ycsb?w=1"
@@ -88,16 +89,6 @@ class MongoOptions:
     @property
     def where(self) -> str:
         return f"{self.hosts}/{self.database}"
-
-
-def _int(key: str, text: str, low: int, high: int) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise ConfigError(f"{key}={text!r} is not an integer from {low} to {high}")
-    return value
 
 
 def _bool(key: str, text: str) -> bool:
