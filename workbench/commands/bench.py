@@ -102,6 +102,10 @@ def add_ycsb_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-l", dest="label", metavar="LABEL", help="label prefixed to status lines")
     p.add_argument("-s", action="store_true", help="accepted for YCSB compatibility (status is always on)")
     p.add_argument("--workers", type=int, metavar="K", help="worker processes that share the lanes")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="run the workers as Ray actors on a Ray cluster: auto, HOST:PORT of its head, "
+                        "or ray://HOST:10001 (pip install 'workbench[ray]'); -p ray.cpus, ray.resources, "
+                        "ray.strategy=spread|pack, ray.onlost=continue|stop")
     p.add_argument("--cluster", metavar="NAME",
                    help="a cluster started by `workbench cluster up`: sets -db and its hosts and ports")
 
@@ -115,7 +119,7 @@ def overrides_from(args: argparse.Namespace) -> list[str]:
         out += cluster_overrides(args.cluster)
     out += args.props
     for flag, key in (("threads", "threadcount"), ("target", "target"), ("db", "db"),
-                      ("label", "label"), ("workers", "workers")):
+                      ("label", "label"), ("workers", "workers"), ("ray", "ray.address")):
         value = getattr(args, flag, None)
         if value is not None:
             out.append(f"{key}={value}")

@@ -25,6 +25,8 @@ FIELD_LENGTH_DISTRIBUTIONS = ("constant", "uniform", "zipfian", "histogram")
 SCAN_LENGTH_DISTRIBUTIONS = ("uniform", "zipfian")
 INSERT_ORDERS = ("hashed", "ordered")
 MEASUREMENT_INTERVALS = ("op", "intended", "both")
+RAY_STRATEGIES = ("spread", "pack")
+RAY_ON_LOST = ("continue", "stop")
 OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE")
 
 
@@ -86,6 +88,14 @@ class WorkloadSpec:
     measurement_interval: str = "op"
     hdr_percentiles: tuple[float, ...] | None = None  # None: the export layout decides
     label: str = ""
+    # Worker processes as Ray actors on a Ray cluster (workbench/core/ray_workers.py): its
+    # address ("" = local worker processes), CPUs and custom resources each worker asks for,
+    # how they are placed, and what a lost worker does to the run.
+    ray_address: str = ""
+    ray_cpus: float = 1.0
+    ray_resources: str = ""  # NAME:AMOUNT[,NAME:AMOUNT...]
+    ray_strategy: str = "spread"
+    ray_onlost: str = "continue"
     # properties that belong to bindings (cassandra.*, hbase.*, hosts, ...)
     binding_properties: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -232,6 +242,11 @@ KEYS: dict[str, Key] = {
     "measurement.interval": _key("measurement_interval", _str, MEASUREMENT_INTERVALS),
     "hdrhistogram.percentiles": _key("hdr_percentiles", _percentiles),
     "label": _key("label", _str),
+    "ray.address": _key("ray_address", _str),
+    "ray.cpus": _key("ray_cpus", _float),
+    "ray.resources": _key("ray_resources", _str),
+    "ray.strategy": _key("ray_strategy", _str, RAY_STRATEGIES),
+    "ray.onlost": _key("ray_onlost", _str, RAY_ON_LOST),
 }
 
 # YCSB properties we accept only with one value (the one our engine implements).
@@ -323,6 +338,32 @@ def _fail(props: Properties, key: str, message: str, hint: str) -> ConfigError:
     return ConfigError(f"{_where(props, key)}{message}", hint)
 
 
+def ray_resources(text: str) -> dict[str, float]:
+    """ray.resources: NAME:AMOUNT pairs separated by commas (Ray's custom resources)."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, sep, amount = part.partition(":")
+        value = _float(amount) if sep else -1.0
+        if not name.strip() or value <= 0:
+            raise ValueError(part)
+        out[name.strip()] = value
+    return out
+
+
+def _check_ray(spec: WorkloadSpec, props: Properties) -> None:
+    if spec.ray_cpus < 0:
+        raise _fail(props, "ray.cpus", "ray.cpus must not be negative",
+                    "CPUs each Ray worker reserves: 1 by default, 0 to reserve none")
+    try:
+        ray_resources(spec.ray_resources)
+    except ValueError:
+        raise _fail(props, "ray.resources", f"ray.resources={spec.ray_resources} is not a list of "
+                    "NAME:AMOUNT", "e.g. -p ray.resources=loadgen:1 (a custom resource of your Ray "
+                    "nodes; amounts above 0)") from None
+
+
 def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
     """Cross-property rules; each names the key to change."""
     non_negative = (
@@ -361,7 +402,9 @@ def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
                     f"(threadcount={spec.threadcount}): each worker process needs a lane",
                     "lower --workers or raise -threads")
     cores = os.cpu_count() or 1
-    if spec.workers > WORKERS_PER_CORE * cores:
+    if spec.ray_address:  # the workers run on the Ray cluster's machines, not on this one
+        _check_ray(spec, props)
+    elif spec.workers > WORKERS_PER_CORE * cores:
         raise _fail(props, "workers", f"workers ({spec.workers}) is far more than this machine's "
                     f"{cores} cores", f"use at most {WORKERS_PER_CORE * cores}, {WORKERS_PER_CORE} per core: "
                     "more processes only compete for the cores")

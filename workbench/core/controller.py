@@ -63,6 +63,7 @@ class PhaseOutcome:
     error_kinds: dict[str, int] = field(default_factory=dict)  # summed over workers
     notes: list[str] = field(default_factory=list)  # the binding's remarks for the report
     warmup_s: float = 0.0  # seconds from the start to the measured window (not measured)
+    ray: dict | None = None  # a Ray run: the cluster's address and where each worker ran
 
 
 STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
@@ -221,7 +222,12 @@ class Controller:
     async def run(self) -> PhaseOutcome:
         self._loop = asyncio.get_running_loop()
         await self.prepare()
-        if self.workers > 1 or self.processes:
+        if self.spec.ray_address:
+            from workbench.core.ray_workers import RayExecutor  # noqa: PLC0415 - optional extra
+
+            self._executor = RayExecutor(self.spec, self.phase, self.lanes, self.target, self.workers)
+            self._executor.on_event = self._event
+        elif self.workers > 1 or self.processes:
             self._executor = ProcessExecutor(
                 self.spec, self.phase, self.lanes, self.target, self.workers
             )
@@ -284,6 +290,7 @@ class Controller:
             error_kinds=self._error_kinds,
             notes=self._notes,
             warmup_s=self._window_t0 - self._t0,
+            ray=self._executor.describe() if hasattr(self._executor, "describe") else None,
         )
 
     def _window_done(self) -> bool:

@@ -44,6 +44,11 @@ SAMPLE_S = 0.02
 class Budget(Protocol):
     def claim(self) -> int | None: ...
 
+    async def refill(self) -> bool:
+        """After claim() said None: wait for more numbers (True) or say there are none (False).
+        Only a budget whose numbers come from far away (a Ray run's) ever waits."""
+        ...
+
     def remaining(self) -> int: ...
 
     def exhausted(self) -> bool: ...
@@ -62,6 +67,9 @@ class LocalBudget:
             return None
         self.next = n + 1
         return n
+
+    async def refill(self) -> bool:
+        return False
 
     def remaining(self) -> int:
         return max(self.total - self.next, 0) if self.total else 0
@@ -271,7 +279,7 @@ class WorkerEngine:
         pacer = self.pacer
         running = self._running
         recorder = self.recorder
-        claim = self.budget.claim
+        claim, refill = self.budget.claim, self.budget.refill
         done = 0
         next_yield = YIELD_EVERY
         deadline = 0
@@ -289,6 +297,8 @@ class WorkerEngine:
             if load:
                 n = claim()
                 if n is None:
+                    if await refill():
+                        continue
                     self.exhausted = True
                     break
                 intended = await pacer.next_slot() if pacer.active else 0
@@ -302,6 +312,8 @@ class WorkerEngine:
                 if not (self._held and lane >= self.lane_limit):  # a lane on its way out claims no more
                     while credit < want:
                         if claim() is None:
+                            if await refill():
+                                continue
                             self.exhausted = True
                             break
                         credit += 1

@@ -115,6 +115,9 @@ class SharedBudget:
         self.next = n + 1
         return n
 
+    async def refill(self) -> bool:
+        return False
+
     def remaining(self) -> int:
         return max(self.total - self.counter.value, 0) if self.total else 0
 

@@ -145,6 +145,8 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         env["error_kinds"] = dict(outcome.error_kinds)
     if outcome.notes:
         env["notes"] = list(outcome.notes)
+    if outcome.ray is not None:
+        env["ray"] = outcome.ray
     return RunResult(
         phase=outcome.phase,
         db=spec.db,

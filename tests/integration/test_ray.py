@@ -1,0 +1,197 @@
+"""Load from several machines through Ray (`--ray ADDRESS`), on real multi-node Ray clusters.
+
+Every test runs Ray, the database it loads and the workbench inside a network namespace with
+only `lo` up (tests/raynet.py): Ray picks the machine's own address by itself otherwise. Each
+test checks that no socket of the run listens on or connects to anything outside 127.0.0.0/8,
+and the namespace's end ends every process in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from raynet import Netns
+from servers import skip_without_jars
+
+pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[test,ray]')")
+pytestmark = pytest.mark.servers
+
+WB = [sys.executable, "-m", "workbench"]
+SCRIPTS = Path(__file__).parent / "ray_scripts"
+ACTORS = ("ray::LaneWorker", "ray::Counter")
+
+
+@pytest.fixture
+def netns():
+    ns = Netns().start()
+    try:
+        yield ns
+    finally:
+        ns.close()
+
+
+def exported(path: Path) -> dict:
+    return json.loads(path.read_text())["run"]
+
+
+def actors(ns: Netns) -> list[str]:
+    return [p for p in ns.processes() if p.startswith(ACTORS)]
+
+
+def wait_for(condition, what: str, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def check_merged(run: dict, ops: tuple[str, ...]) -> dict:
+    """The merged histograms' counts are the workers' counts, summed exactly."""
+    ray = run["environment"]["ray"]
+    measured = {m["name"]: m["operations"] for m in run["measurements"]}
+    for op in ops:
+        assert measured[op] == sum(w["counts"].get(op, 0) for w in ray["workers"]), op
+    assert run["operations"] == sum(w["operations"] for w in ray["workers"])
+    return ray
+
+
+def test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start(netns, tmp_path):
+    address = netns.ray_start(nodes=2, cpus=2)
+    store = tmp_path / "runs.db"
+    common = ["-P", "workloada", "-p", "recordcount=4000", "-threads", "8", "--workers", "4",
+              "--ray", address, "--store", str(store), "-p", "status.interval=1"]
+    load = netns.run([*WB, "load", *common, "--export", f"json={tmp_path / 'load.json'}"])
+    assert load.returncode == 0, load.stderr
+    run = netns.run([*WB, "run", *common, "-p", "operationcount=30000",
+                     "--export", f"json={tmp_path / 'run.json'}"])
+    assert run.returncode == 0, run.stderr
+    assert "[OVERALL], Throughput(ops/sec)" in run.stdout
+
+    loaded = exported(tmp_path / "load.json")
+    assert loaded["operations"] == 4000
+    check_merged(loaded, ("INSERT",))
+    result = exported(tmp_path / "run.json")
+    assert result["operations"] == 30000
+    ray = check_merged(result, ("READ", "UPDATE"))
+    # spread: four workers over both nodes, each with two of the eight lanes
+    assert ray["nodes"] == 2 and ray["address"] == address
+    assert len({w["node_id"] for w in ray["workers"]}) == 2
+    assert sorted(w["worker"] for w in ray["workers"]) == [0, 1, 2, 3]
+    assert all(w["lanes"] == 2 and w["node_ip"] == "127.0.0.1" and not w["lost"] for w in ray["workers"])
+    assert netns.outside_loopback() == []
+    # the run store keeps where each worker ran
+    kept = netns.run([*WB, "runs", "export", "--store", str(store), "2", "--export",
+                      f"json={tmp_path / 'kept.json'}"])
+    assert kept.returncode == 0, kept.stderr
+    assert exported(tmp_path / "kept.json")["environment"]["ray"] == ray
+    assert actors(netns) == []  # the phases' actors ended with them
+
+
+@pytest.mark.parametrize("onlost", ["continue", "stop"])
+def test_a_node_removed_mid_run_is_an_event_and_its_in_flight_operations_are_errors(netns, tmp_path, onlost):
+    export = tmp_path / "run.json"
+    done = netns.run([sys.executable, str(SCRIPTS / "node_loss.py"), str(export), onlost], timeout=600)
+    assert "removed" in done.stdout, done.stderr[-3000:]
+    status = int(re.search(r"exit (-?\d+)", done.stdout).group(1))
+    run = exported(export)
+    ray = run["environment"]["ray"]
+    lost = [w for w in ray["workers"] if w["lost"]]
+    assert len(lost) == 1, ray
+    events = [e for e in run["events"] if e["kind"] == "worker-lost"]
+    assert len(events) == 1 and events[0]["value"]["worker"] == lost[0]["worker"]
+    in_flight = events[0]["value"]["in_flight"]
+    assert in_flight == 2  # the lost worker's lanes (4 lanes, 2 workers)
+    returns = {m["name"]: m["returns"] for m in run["measurements"]}
+    assert returns["LOST"] == {"ERROR": in_flight}
+    kinds = run["environment"]["error_kinds"]
+    assert any(k.startswith(f"worker {lost[0]['worker']} on ") and n == in_flight for k, n in kinds.items())
+    assert run["operations"] == sum(w["operations"] for w in ray["workers"])
+    if onlost == "continue":
+        # the other worker went on to the end of the budget: operations after the loss
+        assert status == 1, done.stderr[-3000:]  # failed operations, recorded
+        assert run["outcome"] == "completed"
+        at = events[0]["elapsed_s"]
+        later = [i for i in run["intervals"] if i["elapsed_s"] > at + 1]
+        assert sum(i["operations"] for i in later) > 0
+        survivor = [w for w in ray["workers"] if not w["lost"]][0]
+        assert survivor["operations"] > lost[0]["operations"]
+    else:
+        assert status == 2, done.stderr[-3000:]
+        assert run["outcome"] == "failed"
+        assert "ray.onlost=stop ended the run" in done.stderr
+    assert netns.outside_loopback() == []
+
+
+def _running_workbench(ns: Netns, tmp_path: Path):
+    proc = ns.popen([*WB, "run", "-P", "workloadc", "-p", "recordcount=1000", "-p", "operationcount=0",
+                     "-p", "maxexecutiontime=300", "-threads", "4", "--workers", "2", "--ray", "auto",
+                     "-p", "status.interval=1", "--no-store", "--export", f"json={tmp_path / 'run.json'}"],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for line in proc.stderr:
+        m = re.search(r" sec: (\d+) operations", line)
+        if m and int(m.group(1)) > 0:
+            break
+    else:
+        raise AssertionError(f"the run ended before it reported operations: {proc.wait()}")
+    assert len(actors(ns)) == 2  # the two workers (no operation counter: operationcount=0)
+    def workbench_pids() -> list[str]:
+        lines = ns.run(["ps", "-eo", "pid=,args="]).stdout.splitlines()
+        return [line.split()[0] for line in lines if " -m workbench run " in line]
+
+    pid = wait_for(workbench_pids, "the workbench's pid inside the namespace")[0]
+    return proc, pid
+
+
+def test_ctrl_c_and_a_killed_controller_leave_no_actor_behind(netns, tmp_path):
+    netns.ray_start(nodes=2, cpus=2)  # --ray auto finds it through RAY_TMPDIR's current cluster
+    proc, pid = _running_workbench(netns, tmp_path)
+    netns.run(["kill", "-INT", pid], check=True)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "[OVERALL], Throughput(ops/sec)" in out
+    assert exported(tmp_path / "run.json")["outcome"] == "interrupted"
+    wait_for(lambda: not actors(netns), "the actors to end after Ctrl-C")
+
+    proc, pid = _running_workbench(netns, tmp_path)
+    netns.run(["kill", "-KILL", pid], check=True)
+    proc.communicate(timeout=120)
+    wait_for(lambda: not actors(netns), "Ray to end the actors of a killed controller")
+    assert netns.outside_loopback() == []
+
+
+def test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes(netns, tmp_path):
+    skip_without_jars("cassandra")
+    up = netns.run([*WB, "cluster", "up", "cassandra-single", "--heap", "512M"], timeout=900)
+    assert up.returncode == 0, up.stdout + up.stderr
+    try:
+        address = netns.ray_start(nodes=2, cpus=1)
+        common = ["-P", "workloada", "-p", "recordcount=2000", "-threads", "4", "--workers", "2",
+                  "--cluster", "cassandra-single", "--ray", address, "--no-store"]
+        load = netns.run([*WB, "load", *common, "--export", f"json={tmp_path / 'load.json'}"])
+        assert load.returncode == 0, load.stderr
+        run = netns.run([*WB, "run", *common, "-p", "operationcount=6000",
+                         "--export", f"json={tmp_path / 'run.json'}"])
+        assert run.returncode == 0, run.stderr
+        loaded, result = exported(tmp_path / "load.json"), exported(tmp_path / "run.json")
+        assert loaded["operations"] == 2000 and result["operations"] == 6000
+        check_merged(loaded, ("INSERT",))
+        ray = check_merged(result, ("READ", "UPDATE"))
+        assert len({w["node_id"] for w in ray["workers"]}) == 2
+        returns = {m["name"]: m["returns"] for m in result["measurements"]}
+        assert returns["READ"] == {"OK": sum(w["counts"]["READ"] for w in ray["workers"])}
+        assert result["environment"]["cluster"]["kind"] == "cassandra"
+        assert netns.outside_loopback() == []
+    finally:
+        down = netns.run([*WB, "cluster", "down", "cassandra-single"], timeout=300)
+        assert down.returncode == 0, down.stderr
+    assert not [p for p in netns.processes() if "java" in p.split()[0]]
+
