@@ -24,6 +24,19 @@ from pathlib import Path
 import pytest
 
 RAY = str(Path(sys.executable).with_name("ray"))
+# PID 1 of the namespace: brings lo up, says so, then reaps every process that ends in it (the
+# servers that `ray start` and `workbench cluster up` leave running are reparented to it).
+INIT = """
+import os, signal, subprocess
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+print("up", flush=True)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        signal.pause()
+"""
 
 
 def _child_of(pid: int) -> int | None:
@@ -52,7 +65,7 @@ class Netns:
             if shutil.which(tool) is None:
                 pytest.skip(f"a network namespace needs {tool} (util-linux, iproute2)")
         argv = ["setpriv", "--pdeathsig", "KILL", "unshare", "--net", "--pid", "--fork", "--kill-child",
-                "--mount-proc", "sh", "-c", "ip link set lo up && echo up && exec sleep infinity"]
+                "--mount-proc", sys.executable, "-c", INIT]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip()
         if line != "up":
@@ -112,7 +125,7 @@ class Netns:
                 if not (_loopback(local) and (peer.endswith(":*") or _loopback(peer)))]
 
     def processes(self) -> list[str]:
-        """Command lines of the namespace's processes (but its own sleep and this ps)."""
+        """Command lines of the namespace's processes (but its PID 1 and this ps)."""
         out = self.run(["ps", "-eo", "pid=,args="], check=True).stdout
         lines = []
         for line in out.splitlines():
