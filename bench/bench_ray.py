@@ -96,8 +96,9 @@ def cmd_merge(args: argparse.Namespace) -> None:
         print(f"{n:>8} {cost * 1000:>9.2f} {cost / n * 1e6:>10.0f}", flush=True)
     slope = statistics.median(per_worker[-4:])
     for rate in (1, 4):
-        print(f"at {rate} tick(s)/s, half of each tick merges about {int(0.5 / rate / slope)} workers "
-              f"({slope * 1e6:.0f} us each)")
+        print(f"at {rate} tick(s)/s, the merge alone fits about {int(0.5 / rate / slope)} workers in half "
+              f"of each tick ({slope * 1e6:.0f} us each; Ray's own cost per call, from `throughput`, "
+              "comes on top)")
 
 
 # Run inside the namespace: what one drain costs the controller in Ray's own machinery (16 actors

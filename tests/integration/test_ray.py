@@ -19,6 +19,8 @@ import pytest
 from raynet import Netns
 from servers import skip_without_jars
 
+from workbench.results.store import RunStore
+
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[test,ray]')")
 pytestmark = pytest.mark.servers
 
@@ -95,6 +97,32 @@ def test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start(netns, tm
     assert exported(tmp_path / "kept.json")["environment"]["ray"] == ray
     assert actors(netns) == []  # the phases' actors ended with them
 
+    # an experiment whose properties name the Ray cluster: each of its runs is a Ray run
+    experiment = tmp_path / "over-ray.toml"
+    experiment.write_text(f'''databases = ["memory"]
+workloads = ["workloadc"]
+repetitions = 1
+warmup_s = 0
+min_measure_s = 0
+[properties]
+recordcount = 1000
+operationcount = 3000
+workers = 2
+"ray.address" = "{address}"
+[sweep]
+lanes = [2, 4]
+''')
+    done = netns.run([*WB, "experiment", "run", str(experiment), "--store", str(store)])
+    assert done.returncode == 0, done.stderr
+    with RunStore(store, write=False) as kept:
+        made = kept.experiment_runs("over-ray", "full")
+    assert len(made) == 3  # its load and two runs
+    for run_id, step, _, _ in made:
+        out = tmp_path / f"exp-{run_id}.json"
+        assert netns.run([*WB, "runs", "export", "--store", str(store), str(run_id), "--export",
+                          f"json={out}"]).returncode == 0
+        check_merged(exported(out), ("INSERT",) if step.startswith("load") else ("READ",))
+
 
 @pytest.mark.parametrize("onlost", ["continue", "stop"])
 def test_a_node_removed_mid_run_is_an_event_and_its_in_flight_operations_are_errors(netns, tmp_path, onlost):
@@ -152,6 +180,13 @@ def _running_workbench(ns: Netns, tmp_path: Path):
 
 
 def test_ctrl_c_and_a_killed_controller_leave_no_actor_behind(netns, tmp_path):
+    # before any cluster exists: one line each, at once, exit 2
+    for address, words in (("127.0.0.1:6399", "no Ray cluster answers at 127.0.0.1:6399"),
+                           ("auto", "cannot connect to the Ray cluster at auto")):
+        done = netns.run([*WB, "run", "-p", "recordcount=10", "-p", "operationcount=10", "--ray", address,
+                          "--no-store"], timeout=120)
+        assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
     netns.ray_start(nodes=2, cpus=2)  # --ray auto finds it through RAY_TMPDIR's current cluster
     proc, pid = _running_workbench(netns, tmp_path)
     netns.run(["kill", "-INT", pid], check=True)

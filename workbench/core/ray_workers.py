@@ -24,8 +24,11 @@ Ray is imported only here, and only when a run asks for it (`pip install 'workbe
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import os
 import socket
+import sys
 from typing import Any
 
 from workbench.bindings.registry import BINDINGS
@@ -188,10 +191,35 @@ class LaneWorker:
          "target": engine.set_target, "lanes": engine.set_lanes}[name](*args)
 
 
+_connected: str | None = None  # the address this process's ray.init used
+PROBE_TIMEOUT_S = 10.0
+
+
+def _probe(address: str) -> None:
+    """Refuse at once an address where nothing answers (ray.init would wait on it for minutes)."""
+    if address == "auto":
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise WorkbenchError(f"--ray {address}: not an address",
+                             "give auto, HOST:PORT of the head (6379) or ray://HOST:10001")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise WorkbenchError(f"no Ray cluster answers at {address}: {exc.strerror or exc}",
+                             "start one (`ray start --head`) or give its address: --ray HOST:6379, "
+                             "--ray ray://HOST:10001 or --ray auto") from None
+
+
 def connect(address: str):
     """ray.init on `address` once per process (auto, host:port or ray://host:port)."""
+    global _connected
     ray = import_ray()
+    if ray.is_initialized() and _connected not in (None, address):
+        raise WorkbenchError(f"this process is connected to the Ray cluster at {_connected} already, "
+                             f"not {address}", "run the other cluster's phases from another process")
     if not ray.is_initialized():
+        _probe(address)
         extra: dict[str, Any] = {}
         host = address.rpartition(":")[0] if ":" in address else address
         if not address.startswith("ray://") and (host.startswith("127.") or host == "localhost"):
@@ -199,7 +227,9 @@ def connect(address: str):
             # looks for the machine's own address by routing towards a public one).
             extra["_node_ip_address"] = "127.0.0.1"
         try:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False, **extra)
+            with _real_std_streams():
+                ray.init(address=address, logging_level="WARNING", log_to_driver=False, **extra)
+            _connected = address
         except (ConnectionError, RuntimeError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise WorkbenchError(
@@ -207,6 +237,29 @@ def connect(address: str):
                 "start one (`ray start --head`) or give its address: --ray HOST:6379, "
                 "--ray ray://HOST:10001 or --ray auto") from None
     return ray
+
+
+@contextlib.contextmanager
+def _real_std_streams():
+    """ray.init needs sys.stdout and sys.stderr with file descriptors; the terminal app replaces
+    them with objects that have none. For the call, they are /dev/null (Ray prints nothing we
+    need there: its logs stay in the cluster's session directory)."""
+    def usable(stream) -> bool:
+        try:
+            return stream.fileno() >= 0
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            return False
+
+    if usable(sys.stdout) and usable(sys.stderr):
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    with open(os.devnull, "w") as null:
+        sys.stdout = sys.stderr = null
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = saved
 
 
 class RayExecutor:
