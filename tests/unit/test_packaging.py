@@ -67,6 +67,9 @@ def test_every_third_party_import_is_a_declared_dependency():
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {_requirement_name(r) for r in project["dependencies"]}
+    # An optional extra's package (ray) is declared there, and imported only when asked for.
+    declared |= {_requirement_name(r) for extra, reqs in project["optional-dependencies"].items()
+                 if extra != "test" for r in reqs}
     distributions = importlib.metadata.packages_distributions()
     third_party = _imported_top_levels() - set(sys.stdlib_module_names) - {"workbench", "__future__"}
     # Hbase_thrift is not installed by anything: hbase_idl.py makes it from happybase's IDL.
@@ -78,6 +81,15 @@ def test_every_third_party_import_is_a_declared_dependency():
         if not owners & declared:
             undeclared[module] = sorted(owners)
     assert not undeclared, f"imported by workbench/ but not in [project] dependencies: {undeclared}"
+
+
+def test_the_ray_extra_is_imported_only_by_a_run_that_asks_for_it():
+    import subprocess
+
+    code = ("import sys; import workbench.cli, workbench.core.controller, workbench.core.ray_workers, "
+            "workbench.drive.background; assert 'ray' not in sys.modules, 'ray was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_hbase_thrift_comes_from_happybases_idl_without_importing_happybase():
