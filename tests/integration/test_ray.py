@@ -95,6 +95,8 @@ def test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start(netns, tm
                       f"json={tmp_path / 'kept.json'}"])
     assert kept.returncode == 0, kept.stderr
     assert exported(tmp_path / "kept.json")["environment"]["ray"] == ray
+    shown = netns.run([*WB, "runs", "show", "--store", str(store), "2"])
+    assert f"Ray cluster {address} (Ray 2." in shown.stdout and "4 workers on 2 nodes" in shown.stdout
     assert actors(netns) == []  # the phases' actors ended with them
 
     # an experiment whose properties name the Ray cluster: each of its runs is a Ray run

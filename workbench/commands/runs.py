@@ -165,6 +165,8 @@ def show_command(args: argparse.Namespace) -> int:
     server = (result.environment.get("cluster") or {}).get("server_version")
     if server:
         console.print(f"server: {server}")
+    if result.environment.get("ray"):
+        console.print(ray_placement(result.environment["ray"]), highlight=False)
     if result.measurements or result.operations:
         sys.stdout.flush()
         write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
@@ -176,6 +178,16 @@ def show_command(args: argparse.Namespace) -> int:
             f"{e.elapsed_s:.1f} s {e.kind}" + ("" if e.value is None else f" {e.value}")
             for e in result.events))
     return 0
+
+
+def ray_placement(ray: dict) -> str:
+    """One line: where a Ray run's workers ran, and what each did."""
+    workers = ray.get("workers", [])
+    parts = [f"worker {w.get('worker')} on {w.get('hostname', '?')} ({w.get('node_ip', '?')}, node "
+             f"{str(w.get('node_id', '?'))[:8]}): {w.get('operations', 0):,} operations"
+             + (", LOST" if w.get("lost") else "") for w in workers]
+    return (f"Ray cluster {ray.get('address', '?')} (Ray {ray.get('ray', '?')}): {len(workers)} workers on "
+            f"{ray.get('nodes', '?')} nodes; " + "; ".join(parts))
 
 
 def _intervals_table(result: RunResult) -> Table:
