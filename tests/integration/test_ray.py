@@ -232,3 +232,29 @@ def test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes(netns, tmp_path):
         assert down.returncode == 0, down.stderr
     assert not [p for p in netns.processes() if "java" in p.split()[0]]
 
+
+
+def test_target_pause_and_lanes_reach_every_ray_worker(netns):
+    address = netns.ray_start(nodes=2, cpus=2)
+    done = netns.run([sys.executable, str(SCRIPTS / "live_commands.py"), address], timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    ticks, end = lines[:-1], lines[-1]
+    by = {t["tick"]: t for t in ticks}
+
+    def rate(first: int, last: int) -> float:  # over several ticks: a late reply moves to the next
+        window = [by[t] for t in range(first, last + 1)]
+        return sum(t["ops"] for t in window) / sum(t["interval_s"] for t in window)
+
+    # Unthrottled, the two workers do far more than 5,000 ops/s on the memory binding.
+    assert rate(2, 3) > 5000, ticks
+    # target 400 set at tick 4, split 200 + 200: a worker that missed it would run unthrottled
+    assert 0 < rate(6, 8) < 2000, ticks
+    # paused at tick 9: no worker does anything from tick 11 until the resume at tick 14
+    assert by[12]["ops"] == 0 and by[13]["ops"] == 0 and by[12]["paused"], ticks
+    # resumed, and two lanes (one per worker) from tick 15 on, still paced
+    assert by[17]["lanes"] == 2 and 0 < rate(17, 19) < 2000, ticks
+    assert end["outcome"] == "stopped"
+    assert [k for k, _ in end["events"]][:5] == ["target", "pause", "resume", "lanes", "stop"]
+    assert [w["lanes"] for w in end["ray"]["workers"]] == [1, 1]
+    assert all(w["operations"] > 0 for w in end["ray"]["workers"])

@@ -29,6 +29,7 @@ import io
 import os
 import socket
 import sys
+import time
 from typing import Any
 
 from workbench.bindings.registry import BINDINGS
@@ -43,6 +44,8 @@ START_TIMEOUT_S = 180.0  # placing every actor and importing the bindings in it
 REPLY_TIMEOUT_S = 2.0  # a worker that has not answered a drain by then answers at the next one
 LOST_OP = "LOST"  # the pseudo-operation under which a lost worker's in-flight operations count
 HEAD_RESOURCE = "node:__internal_head__"  # a resource only Ray's head node has
+RAY_WINDOW_EVERY_S = 0.02  # how often a worker's loop lets Ray's threads take the GIL...
+RAY_WINDOW_S = 0.0001  # ...and for how long (LaneWorker._let_ray_in)
 
 
 def import_ray():
@@ -154,9 +157,23 @@ class LaneWorker:
                 "node_ip": ray.util.get_node_ip_address(), "hostname": socket.gethostname(),
                 "pid": os.getpid()}
 
+    async def _let_ray_in(self) -> None:
+        """Give Ray's own threads in this process the GIL now and then. Ray hands a call (a
+        drain, a command) to this actor from a thread of its own, which must take the GIL from
+        the event loop's thread. A loop that never waits (lanes on a binding that answers at
+        once, or a saturated client) releases the GIL at every turn (select with no timeout)
+        and takes it back before the waiting thread wakes, and CPython's GIL then never forces
+        a switch: the call waits for seconds, or for ever (measured: a drain waited 2-5 s with
+        two busy workers, and never came with one). A short sleep with the GIL released lets
+        the waiting thread in."""
+        while True:
+            await asyncio.sleep(RAY_WINDOW_EVERY_S)
+            time.sleep(RAY_WINDOW_S)
+
     async def run(self) -> tuple:
         total = self.spec.lane_budget(self.phase)
         budget = RemoteBudget(self.counter) if total else LocalBudget(0)
+        window = asyncio.get_running_loop().create_task(self._let_ray_in())
         try:
             self.engine = WorkerEngine(self.spec, self.phase, binding_factory(self.spec), budget,
                                        self.lanes, self.target, self.worker, self.workers)
@@ -165,6 +182,8 @@ class LaneWorker:
             return ("error", str(exc), self._final())
         except Exception as exc:  # noqa: BLE001 - reported to the controller, which decides
             return ("error", f"worker {self.worker} failed: {type(exc).__name__}: {exc}", self._final())
+        finally:
+            window.cancel()
         failure = self.engine.failure
         if failure is not None:
             return ("error", f"worker {self.worker}: {type(failure).__name__}: {failure}", self._final())
@@ -318,8 +337,13 @@ class RayExecutor:
             self.live.add(w)
         # Placing the actors and starting their interpreters is not part of the benchmark.
         try:
-            self.placement = list(await asyncio.wait_for(asyncio.gather(
-                *(self._future(a.where.remote()) for a in self.actors)), START_TIMEOUT_S))
+            # A first drain and command too: Ray's first call of each method of an actor costs
+            # far more than the next ones, and the first ticks would come late.
+            answers = await asyncio.wait_for(asyncio.gather(
+                *(self._future(call) for a in self.actors
+                  for call in (a.where.remote(), a.drain.remote(), a.command.remote("ready")))),
+                START_TIMEOUT_S)
+            self.placement = list(answers[::3])
         except TimeoutError:
             self.close()
             raise WorkbenchError(
