@@ -173,6 +173,7 @@ def _running_workbench(ns: Netns, tmp_path: Path):
     else:
         raise AssertionError(f"the run ended before it reported operations: {proc.wait()}")
     assert len(actors(ns)) == 2  # the two workers (no operation counter: operationcount=0)
+    assert ns.outside_loopback() == []  # while the run goes on, too
     def workbench_pids() -> list[str]:
         lines = ns.run(["ps", "-eo", "pid=,args="]).stdout.splitlines()
         return [line.split()[0] for line in lines if " -m workbench run " in line]

@@ -35,13 +35,14 @@ from typing import Any
 from workbench.bindings.registry import BINDINGS
 from workbench.config.spec import WorkloadSpec, ray_resources
 from workbench.core.runner import LocalBudget, WorkerEngine
-from workbench.core.workers import _decode_tick, _encode_tick, binding_factory, split
+from workbench.core.workers import REPLY_TIMEOUT_S, _decode_tick, _encode_tick, binding_factory, split
 from workbench.errors import WorkbenchError
 from workbench.metrics.recorder import TickData
 
+# REPLY_TIMEOUT_S (as for local workers): a worker that has not answered a drain by then answers
+# at the next one.
 CHUNK = 1024  # operation numbers a Ray worker claims at a time (a round trip to the counter)
 START_TIMEOUT_S = 180.0  # placing every actor and importing the bindings in it
-REPLY_TIMEOUT_S = 2.0  # a worker that has not answered a drain by then answers at the next one
 LOST_OP = "LOST"  # the pseudo-operation under which a lost worker's in-flight operations count
 HEAD_RESOURCE = "node:__internal_head__"  # a resource only Ray's head node has
 RAY_WINDOW_EVERY_S = 0.02  # how often a worker's loop lets Ray's threads take the GIL...
