@@ -250,11 +250,11 @@ def test_target_pause_and_lanes_reach_every_ray_worker(netns):
     # Unthrottled, the two workers do far more than 5,000 ops/s on the memory binding.
     assert rate(2, 3) > 5000, ticks
     # target 400 set at tick 4, split 200 + 200: a worker that missed it would run unthrottled
-    assert 0 < rate(6, 8) < 2000, ticks
-    # paused at tick 9: no worker does anything from tick 11 until the resume at tick 14
-    assert by[12]["ops"] == 0 and by[13]["ops"] == 0 and by[12]["paused"], ticks
-    # resumed, and two lanes (one per worker) from tick 15 on, still paced
-    assert by[17]["lanes"] == 2 and 0 < rate(17, 19) < 2000, ticks
+    assert 0 < rate(9, 12) < 2000, ticks
+    # paused at tick 13: no worker does anything from tick 16 until the resume at tick 20
+    assert by[17]["ops"] == 0 and by[18]["ops"] == 0 and by[17]["paused"], ticks
+    # resumed, and two lanes (one per worker) from tick 21 on, still paced
+    assert by[24]["lanes"] == 2 and 0 < rate(24, 27) < 2000, ticks
     assert end["outcome"] == "stopped"
     assert [k for k, _ in end["events"]][:5] == ["target", "pause", "resume", "lanes", "stop"]
     assert [w["lanes"] for w in end["ray"]["workers"]] == [1, 1]

@@ -149,6 +149,7 @@ class LaneWorker:
         self.lanes, self.target, self.counter = lanes, target, counter
         self.engine: WorkerEngine | None = None
         self.finished = False  # run() has returned the final tick: nothing more to drain
+        self.early: list[str] = []  # stop, pause or resume that came before the engine
 
     async def where(self) -> dict[str, Any]:
         import ray  # noqa: PLC0415
@@ -181,6 +182,8 @@ class LaneWorker:
         try:
             self.engine = WorkerEngine(self.spec, self.phase, binding_factory(self.spec), budget,
                                        self.lanes, self.target, self.worker, self.workers)
+            for name in self.early:
+                getattr(self.engine, name)()
             await self.engine.run()
         except WorkbenchError as exc:
             return ("error", str(exc), self._final())
@@ -204,11 +207,13 @@ class LaneWorker:
 
     async def command(self, name: str, *args) -> None:
         engine = self.engine
-        if engine is None:  # not running yet: remember the setting for the engine's start
+        if engine is None:  # not running yet: remember it for the engine's start
             if name == "target":
                 self.target = args[0]
             elif name == "lanes":
                 self.lanes = args[0]
+            elif name in ("stop", "pause", "resume"):
+                self.early.append(name)
             return
         {"pause": engine.pause, "resume": engine.resume, "stop": engine.stop,
          "target": engine.set_target, "lanes": engine.set_lanes}[name](*args)

@@ -18,7 +18,9 @@ def main() -> None:
     spec, _ = spec_from_args(["workloadc"], props, "run")
     controller = Controller(spec, "run")
     ticks = []
-    plan = {4: ("set_target", 400), 9: ("pause",), 14: ("resume",), 15: ("set_lanes", 2), 20: ("stop",)}
+    # Wide gaps: on a loaded machine a drain can come a tick or more late, and its operations
+    # are then counted in the next tick.
+    plan = {4: ("set_target", 400), 13: ("pause",), 20: ("resume",), 21: ("set_lanes", 2), 28: ("stop",)}
 
     def on_tick(snap):
         ticks.append(snap)
