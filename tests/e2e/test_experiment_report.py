@@ -106,7 +106,7 @@ recordcount = 100
 operationcount = 500
 "measurement.interval" = "both"
 [sweep]
-rate = [10, 50]
+rate = [1, 50]
 '''
 
 
@@ -129,10 +129,11 @@ def test_the_saturation_curve_renders_in_headless_chromium(tmp_path):
     assert list(figures)[:3] == ["saturation", "saturation-service", "offered"]  # the sweep's charts first
     curve = figures["saturation"]
     points = re.findall(r"<title>memory workloada ([^:]+): achieved [^<]*, p99 ", curve)
-    assert points[0].startswith("10% = ") and points[-1] == "unthrottled"  # rising, max at the end
+    assert points[0].startswith("1% = ") and points[-1] == "unthrottled"  # rising, max at the end
     assert curve.count("<polyline") == 2 and curve.count("<circle") == 2 * len(points)  # p50, p99
     assert "p99 bound 1000 ms" in curve
-    # the first paced step kept up with a p99 under 1 s (a 50 ms bound missed it on a loaded machine)
+    # the first paced step kept up with a p99 under 1 s (a 50 ms bound missed it on a loaded machine;
+    # at 10% of a 500-operation calibration, a CI run under two busy loops fell under 90% of it)
     assert '<path class="knee"' in curve and "knee " in curve
     assert figures["saturation-service"].count("<circle") == 2 * len(points)
     offered = figures["offered"]
