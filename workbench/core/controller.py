@@ -9,13 +9,15 @@ recorded as an event of the run.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
 from workbench.config.spec import WorkloadSpec
+from workbench.core.spill import SpillList
 from workbench.core.workers import InProcessExecutor, ProcessExecutor, binding_factory
 from workbench.errors import BindingError, WorkbenchError
 from workbench.metrics.histograms import encode, merge_into, new_histogram
@@ -55,7 +57,7 @@ class PhaseOutcome:
     operations: int
     histograms: dict[str, HdrHistogram]
     returns: dict[str, dict[str, int]]
-    intervals: list[StoredInterval] = field(default_factory=list)
+    intervals: Sequence[StoredInterval] = field(default_factory=list)  # a SpillList from a run
     events: list[tuple[float, str, object]] = field(default_factory=list)
     outcome: str = "completed"
     error: str | None = None
@@ -70,7 +72,7 @@ STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows
 STABLE_WINDOWS = 3
 
 
-def stable(ticks: list[tuple[float, int]], pct: float) -> bool:
+def stable(ticks: Sequence[tuple[float, int]], pct: float) -> bool:
     """Do the last STABLE_WINDOWS windows of STABLE_WINDOW_S seconds (consecutive ticks, newest
     last) have throughputs within `pct` percent of their mean (highest minus lowest)?"""
     rates: list[float] = []
@@ -118,7 +120,9 @@ class Controller:
         # what the phase accumulates, tick by tick (a Controller runs one phase)
         self._cumulative: dict[str, HdrHistogram] = {}
         self._returns: dict[str, dict[str, int]] = {}
-        self._intervals: list[StoredInterval] = []
+        # one record per tick for the exports; only the newest stay in memory (a flat footprint
+        # for runs of hours), the run store has its own copy
+        self._intervals: SpillList[StoredInterval] = SpillList()
         self._total_ops = 0
         self._error_kinds: dict[str, int] = {}
         self._last_tick = 0.0
@@ -127,7 +131,10 @@ class Controller:
         self._window = spec.measured_window(phase)
         self._measuring = not (self._window and spec.warmup_s > 0)
         self._window_t0 = 0.0  # perf_counter at the start of the measured window
-        self._window_ticks: list[tuple[float, int]] = []  # (interval_s, operations) measured
+        # (interval_s, operations) of the newest measured ticks: as many as stable() can use
+        tick = spec.snapshot_interval if spec.snapshot_interval > 0 else 1.0
+        self._window_ticks: collections.deque[tuple[float, int]] = collections.deque(
+            maxlen=2 * int(STABLE_WINDOW_S * STABLE_WINDOWS / tick) + 16)
 
     # -- subscriptions and live commands --------------------------------------------------------
 

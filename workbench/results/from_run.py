@@ -20,6 +20,7 @@ from hdrh.histogram import HdrHistogram
 
 from workbench import __version__
 from workbench.core.controller import PhaseOutcome, StoredInterval
+from workbench.core.spill import SpillList
 from workbench.metrics.histograms import new_histogram
 from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
@@ -136,7 +137,9 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
     for op, counts in outcome.returns.items():
         if op not in shown:
             measurements.append(measurement_from_histogram(op, new_histogram(), counts))
-    intervals = [interval_from_stored(i) for i in outcome.intervals]
+    # converted as they are read: a long run's intervals stay in their file (core/spill.py)
+    intervals = (outcome.intervals.mapped(interval_from_stored) if isinstance(outcome.intervals, SpillList)
+                 else [interval_from_stored(i) for i in outcome.intervals])
     runtime = outcome.runtime_ms
     env = environment(spec, cluster)
     if outcome.error:

@@ -9,7 +9,7 @@ JSON's common extension NaN/Infinity (Python's json reads them back).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +49,13 @@ def _key(k: Any) -> Any:
     return tuple(k) if isinstance(k, list) else k  # dict keys must stay hashable
 
 
-def to_json_dict(result: RunResult) -> dict[str, Any]:
-    """The JSON document as Python data."""
-    return {"format": FORMAT, "version": VERSION, "run": _plain(asdict(result))}
+def to_json_dict(result: RunResult, intervals: bool = True) -> dict[str, Any]:
+    """The JSON document as Python data (`intervals=False`: with an empty list of them). The
+    intervals are converted one by one: a long run's may be read from a file (core/spill.py)."""
+    run = asdict(replace(result, intervals=[]))
+    if intervals:
+        run["intervals"] = [asdict(i) for i in result.intervals]
+    return {"format": FORMAT, "version": VERSION, "run": _plain(run)}
 
 
 def write_json(result: RunResult, path: str | Path) -> None:

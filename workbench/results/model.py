@@ -8,6 +8,7 @@ its compressed base64 form, so nothing is ever re-derived from rounded figures.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,7 @@ class RunResult:
     operations: int
     throughput: float  # operations * 1000 / runtime_ms, as YCSB computes it
     measurements: list[Measurement] = field(default_factory=list)
-    intervals: list[Interval] = field(default_factory=list)
+    intervals: Sequence[Interval] = field(default_factory=list)  # from a run: read from a file
     events: list[Event] = field(default_factory=list)
     properties: dict[str, str] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)

@@ -455,8 +455,8 @@ class RunStore:
             self._insert_interval(run_id, seq, interval)
         for seq, event in enumerate(result.events):
             self._insert_event(run_id, seq, event)
-        doc = to_json_dict(result)
-        doc["run"]["intervals"], doc["run"]["events"] = [], []
+        doc = to_json_dict(result, intervals=False)
+        doc["run"]["events"] = []
         ended = (result.started_at or time.time()) + result.warmup_s + result.runtime_ms / 1000
         self.conn.execute(
             "UPDATE runs SET status = ?, label = ?, started_at = coalesce(?, started_at), "
