@@ -10,6 +10,7 @@ from conftest import SCAN_ORDER
 
 from workbench.bindings.base import READ, UPDATE, Status
 from workbench.config.spec import spec_from_args
+from workbench.core import loops
 from workbench.core.controller import Controller
 from workbench.core.keys import build_key_name
 from workbench.core.workers import binding_factory
@@ -127,8 +128,9 @@ async def test_a_sequence_runs_its_steps_in_order_one_at_a_time(opened):
 
 
 def run(phase: str, files: list[str], overrides: list[str]):
+    """One phase on the loop its spec asks for (eventloop=auto: uvloop, which the suite installs)."""
     spec, _ = spec_from_args(files, overrides, phase)
-    return asyncio.run(Controller(spec, phase).run())
+    return loops.run(Controller(spec, phase).run(), spec.eventloop)
 
 
 def errors(outcome) -> dict[str, dict[str, int]]:
@@ -138,12 +140,14 @@ def errors(outcome) -> dict[str, dict[str, int]]:
 
 def test_dataintegrity_load_and_run(target):
     name, overrides = target
+    # on asyncio's own loop, the fallback where uvloop is not installed (the other tests: uvloop)
     common = [*overrides, "recordcount=300", "operationcount=1500", "dataintegrity=true",
-              "threadcount=4", "writeallfields=true"]
+              "threadcount=4", "writeallfields=true", "eventloop=asyncio"]
     load = run("load", [str(WORKLOADS / "workloada")], common)
     assert load.outcome == "completed" and errors(load) == {}
     result = run("run", [str(WORKLOADS / "workloada")], common)
     assert result.outcome == "completed", result.error
+    assert load.event_loop == result.event_loop == "asyncio"
     assert errors(result) == {}
     assert result.returns["VERIFY"] == {"OK": sum(result.returns["READ"].values())}
 
@@ -156,6 +160,7 @@ def test_workloads_a_to_f_run_without_errors(target):
     assert load.operations == 500 and errors(load) == {}
     for letter in "abcdef":
         result = run("run", [str(WORKLOADS / f"workload{letter}")], common)
+        assert result.event_loop.startswith("uvloop "), result.event_loop
         assert result.outcome == "completed", (letter, result.error)
         assert result.operations == 1000, letter
         assert errors(result) == {}, (letter, errors(result))

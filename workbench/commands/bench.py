@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from workbench.bindings.registry import BINDINGS
 from workbench.config.spec import WorkloadSpec, spec_from_args
+from workbench.core import loops
 from workbench.core.controller import Controller, PhaseOutcome
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import merge_into, new_histogram
@@ -184,7 +185,7 @@ def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layo
         recording.attach(controller)
     printer = StatusPrinter(spec, stream, layout, spec.phase_operation_count(phase)) if status else None
     try:
-        outcome = asyncio.run(_run(controller, printer))
+        outcome = loops.run(_run(controller, printer), spec.eventloop)
     except BaseException as exc:
         if recording is not None:
             try:

@@ -8,6 +8,7 @@ error that names the key, where it was set, and the closest valid names.
 from __future__ import annotations
 
 import difflib
+import importlib
 import math
 import os
 from collections.abc import Callable
@@ -26,6 +27,7 @@ SCAN_LENGTH_DISTRIBUTIONS = ("uniform", "zipfian")
 INSERT_ORDERS = ("hashed", "ordered")
 MEASUREMENT_INTERVALS = ("op", "intended", "both")
 RAY_STRATEGIES = ("spread", "pack")
+EVENT_LOOPS = ("auto", "uvloop", "asyncio")  # workbench/core/loops.py
 RAY_ON_LOST = ("continue", "stop")
 OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE")
 
@@ -96,6 +98,8 @@ class WorkloadSpec:
     ray_resources: str = ""  # NAME:AMOUNT[,NAME:AMOUNT...]
     ray_strategy: str = "spread"
     ray_onlost: str = "continue"
+    # the lanes' event loop (workbench/core/loops.py): auto = uvloop where installed
+    eventloop: str = "auto"
     # properties that belong to bindings (cassandra.*, hbase.*, hosts, ...)
     binding_properties: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -247,6 +251,7 @@ KEYS: dict[str, Key] = {
     "ray.resources": _key("ray_resources", _str),
     "ray.strategy": _key("ray_strategy", _str, RAY_STRATEGIES),
     "ray.onlost": _key("ray_onlost", _str, RAY_ON_LOST),
+    "eventloop": _key("eventloop", _str, EVENT_LOOPS),
 }
 
 # YCSB properties we accept only with one value (the one our engine implements).
@@ -352,6 +357,14 @@ def ray_resources(text: str) -> dict[str, float]:
     return out
 
 
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def _check_ray(spec: WorkloadSpec, props: Properties) -> None:
     if spec.ray_cpus < 0:
         raise _fail(props, "ray.cpus", "ray.cpus must not be negative",
@@ -401,6 +414,9 @@ def _check(spec: WorkloadSpec, props: Properties, phase: str) -> None:
         raise _fail(props, "workers", f"workers ({spec.workers}) is more than the lanes "
                     f"(threadcount={spec.threadcount}): each worker process needs a lane",
                     "lower --workers or raise -threads")
+    if spec.eventloop == "uvloop" and not _importable("uvloop"):
+        raise _fail(props, "eventloop", "eventloop=uvloop but uvloop is not installed",
+                    "pip install uvloop, or -p eventloop=auto (or asyncio) to use asyncio's loop")
     cores = os.cpu_count() or 1
     if spec.ray_address:  # the workers run on the Ray cluster's machines, not on this one
         _check_ray(spec, props)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from hdrh.histogram import HdrHistogram
 
 from workbench.config.spec import WorkloadSpec
+from workbench.core import loops
 from workbench.core.spill import SpillList
 from workbench.core.workers import InProcessExecutor, ProcessExecutor, binding_factory
 from workbench.errors import BindingError, WorkbenchError
@@ -66,6 +67,7 @@ class PhaseOutcome:
     notes: list[str] = field(default_factory=list)  # the binding's remarks for the report
     warmup_s: float = 0.0  # seconds from the start to the measured window (not measured)
     ray: dict | None = None  # a Ray run: the cluster's address and where each worker ran
+    event_loop: str = ""  # the loop the lanes ran on (core/loops.py): "uvloop 0.23.0", "asyncio"
 
 
 STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
@@ -298,6 +300,8 @@ class Controller:
             notes=self._notes,
             warmup_s=self._window_t0 - self._t0,
             ray=self._executor.describe() if hasattr(self._executor, "describe") else None,
+            # worker processes start their loops as this one was started (loops.run, same choice)
+            event_loop="asyncio (Ray's actor loop)" if self.spec.ray_address else loops.describe(self._loop),
         )
 
     def _window_done(self) -> bool:

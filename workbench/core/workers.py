@@ -9,6 +9,7 @@ histograms encoded (HdrHistogram's compressed form) so the parent merges them lo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import multiprocessing as mp
 import os
 import signal
@@ -16,6 +17,7 @@ from typing import Any
 
 from workbench.bindings.registry import BINDINGS, load_binding_class
 from workbench.config.spec import WorkloadSpec
+from workbench.core import loops
 from workbench.core.runner import LocalBudget, WorkerEngine
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import decode, encode
@@ -146,7 +148,8 @@ def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, tot
         os.close(fd)
     if info is not None:  # a binding registered at run time in the parent (plug-ins, tests)
         BINDINGS.setdefault(info.name, info)
-    asyncio.run(_worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total))
+    loops.run(_worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total),
+              spec.eventloop)
 
 
 async def _worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total) -> None:
@@ -224,11 +227,13 @@ class ProcessExecutor:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        # the workers run on the loop this process runs on (not on what they could import)
+        spec = dataclasses.replace(self.spec, eventloop=loops.kind(loop))
         for w in range(self.workers):
             parent, child = self.ctx.Pipe()
             proc = self.ctx.Process(
                 target=_worker_main,
-                args=(child, self.spec, self.phase, w, self.workers,
+                args=(child, spec, self.phase, w, self.workers,
                       split(self.lanes, self.workers, w), self._target_share(w),
                       self.counter, self.total, BINDINGS.get(self.spec.db)),
                 name=f"workbench-worker-{w}",

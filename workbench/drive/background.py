@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.config.spec import WorkloadSpec
+from workbench.core import loops
 from workbench.core.controller import Controller
 from workbench.errors import WorkbenchError
 from workbench.metrics.snapshot import IntervalSnapshot
@@ -111,7 +112,7 @@ class BackgroundRun:
 
     def _main(self) -> None:
         try:
-            asyncio.run(self._run())
+            loops.run(self._run(), self.controller.spec.eventloop)
         finally:
             self.finished.set()
 

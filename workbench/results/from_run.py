@@ -150,6 +150,8 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         env["notes"] = list(outcome.notes)
     if outcome.ray is not None:
         env["ray"] = outcome.ray
+    if outcome.event_loop:
+        env["event_loop"] = outcome.event_loop
     return RunResult(
         phase=outcome.phase,
         db=spec.db,

@@ -1,0 +1,199 @@
+"""Client CPU per operation in steady state: the workbench (and, if given, YCSB and latte).
+
+    workbench cluster up cassandra-single            # or hbase-standalone, with --db hbase
+    python bench/bench_cpu.py --db cassandra [--cluster NAME] [--workloads a,c] [--lanes 16,64]
+        [--short 10000] [--long 160000] [--repeat 2] [--clients acsylla] [-p KEY=VALUE ...]
+        [--ycsb-home DIR]  [--latte PATH]
+
+For each workload and in-flight count, each client makes a short run and a long run of the same
+workload on the same loaded table, in alternation, `--repeat` times. Steady-state CPU per
+operation is (CPU of the long run - CPU of the short run) / (long - short operations): the
+interpreter's (or the JVM's) start-up, imports and connection set-up are in both and cancel out.
+CPU is user + system time of the client process and its threads (os.wait4), nothing of the
+servers. Every run is a separate `workbench run --no-store` (YCSB: `site.ycsb.Client -t`; latte:
+`latte run`), with this checkout's workbench first on PYTHONPATH.
+
+--ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
+--latte: a latte binary (Cassandra only), e.g. built in a temporary directory with
+    CARGO_TARGET_DIR=/tmp/latte/target cargo install latte-cli --root /tmp/latte/root
+  It runs bench/latte/workloada.rn or workloadc.rn: YCSB's workload A (50% read of all ten
+  fields, 50% update of one) or C (reads) over the same table, one request per operation,
+  `--concurrency` in flight on one connection, `--threads 1`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_ycsb import DBS, JAVA, ROOT, WORKLOADS, parse, run_process, ycsb_classpath
+
+OK = ("Return=OK", "Return=NOT_FOUND")
+LATTE_DIR = Path(__file__).resolve().parent / "latte"
+
+
+def cpu_of(argv: list[str], env: dict | None = None) -> tuple[str, float, float]:
+    """(stdout, CPU seconds, wall seconds) of one client run."""
+    t0 = time.perf_counter()
+    text, cpu = run_process(argv, env)
+    return text, cpu, time.perf_counter() - t0
+
+
+def run_latte(argv: list[str]) -> tuple[str, float, float]:
+    """latte prints no YCSB lines: stdout, CPU and wall seconds of `latte run`."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
+        _, status, usage = os.wait4(proc.pid, 0)
+        out.seek(0)
+        text = out.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"latte failed:\n{text[-3000:]}")
+    return text, usage.ru_utime + usage.ru_stime, time.perf_counter() - t0
+
+
+class Clients:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from workbench.drive.targets import binding_overrides, find_cluster
+
+        self.args = args
+        self.ycsb_class, binding, self.client_key, default_clients = DBS[args.db]
+        self.cluster = find_cluster(args.cluster or {"cassandra": "cassandra-single",
+                                                     "hbase": "hbase-standalone"}[args.db])
+        if not all(host.startswith("127.") for host, _ in self.cluster.contact_points):
+            raise SystemExit("benchmarks only target 127.0.0.0/8")
+        self.overrides = binding_overrides(self.cluster) + list(args.p or [])
+        self.clients = (args.clients or default_clients.split(",")[0]).split(",")
+        self.table = f"bench_cpu_{int(time.time())}"
+        self.conf = Path(tempfile.mkdtemp(prefix="bench-cpu-conf-"))
+        self.classpath = ycsb_classpath(Path(args.ycsb_home), binding) if args.ycsb_home else None
+        host, port = self.cluster.contact_points[0]
+        self.ycsb_props = ["columnfamily=family"]
+        if args.db == "cassandra":
+            self.ycsb_props = [f"hosts={host}", f"port={port}", "cassandra.keyspace=ycsb"]
+        else:
+            spec = self.cluster.spec
+            (self.conf / "hbase-site.xml").write_text(
+                "<?xml version=\"1.0\"?>\n<configuration>\n"
+                f"  <property><name>hbase.zookeeper.quorum</name><value>{spec.address}</value></property>\n"
+                "  <property><name>hbase.zookeeper.property.clientPort</name>"
+                f"<value>{spec.zookeeper_port}</value></property>\n</configuration>\n")
+        self.tools = [*self.clients, *(["ycsb"] if self.classpath else []),
+                      *(["latte"] if args.latte else [])]
+
+    def common(self, workload: str, lanes: int, ops: int) -> list[str]:
+        props = [f"table={self.table}", f"recordcount={self.args.records}", f"operationcount={ops}"]
+        return ["-P", str(WORKLOADS / f"workload{workload}"), "-threads", str(lanes),
+                *[a for p in props for a in ("-p", p)]]
+
+    def workbench(self, client: str, workload: str, lanes: int, ops: int, phase: str = "run") -> list[str]:
+        props = [*self.overrides, *([f"{self.client_key}={client}"] if self.client_key else [])]
+        return [sys.executable, "-m", "workbench", phase, "--no-store", "-q",
+                *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
+
+    def run(self, tool: str, workload: str, lanes: int, ops: int) -> tuple[float, float]:
+        """(CPU seconds, operations per second)."""
+        if tool == "latte":
+            host, port = self.cluster.contact_points[0]
+            script = LATTE_DIR / f"workload{workload}.rn"
+            argv = [self.args.latte, "run", str(script), "--threads", "1", "--concurrency", str(lanes),
+                    "--connections", "1", "-d", str(ops), "--warmup", "0", "--sampling", "0",
+                    "-P", f"records={self.args.records}", "-P", f"table={self.table}",
+                    "-q", f"{host}:{port}"]
+            text, cpu, wall = run_latte(argv)
+            m = re.search(r"Throughput\s+\[op/s\]\s+([0-9.]+)", text)
+            return cpu, float(m[1]) if m else ops / wall
+        if tool == "ycsb":
+            argv = [JAVA, "-cp", f"{self.conf}:{self.classpath}", "site.ycsb.Client", "-t",
+                    "-db", self.ycsb_class, *[a for p in self.ycsb_props for a in ("-p", p)],
+                    *self.common(workload, lanes, ops)]
+        else:
+            argv = self.workbench(tool, workload, lanes, ops)
+        text, cpu, _ = cpu_of(argv)
+        got = parse(text)
+        failed = [k for k in got if k[1].startswith("Return=") and k[1] not in OK]
+        if failed:
+            raise SystemExit(f"{tool}: failed operations: {failed}\n{text[-2000:]}")
+        return cpu, got[("OVERALL", "Throughput(ops/sec)")]
+
+    def load(self) -> None:
+        t0 = time.perf_counter()
+        run_process(self.workbench(self.clients[0], "a", 16, 0, phase="load"))
+        print(f"load: {self.args.records:,} records into {self.table} in {time.perf_counter() - t0:.1f} s",
+              flush=True)
+
+    def drop(self) -> None:
+        host, port = self.cluster.contact_points[0]
+        if self.args.db == "cassandra":
+            from cassandra.cluster import Cluster
+
+            cluster = Cluster([host], port=port)
+            try:
+                cluster.connect().execute(f"DROP TABLE IF EXISTS ycsb.{self.table}")
+            finally:
+                cluster.shutdown()
+            return
+        import happybase
+
+        spec = self.cluster.spec
+        conn = happybase.Connection(host, port, transport=spec.thrift_transport,
+                                    protocol=spec.thrift_protocol)
+        conn.delete_table(self.table, disable=True)
+        conn.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--db", choices=["cassandra", "hbase"], default="cassandra")
+    ap.add_argument("--cluster")
+    ap.add_argument("--records", type=int, default=10_000)
+    ap.add_argument("--workloads", default="a,c")
+    ap.add_argument("--lanes", default="16,64")
+    ap.add_argument("--short", type=int, default=10_000)
+    ap.add_argument("--long", type=int, default=160_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--clients", help="workbench cassandra.driver / hbase.client values "
+                    "(default acsylla / native)")
+    ap.add_argument("-p", action="append", help="a property for every workbench run")
+    ap.add_argument("--ycsb-home")
+    ap.add_argument("--latte")
+    args = ap.parse_args()
+    if args.latte and args.db != "cassandra":
+        raise SystemExit("latte speaks CQL only: --latte needs --db cassandra")
+    clients = Clients(args)
+    clients.load()
+    print(f"steady-state client CPU per operation: (CPU of {args.long:,} - CPU of {args.short:,} "
+          f"operations) / {args.long - args.short:,}; PYTHONPATH={ROOT}")
+    rows = []
+    try:
+        for workload in args.workloads.split(","):
+            for lanes in (int(x) for x in args.lanes.split(",")):
+                for rep in range(args.repeat):
+                    turn = rep % len(clients.tools)
+                    tools = clients.tools[turn:] + clients.tools[:turn]
+                    for tool in tools:
+                        short, _ = clients.run(tool, workload, lanes, args.short)
+                        long, rate = clients.run(tool, workload, lanes, args.long)
+                        us = (long - short) / (args.long - args.short) * 1e6
+                        rows.append((workload, lanes, tool, us, rate))
+                        print(f"workload {workload.upper()} {lanes:3d} in flight  {tool:>9}: {us:6.1f} us/op "
+                              f"steady ({short:.2f} s for {args.short:,}, {long:.2f} s for {args.long:,}), "
+                              f"{rate:,.0f} ops/s", flush=True)
+    finally:
+        clients.drop()
+    print("\nmedians: workload, in flight, client, steady us/op, ops/s of the long runs")
+    for key in dict.fromkeys(r[:3] for r in rows):
+        mine = [r for r in rows if r[:3] == key]
+        us, rate = statistics.median(r[3] for r in mine), statistics.median(r[4] for r in mine)
+        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>9}  {us:6.1f} us/op  {rate:8,.0f} ops/s")
+
+
+if __name__ == "__main__":
+    main()
