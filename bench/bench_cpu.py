@@ -16,9 +16,9 @@ servers. Every run is a separate `workbench run --no-store` (YCSB: `site.ycsb.Cl
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
 --latte: a latte binary (Cassandra only), e.g. built in a temporary directory with
     CARGO_TARGET_DIR=/tmp/latte/target cargo install latte-cli --root /tmp/latte/root
-  It runs bench/latte/workloada.rn or workloadc.rn: YCSB's workload A (50% read of all ten
-  fields, 50% update of one) or C (reads) over the same table, one request per operation,
-  `--concurrency` in flight on one connection, `--threads 1`.
+  It runs bench/latte/ycsb.rn: YCSB's workload A (50% read of all ten fields, 50% update of
+  one) or C (reads) on a table of the same shape and size (latte.usertable, loaded by latte),
+  uniform keys, one request per operation, `-p LANES` in flight on one connection, `-t 1`.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def cpu_of(argv: list[str], env: dict | None = None) -> tuple[str, float, float]
 def run_latte(argv: list[str]) -> tuple[str, float, float]:
     """latte prints no YCSB lines: stdout, CPU and wall seconds of `latte run`."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=tempfile.gettempdir())
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryDirectory() as cwd:  # its report files
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         out.seek(0)
         text = out.read()
@@ -101,13 +101,9 @@ class Clients:
     def run(self, tool: str, workload: str, lanes: int, ops: int) -> tuple[float, float]:
         """(CPU seconds, operations per second)."""
         if tool == "latte":
-            host, port = self.cluster.contact_points[0]
-            script = LATTE_DIR / f"workload{workload}.rn"
-            argv = [self.args.latte, "run", str(script), "--threads", "1", "--concurrency", str(lanes),
-                    "--connections", "1", "-d", str(ops), "--warmup", "0", "--sampling", "0",
-                    "-P", f"records={self.args.records}", "-P", f"table={self.table}",
-                    "-q", f"{host}:{port}"]
-            text, cpu, wall = run_latte(argv)
+            reads = {"a": 50, "c": 100}[workload]
+            text, cpu, wall = run_latte(self.latte("run", "-P", f"reads={reads}", "-d", str(ops), "-w", "0",
+                                                   "-t", "1", "-p", str(lanes), "--connections", "1"))
             m = re.search(r"Throughput\s+\[op/s\]\s+([0-9.]+)", text)
             return cpu, float(m[1]) if m else ops / wall
         if tool == "ycsb":
@@ -123,8 +119,16 @@ class Clients:
             raise SystemExit(f"{tool}: failed operations: {failed}\n{text[-2000:]}")
         return cpu, got[("OVERALL", "Throughput(ops/sec)")]
 
+    def latte(self, command: str, *args: str) -> list[str]:
+        host, port = self.cluster.contact_points[0]
+        return [self.args.latte, command, str(LATTE_DIR / "ycsb.rn"), f"{host}:{port}",
+                "-P", f"records={self.args.records}", *args, *(["-q"] if command != "schema" else [])]
+
     def load(self) -> None:
         t0 = time.perf_counter()
+        if self.args.latte:  # its own table (latte.usertable), loaded by latte
+            run_latte(self.latte("schema"))
+            run_latte(self.latte("load"))
         run_process(self.workbench(self.clients[0], "a", 16, 0, phase="load"))
         print(f"load: {self.args.records:,} records into {self.table} in {time.perf_counter() - t0:.1f} s",
               flush=True)
@@ -136,7 +140,10 @@ class Clients:
 
             cluster = Cluster([host], port=port)
             try:
-                cluster.connect().execute(f"DROP TABLE IF EXISTS ycsb.{self.table}")
+                session = cluster.connect()
+                session.execute(f"DROP TABLE IF EXISTS ycsb.{self.table}")
+                if self.args.latte:
+                    session.execute("DROP KEYSPACE IF EXISTS latte")
             finally:
                 cluster.shutdown()
             return

@@ -71,3 +71,23 @@ def test_a_long_run_keeps_few_interval_records_in_memory_and_exports_them_all(tm
         assert store.result(run_id).intervals == back.intervals
     write_timeseries_csv(result, tmp_path / "run.csv")
     assert sum(1 for _ in open(tmp_path / "run.csv")) > ticks  # a row per interval and operation
+
+
+def test_freed_memory_is_given_back_at_most_once_a_minute_in_each_process(monkeypatch):
+    from workbench.core import heap
+
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "_trim", calls.append)
+    monkeypatch.setattr(heap, "_last", 1000.0)
+    assert [heap.maybe_trim(t) for t in (1010.0, 1059.0, 1060.0, 1100.0, 1121.0)] == [
+        False, False, True, False, True]
+    assert calls == [0, 0]  # malloc_trim(0): everything above what is in use
+    # a run trims from its ticks (here every tick: no minimum interval)
+    monkeypatch.setattr(heap, "EVERY_S", 0.0)
+    calls.clear()
+    spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=1", "snapshot.interval=0.1")
+    try:
+        _, snapshots = run_phase(spec)
+    finally:
+        cleanup_store(spec)
+    assert len(calls) >= len(snapshots) > 3

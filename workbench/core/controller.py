@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from hdrh.histogram import HdrHistogram
 
 from workbench.config.spec import WorkloadSpec
-from workbench.core import loops
+from workbench.core import heap, loops
 from workbench.core.spill import SpillList
 from workbench.core.workers import InProcessExecutor, ProcessExecutor, binding_factory
 from workbench.errors import BindingError, WorkbenchError
@@ -380,6 +380,7 @@ class Controller:
             self._cumulative, self._returns, self._total_ops = {}, {}, 0
             self._event("measuring", round(snapshot.elapsed_s, 3))
         self._intervals.append(stored)
+        heap.maybe_trim()  # at most once a minute: what long runs freed goes back to the system
         if self._record_listeners:
             events = self._events[self._events_recorded:]
             self._events_recorded = len(self._events)

@@ -11,9 +11,14 @@ from __future__ import annotations
 import asyncio
 from time import perf_counter_ns
 
+from workbench.core import loops
+
+UVLOOP_SLACK_S = 0.0005
+
 
 class Pacer:
     def __init__(self, rate: float) -> None:
+        self.slack: float | None = None  # added to every sleep: known once a loop runs
         self.rate = 0.0
         self.slot = 0
         self.before = 0  # slots taken on the schedules before the current one
@@ -42,10 +47,20 @@ class Pacer:
         return self.before + int((now_ns - self.anchor) / self.tick_ns) + 1
 
     async def next_slot(self) -> int:
-        """Wait for the next slot; return its intended start time (perf_counter_ns)."""
+        """Wait for the next slot; return its intended start time (perf_counter_ns). Never
+        returns before that time: uvloop's timers count in milliseconds from the time its loop
+        last read the clock, and wake up to about 1.2 ms early (asyncio's, never), which would
+        start operations before they are due (a negative response time). So the sleep asks for
+        half a millisecond more on uvloop, and the last microseconds of an early wake-up are
+        waited out turn by turn (about 1-5 turns; late by 0.2-0.9 ms median either way,
+        BENCHMARKS.md "Client CPU per operation")."""
         intended = self.anchor + int(self.slot * self.tick_ns)
         self.slot += 1
         delay = intended - perf_counter_ns()
         if delay > 0:
-            await asyncio.sleep(delay / 1e9)
+            if self.slack is None:
+                self.slack = UVLOOP_SLACK_S if loops.kind(asyncio.get_running_loop()) == "uvloop" else 0.0
+            await asyncio.sleep(delay / 1e9 + self.slack)
+            while perf_counter_ns() < intended:
+                await asyncio.sleep(0)
         return intended

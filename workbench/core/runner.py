@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from workbench.bindings.base import Binding, Status
 from workbench.config.spec import WorkloadSpec
+from workbench.core import heap
 from workbench.core.pacing import Pacer
 from workbench.core.workload import LaneWorkload, WorkerKeys
 from workbench.metrics.recorder import Recorder, TickData
@@ -188,6 +189,7 @@ class WorkerEngine:
         return len(self._tasks)
 
     def drain(self) -> TickData:
+        heap.maybe_trim()  # a worker process's own heap (at most once a minute)
         tick = self.recorder.drain()
         self._drained_ops += tick.operations
         if self._in_flight_n:
