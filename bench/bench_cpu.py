@@ -94,7 +94,10 @@ class Clients:
                 *[a for p in props for a in ("-p", p)]]
 
     def workbench(self, client: str, workload: str, lanes: int, ops: int, phase: str = "run") -> list[str]:
-        props = [*self.overrides, *([f"{self.client_key}={client}"] if self.client_key else [])]
+        """client: a cassandra.driver / hbase.client value, optionally @LOOP (acsylla@asyncio)."""
+        client, _, loop = client.partition("@")
+        props = [*self.overrides, *([f"{self.client_key}={client}"] if self.client_key else []),
+                 *([f"eventloop={loop}"] if loop else [])]
         return [sys.executable, "-m", "workbench", phase, "--no-store", "-q",
                 *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
 
@@ -129,7 +132,7 @@ class Clients:
         if self.args.latte:  # its own table (latte.usertable), loaded by latte
             run_latte(self.latte("schema"))
             run_latte(self.latte("load"))
-        run_process(self.workbench(self.clients[0], "a", 16, 0, phase="load"))
+        run_process(self.workbench(self.clients[0], "a", 16, 0, phase="load"))  # ycsb.<table>
         print(f"load: {self.args.records:,} records into {self.table} in {time.perf_counter() - t0:.1f} s",
               flush=True)
 
@@ -166,8 +169,8 @@ def main() -> None:
     ap.add_argument("--short", type=int, default=10_000)
     ap.add_argument("--long", type=int, default=160_000)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--clients", help="workbench cassandra.driver / hbase.client values "
-                    "(default acsylla / native)")
+    ap.add_argument("--clients", help="workbench cassandra.driver / hbase.client values, each "
+                    "optionally with @uvloop or @asyncio (default acsylla / native, on the default loop)")
     ap.add_argument("-p", action="append", help="a property for every workbench run")
     ap.add_argument("--ycsb-home")
     ap.add_argument("--latte")
