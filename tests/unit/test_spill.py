@@ -91,3 +91,34 @@ def test_freed_memory_is_given_back_at_most_once_a_minute_in_each_process(monkey
     finally:
         cleanup_store(spec)
     assert len(calls) >= len(snapshots) > 3
+
+
+def test_the_end_of_a_recorded_run_keeps_the_intervals_recorded_live(tmp_path, monkeypatch):
+    """Each interval is written once: live, tick by tick; the final result does not write them
+    all again (an hour at four ticks a second took minutes to rewrite on a busy machine)."""
+    from workbench.core.controller import Controller
+    from workbench.core.loops import run as run_loop
+    from workbench.results.recording import Recording
+
+    written: list[int] = []
+    insert = RunStore._insert_interval
+    def counted(self, run_id, seq, interval):
+        written.append(seq)
+        insert(self, run_id, seq, interval)
+
+    monkeypatch.setattr(RunStore, "_insert_interval", counted)
+    spec, props = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=1",
+                            "snapshot.interval=0.1")
+    store = tmp_path / "runs.db"
+    recording = Recording.open(store, spec, props.as_dict(), phase="run", source="run")
+    controller = Controller(spec, "run")
+    recording.attach(controller)
+    try:
+        outcome = run_loop(controller.run())
+    finally:
+        cleanup_store(spec)
+    result = to_run_result(outcome, props.as_dict())
+    recording.finish(result)
+    assert written == list(range(len(result.intervals))) and len(written) > 3
+    with RunStore(store, write=False) as s:
+        assert s.result(recording.run_id).intervals == result.intervals

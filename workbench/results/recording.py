@@ -80,7 +80,7 @@ class Recording:
                 continue  # the store failed: keep draining, the run goes on
             try:
                 if isinstance(item, RunResult):
-                    self.store.finish(self.run_id, item)
+                    self.store.finish(self.run_id, item, recorded=self._seq)
                     continue
                 if isinstance(item, _Failed):
                     self.store.fail(self.run_id, item.error)

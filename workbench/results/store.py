@@ -411,12 +411,16 @@ class RunStore:
             for n, event in events:
                 self._insert_event(run_id, n, event)
 
-    def finish(self, run_id: int, result: RunResult) -> None:
-        """The final result; its intervals and events replace those recorded live."""
+    def finish(self, run_id: int, result: RunResult, recorded: int = 0) -> None:
+        """The final result; its events replace those recorded live, and so do its intervals,
+        unless all `recorded` of them were recorded live already (the same records: an hour at
+        four ticks a second is 14,400 of them, minutes to write again on a busy machine)."""
+        keep = recorded > 0 and recorded == len(result.intervals)
         with self._transaction():
-            self.conn.execute("DELETE FROM intervals WHERE run_id = ?", (run_id,))
+            if not keep:
+                self.conn.execute("DELETE FROM intervals WHERE run_id = ?", (run_id,))
             self.conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
-            self._write_result(run_id, result)
+            self._write_result(run_id, result, intervals=not keep)
 
     def fail(self, run_id: int, error: str) -> None:
         """A phase that ended without a result (it could not start): `failed`, with the reason."""
@@ -450,8 +454,8 @@ class RunStore:
         self._write_result(run_id, result)
         return run_id
 
-    def _write_result(self, run_id: int, result: RunResult) -> None:
-        for seq, interval in enumerate(result.intervals):
+    def _write_result(self, run_id: int, result: RunResult, intervals: bool = True) -> None:
+        for seq, interval in enumerate(result.intervals if intervals else ()):
             self._insert_interval(run_id, seq, interval)
         for seq, event in enumerate(result.events):
             self._insert_event(run_id, seq, event)
