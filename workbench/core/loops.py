@@ -16,9 +16,9 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from workbench.config.spec import EVENT_LOOPS as CHOICES
 from workbench.errors import ConfigError
 
-CHOICES = ("auto", "uvloop", "asyncio")
 T = TypeVar("T")
 
 

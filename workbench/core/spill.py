@@ -50,17 +50,16 @@ class SpillList(Sequence[T], Generic[T]):
         if self._fd is None:
             self._fd = _unnamed_file()
             self._offsets.append(0)
-        end = self._offsets[-1]
+        start = end = self._offsets[-1]
         chunks = []
         for item in self._tail:
-            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
-            chunks.append(data)
-            end += len(data)
+            chunks.append(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))
+            end += len(chunks[-1])
             self._offsets.append(end)
-        blob = b"".join(chunks)
-        written = 0
-        while written < len(blob):
-            written += os.pwrite(self._fd, blob[written:], self._offsets[-1] - len(blob) + written)
+        blob = memoryview(b"".join(chunks))
+        while blob:  # pwrite may write less than asked
+            done = os.pwrite(self._fd, blob, start)
+            blob, start = blob[done:], start + done
         self._tail.clear()
 
     @property
