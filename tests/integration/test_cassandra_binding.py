@@ -32,7 +32,7 @@ from workbench.errors import BindingError, ConfigError
 pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = ROOT / "workbench" / "workloads"
-DRIVERS = ("acsylla", "python")
+DRIVERS = ("acsylla", "native", "python")
 _names = itertools.count()
 
 
@@ -206,11 +206,13 @@ async def test_consistency_levels_apply_and_unavailable_is_an_error_by_kind(node
         await quorum.cleanup()
 
 
-async def test_a_step_cassandra_driver_cannot_bind_is_an_error_and_its_sequence_goes_on(node):
+@pytest.mark.parametrize("driver", ["python", "native"])
+async def test_a_step_the_driver_cannot_bind_is_an_error_and_its_sequence_goes_on(node, driver):
     # Requests are bound as the chain sends them: the first from our loop, the others in the
-    # driver's callbacks on its own thread. Either way a value the driver cannot bind is that
-    # step's ERROR, and the steps after it still run. (acsylla takes an int for a text column.)
-    base = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "cassandra.driver=python")
+    # driver's callbacks (cassandra-driver: on its own thread; native: in the answer's callback
+    # on the loop). Either way a value the driver cannot bind is that step's ERROR, and the steps
+    # after it still run. (acsylla takes an int for a text column.)
+    base = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", f"cassandra.driver={driver}")
     await binding(base, "load").prepare()
     db = binding(base)
     await db.init()
@@ -241,7 +243,8 @@ def failures(outcome) -> dict:
     return {op: c for op, c in outcome.returns.items() if set(c) - {"OK"}}
 
 
-@pytest.mark.parametrize("driver, protocol", [("python", "4"), ("python", "5"), ("acsylla", "3")])
+@pytest.mark.parametrize("driver, protocol", [("python", "4"), ("python", "5"), ("acsylla", "3"),
+                                              ("native", "3")])
 def test_drivers_and_protocols_run_workloads_with_integrity(node, driver, protocol):
     common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", f"cassandra.driver={driver}",
                        f"cassandra.protocolversion={protocol}", "recordcount=300", "operationcount=600",
@@ -279,7 +282,8 @@ def check_fault_report(proc: subprocess.Popen, t_fault: float, tmp_path: Path, k
 
 # Paced, each operation waits for its slot; unpaced, lanes run sequences (Binding.sequence),
 # which on cassandra-driver are callback chains on the driver's thread.
-@pytest.mark.parametrize("driver,paced", [("acsylla", True), ("acsylla", False), ("python", False)])
+@pytest.mark.parametrize("driver,paced", [("acsylla", True), ("acsylla", False), ("python", False),
+                                          ("native", True), ("native", False)])
 def test_node_frozen_mid_run_times_out_counts_errors_and_recovers(cassandra_node, tmp_path, driver, paced):
     node = cassandra_node.contact_points[0]
     common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "recordcount=500",
@@ -304,10 +308,11 @@ def test_node_frozen_mid_run_times_out_counts_errors_and_recovers(cassandra_node
     assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the node thawed
 
 
-def test_node_killed_mid_run_with_two_workers_ends_and_counts_errors(cassandra_node, tmp_path):
+@pytest.mark.parametrize("driver", ["python", "native"])
+def test_node_killed_mid_run_with_two_workers_ends_and_counts_errors(cassandra_node, tmp_path, driver):
     node = cassandra_node.contact_points[0]
     common = props_for(node, f"cassandra.keyspace={fresh_keyspace()}", "recordcount=500",
-                       "cassandra.driver=python")
+                       f"cassandra.driver={driver}")
     assert run_phase("load", [], [*common, "threadcount=8"]).operations == 500
     provider = LocalProvider(state_dir=cassandra_node.run_dir.parent.parent, progress=False)
     name = cassandra_node.nodes[0].name

@@ -77,6 +77,8 @@ class CassandraBinding(Binding):
         """Open this worker's session and prepare the all-fields shapes up front."""
         if self.options.driver == "python":
             from workbench.bindings.cassandra_python import PythonSession as Session
+        elif self.options.driver == "native":
+            from workbench.bindings.cassandra_native import NativeSession as Session
         else:
             from workbench.bindings.cassandra_acsylla import AcsyllaSession as Session
         self.db = db = await Session.connect(self.options)

@@ -19,11 +19,12 @@ _KINDS = {
 
 
 class QueryFailed(Exception):
-    """A request the driver reported as failed; `kind` names why."""
+    """A request the driver reported as failed; `kind` names why, `message` says what the
+    server or the driver said (may be empty)."""
 
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind
+    def __init__(self, kind: str, message: str = "") -> None:
+        super().__init__(f"{kind}: {message}" if message else kind)
+        self.kind, self.message = kind, message
 
 
 def kind_of(exc: BaseException) -> str:

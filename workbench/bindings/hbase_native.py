@@ -32,7 +32,7 @@ from typing import Any
 
 from workbench.bindings.base import READ, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding, error_kind
-from workbench.bindings.hbase_thrift import BufferedConnection
+from workbench.bindings.wire import BufferedConnection
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")

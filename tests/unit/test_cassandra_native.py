@@ -1,0 +1,234 @@
+"""The native CQL client's codec and routing, on bytes laid out as native_protocol_v4.spec says.
+
+What the client does against a real node (every operation, errors by kind, TLS, login, faults,
+a three-node ring) is in the contract suite and tests/integration; here are the parts whose
+cases a healthy server rarely shows: rows whose lengths change, nulls, frames split across reads,
+late answers to timed-out requests, the routing when nodes are down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from struct import pack
+from types import SimpleNamespace
+
+import pytest
+
+from workbench.bindings import cassandra_native as cn
+from workbench.bindings.cassandra_errors import QueryFailed
+
+VARCHAR, INT = 0x000D, 0x0009
+
+
+def string(s: str) -> bytes:
+    return pack(">H", len(s)) + s.encode()
+
+
+def cell(value: bytes | None) -> bytes:
+    return pack(">i", -1) if value is None else pack(">i", len(value)) + value
+
+
+def spec(name: str, kind: int = VARCHAR) -> bytes:
+    return string(name) + pack(">H", kind)
+
+
+def prepared(params: list[tuple[str, int]], columns: list[tuple[str, int]] | None, keys: list[int],
+             version: int = 4) -> bytes:
+    """A PREPARED result body after its kind: id, bind metadata, result metadata."""
+    body = pack(">H", 4) + b"\x01\x02\x03\x04" + pack(">ii", 0x0001, len(params))
+    if version >= 4:
+        body += pack(">i", len(keys)) + b"".join(pack(">H", k) for k in keys)
+    body += string("ks") + string("t") + b"".join(spec(n, k) for n, k in params)
+    if columns is None:
+        return body + pack(">ii", 0x0004, 0)
+    return body + pack(">ii", 0x0001, len(columns)) + string("ks") + string("t") + b"".join(
+        spec(n, k) for n, k in columns)
+
+
+def rows_body(rows: list[list[bytes | None]], ncols: int) -> bytes:
+    """A Rows result without metadata (the answer to EXECUTE with skip_metadata)."""
+    return (pack(">iiii", cn.ROWS, cn.NO_METADATA, ncols, len(rows))
+            + b"".join(cell(v) for row in rows for v in row))
+
+
+def statement(params, columns, keys, version=4, consistency="QUORUM") -> cn.Statement:
+    return cn.Statement("SELECT", cn.CONSISTENCY[consistency], prepared(params, columns, keys, version), 0,
+                        version)
+
+
+def test_a_prepared_read_binds_its_key_and_routes_by_it():
+    stmt = statement([("y_id", VARCHAR)], [("field0", VARCHAR), ("field1", VARCHAR)], [0])
+    assert stmt.id == b"\x01\x02\x03\x04" and stmt.routing == 0 and stmt.skip
+    assert stmt.columns.names == ("field0", "field1")
+    # id, QUORUM (4), values + skip_metadata, one value: the key's length and bytes
+    assert stmt.body(("user1",)) == (pack(">H", 4) + b"\x01\x02\x03\x04" + pack(">HBH", 4, 0x03, 1)
+                                     + cell(b"user1"))
+    assert stmt.body((b"raw",)).endswith(cell(b"raw"))
+    with pytest.raises(TypeError, match="takes a str, not int"):
+        stmt.body((5,))
+    with pytest.raises(TypeError, match="takes 1 values, not 2"):
+        stmt.body(("a", "b"))
+
+
+def test_protocol_3_finds_the_key_by_its_name_and_updates_bind_every_value():
+    stmt = statement([("field3", VARCHAR), ("y_id", VARCHAR)], None, [], version=3, consistency="ONE")
+    assert stmt.routing == 1 and not stmt.skip and stmt.columns is None
+    assert stmt.body(("é", "k")).endswith(pack(">HBH", 1, 0x01, 2) + cell("é".encode()) + cell(b"k"))
+
+
+def test_a_scan_binds_an_int_limit_and_has_no_routing_key():
+    stmt = statement([("y_id", VARCHAR), ("[limit]", INT)], [("y_id", VARCHAR)], [])
+    assert stmt.routing is None
+    assert stmt.body(("k", 7)).endswith(cell(b"k") + cell(pack(">i", 7)))
+    with pytest.raises(TypeError, match="takes an int"):
+        stmt.body(("k", "7"))
+
+
+def test_a_bind_variable_of_a_type_it_cannot_write_is_refused_when_prepared():
+    with pytest.raises(QueryFailed, match="UnsupportedType"):
+        statement([("y_id", 0x000C)], None, [])  # uuid
+
+
+def test_rows_with_the_same_lengths_take_the_fixed_layout_and_a_change_falls_back():
+    columns = cn.Columns([("f0", cn._utf8, VARCHAR), ("f1", cn._utf8, VARCHAR)])
+    same = [[b"aa", b"bbb"]] * 3
+    assert cn.decode_result(rows_body(same, 2), 0, columns) == [{"f0": "aa", "f1": "bbb"}] * 3
+    assert columns.layout is not None and columns.layout[1] == (2, 3)
+    # other lengths, a null and non-ASCII text after the layout was learnt: each still exact
+    mixed = [[b"a", b"bbb"], [None, b"x"], ["é".encode(), b"bbb"], [b"aa", b"bbb"]]
+    assert cn.decode_result(rows_body(mixed, 2), 0, columns) == [
+        {"f0": "a", "f1": "bbb"}, {"f0": None, "f1": "x"}, {"f0": "é", "f1": "bbb"},
+        {"f0": "aa", "f1": "bbb"}]
+    # a row cut short by a layout longer than what is left is read cell by cell
+    columns.layout = (cn.Struct(">i100si100s"), (100, 100))
+    assert cn.decode_result(rows_body([[b"a", b"b"]], 2), 0, columns) == [{"f0": "a", "f1": "b"}]
+
+
+def test_non_text_columns_and_results_with_their_own_metadata_decode():
+    # full metadata (global table spec): a varchar, an int and a set<varchar>
+    body = (pack(">iii", cn.ROWS, 0x0001, 3) + string("ks") + string("t") + spec("k") + spec("n", INT)
+            + string("tags") + pack(">HH", cn.SET, VARCHAR))
+    body += pack(">i", 1) + cell(b"k1") + cell(pack(">i", -3)) + cell(pack(">i", 2) + cell(b"x") + cell(b"y"))
+    assert cn.decode_result(body, 0, None) == [{"k": "k1", "n": -3, "tags": ["x", "y"]}]
+    assert cn.decode_result(pack(">i", cn.VOID), 0, None) is None
+
+
+def test_failures_are_named_as_the_report_names_them():
+    assert cn.failure(TimeoutError("late")).kind == "OperationTimedOut"
+    assert cn.failure(ConnectionResetError("gone")).kind == "ConnectionResetError"
+    same = QueryFailed("Unavailable", "2 replicas wanted")
+    assert cn.failure(same) is same and str(same) == "Unavailable: 2 replicas wanted"
+    assert cn.ERROR_KINDS[0x1200] == "ReadTimeout" and cn.ERROR_KINDS[0x1000] == "Unavailable"
+
+
+def ring_session(owners: list[int], up: list[bool]) -> cn.NativeSession:
+    session = cn.NativeSession.__new__(cn.NativeSession)
+    session.conns = [SimpleNamespace(broken=None if ok else OSError(), name=i) for i, ok in enumerate(up)]
+    session._ring = [-(2**62), 0, 2**62]
+    session._owners = owners
+    session._rr = 0
+    return session
+
+
+def test_a_key_goes_to_the_owner_of_its_token_or_the_next_node_up():
+    stmt = statement([("y_id", VARCHAR)], None, [0])
+    # the token owner is the first ring token >= the key's token (wrapping around)
+    keys = {}
+    for i in range(200):
+        t = cn.murmur3(f"user{i}".encode())
+        keys.setdefault(0 if t <= -(2**62) else 1 if t <= 0 else 2 if t <= 2**62 else 0, f"user{i}")
+    assert sorted(keys) == [0, 1, 2]
+    session = ring_session([0, 1, 2], [True, True, True])
+    assert [session._route(stmt, (keys[at],)).name for at in (0, 1, 2)] == [0, 1, 2]
+    session = ring_session([0, 1, 2], [True, False, True])
+    assert session._route(stmt, (keys[1],)).name == 2  # node 1 down: the next on the ring
+    session = ring_session([0, 1, 2], [False, False, False])
+    assert session._route(stmt, (keys[1],)) is None
+
+
+def test_without_a_ring_requests_go_round_robin_over_the_nodes_up():
+    session = ring_session([], [True, False, True])
+    session._ring = []
+    stmt = statement([("y_id", VARCHAR)], None, [0])
+    assert [session._route(stmt, ("k",)).name for _ in range(4)] == [2, 0, 2, 0]
+
+
+def frame(stream: int, opcode: int, body: bytes, flags: int = 0) -> bytes:
+    return pack(">BBhBi", 0x84, flags, stream, opcode, len(body)) + body
+
+
+class Transport:
+    def __init__(self) -> None:
+        self.written = b""
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def abort(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def feed(conn: cn.CqlConnection, data: bytes, sizes: list[int]) -> None:
+    """data into the connection's buffer in pieces of the given sizes, as recv_into would."""
+    at = 0
+    for size in [*sizes, len(data)]:
+        piece = data[at:at + size]
+        if not piece:
+            break
+        buf = conn.get_buffer(len(piece))
+        buf[:len(piece)] = piece
+        conn.buffer_updated(len(piece))
+        at += len(piece)
+
+
+def test_answers_split_across_reads_out_of_order_with_warnings_and_late_ones_dropped():
+    async def scenario():
+        conn = cn.CqlConnection(4, 0.05, "test:9042")
+        conn.connection_made(Transport())
+        stmt = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0])
+        got = []
+
+        def one():
+            future = asyncio.get_running_loop().create_future()
+            call = cn._One(future)
+            call.stmt, call.body = stmt, stmt.body(("k",))
+            conn.send(call, cn.EXECUTE, call.body)
+            got.append(future)
+
+        one(), one(), one()
+        await asyncio.sleep(0)  # the flush: three requests, one write
+        assert len(conn.transport.written) == 3 * (9 + len(stmt.body(("k",)))) and len(conn._inflight) == 3
+        warning = pack(">H", 1) + string("careful")
+        error = pack(">i", 0x1200) + string("Operation timed out") + b"\x00" * 9
+        data = (frame(1, cn.ERROR, error) + frame(0, cn.RESULT, warning + rows_body([[b"v"]], 1), flags=0x08))
+        feed(conn, data, [5, 17, 3])  # pieces that split the header and the body
+        assert got[0].result() == [{"f0": "v"}]
+        with pytest.raises(QueryFailed, match="ReadTimeout"):
+            got[1].result()
+        # the third is never answered in time: OperationTimedOut, and its late answer is dropped
+        with pytest.raises(QueryFailed, match="OperationTimedOut"):
+            await asyncio.wait_for(got[2], 5)
+        assert conn._orphans == {2} and conn.broken is None
+        feed(conn, frame(2, cn.RESULT, pack(">i", cn.VOID)), [])
+        assert conn._orphans == set() and conn.broken is None
+        # an answer on a stream nobody used breaks the connection
+        feed(conn, frame(9, cn.RESULT, pack(">i", cn.VOID)), [])
+        assert isinstance(conn.broken, ConnectionError)
+
+    asyncio.run(scenario())
+
+
+def test_a_chain_whose_steps_all_fail_at_once_ends_without_recursing():
+    async def scenario():
+        session = ring_session([0], [False])
+        session._ring = []
+        stmt = statement([("y_id", VARCHAR)], None, [0])
+        answers = await session.chain([stmt((f"k{i}",)) for i in range(5000)], lambda: True)
+        assert len(answers) == 5000 and {a[1].kind for a in answers} == {"NoHostAvailable"}
+        stopped = await session.chain([stmt(("k",))] * 10, lambda: False)
+        assert len(stopped) == 1  # more() is asked before every step after the first
+
+    asyncio.run(scenario())

@@ -1,0 +1,72 @@
+"""What the workbench's own asyncio protocol clients share: a connection that receives into a
+buffer it owns and keeps one timeout timer, whatever the wire protocol (Thrift, HBase RPC, CQL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from time import perf_counter_ns
+
+
+class BufferedConnection(asyncio.BufferedProtocol):
+    """What the asyncio clients' connections share (hbase_thrift's ThriftConnection,
+    hbase_native's RpcConnection and cassandra_native's CqlConnection): replies received into
+    the connection's own growing buffer (no allocation per recv), and one timeout timer per
+    connection, not one per request."""
+
+    server = "server"  # how messages name the other end
+
+    def __init__(self, timeout_s: float, where: str, size: int) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.timeout_s, self.where = timeout_s, where
+        self.transport: asyncio.Transport | None = None
+        self.broken: BaseException | None = None
+        self._in = bytearray(size)
+        self._view = memoryview(self._in)
+        self._n = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._n == len(self._in):  # a large reply (a scan): a buffer twice the size
+            bigger = bytearray(2 * self._n)
+            bigger[:self._n] = self._in
+            self._in, self._view = bigger, memoryview(bigger)
+        return self._view[self._n:]
+
+    # The two hooks each connection class fills in (what is in flight, what a timeout does).
+    def _oldest(self) -> int:
+        """When the oldest request in flight was sent (perf_counter_ns); 0: none in flight."""
+        raise NotImplementedError("a BufferedConnection subclass says what is in flight")
+
+    def _timed_out(self, exc: TimeoutError) -> None:
+        """The oldest request waited longer than timeout_s: fail what is in flight."""
+        raise NotImplementedError("a BufferedConnection subclass says what a timeout fails")
+
+    def _arm(self) -> None:
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.timeout_s, self._watch)
+
+    def _watch(self) -> None:
+        self._timer = None
+        t0 = self._oldest()
+        if not t0 or self.broken is not None:
+            return
+        overdue = (perf_counter_ns() - t0) / 1e9 - self.timeout_s
+        if overdue >= 0:
+            self._timed_out(TimeoutError(f"no answer from the {self.server} at {self.where} "
+                                         f"within {self.timeout_s * 1000:.0f} ms"))
+        else:
+            self._timer = self.loop.call_later(-overdue, self._watch)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def close(self) -> None:
+        self._stop_timer()
+        if self.transport is not None:
+            self.transport.close()
