@@ -7,10 +7,10 @@ a lane's sequences as callback chains on its own thread, so it passes the suite 
 from __future__ import annotations
 
 from targets_cassandra import SCAN_ORDER
-from targets_cassandra import target as acsylla_target
+from targets_cassandra import target as default_target
 
 __all__ = ["SCAN_ORDER", "target"]
 
 
 def target(request) -> list[str]:
-    return [*acsylla_target(request), "cassandra.driver=python", "cassandra.keyspace=contract_py"]
+    return [*default_target(request), "cassandra.driver=python", "cassandra.keyspace=contract_py"]

@@ -67,7 +67,7 @@ def columns(node: tuple[str, int], keyspace: str, table: str = "usertable") -> l
 def test_options_are_validated_and_default_like_ycsb():
     opts = binding(["db=cassandra"]).options
     assert (opts.hosts, opts.port, opts.keyspace, opts.driver, opts.protocol_version) == (
-        ("127.0.0.1",), 9042, "ycsb", "acsylla", 4)
+        ("127.0.0.1",), 9042, "ycsb", "native", 4)
     assert (opts.read_consistency, opts.write_consistency) == ("QUORUM", "QUORUM")
     assert opts.replication == {"class": "SimpleStrategy", "replication_factor": "1"}
     with pytest.raises(ConfigError, match=r"'cassandra\.readconsistency'.*cassandra\.readconsistencylevel"):

@@ -134,6 +134,52 @@ def test_three_nodes_rf2_survive_one_killed_node_then_restart(cassandra_cluster3
         driver.shutdown()
 
 
+def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_replicas(cassandra_cluster3):
+    """cassandra.driver=native from one contact point: it learns the other two nodes and the
+    token ring, connects to all three, and each key's request goes to a node that holds it
+    (as cassandra-driver's token map says), so no coordinator forwards it."""
+    import asyncio
+
+    from workbench.bindings.cassandra_native import NativeSession
+    from workbench.bindings.cassandra_options import parse_options
+
+    driver, session = session_for(cassandra_cluster3)
+    host, port = cassandra_cluster3.contact_points[0]
+    try:
+        replication = ", ".join(f"'{k}': '{v}'" for k, v in cassandra_cluster3.replication.items())
+        session.execute(f"CREATE KEYSPACE IF NOT EXISTS routed WITH replication = {{{replication}}}")
+        session.execute("CREATE TABLE IF NOT EXISTS routed.t (y_id varchar PRIMARY KEY, v varchar)")
+        owners = driver.metadata.get_replicas
+        keys = [f"user{i}" for i in range(300)]
+        replicas = {key: {h.address for h in owners("routed", key.encode())} for key in keys}
+
+        async def scenario() -> dict[str, int]:
+            native = await NativeSession.connect(parse_options({"hosts": host, "port": str(port)}))
+            try:
+                nodes = sorted(n.address for n in cassandra_cluster3.nodes)
+                assert sorted(h for h, _ in native.hosts) == nodes
+                assert all(c is not None and c.broken is None for c in native.conns)
+                insert = await native.prepare("INSERT INTO routed.t (y_id, v) VALUES (?, ?)", "QUORUM")
+                sent: dict[str, int] = {}
+                for key, holders in replicas.items():
+                    where = native._route(insert, (key, "v")).where.rsplit(":", 1)[0]
+                    assert where in holders, (key, where, holders)
+                    sent[where] = sent.get(where, 0) + 1
+                answers = await native.chain([insert((key, key)) for key in replicas], lambda: True)
+                assert [ok for ok, *_ in answers] == [True] * len(replicas), answers[:3]
+                return sent
+            finally:
+                await native.close()
+
+        sent = asyncio.run(scenario())
+        assert len(sent) == 3 and min(sent.values()) > 30, sent  # every node owns a share
+        read = SimpleStatement("SELECT v FROM routed.t WHERE y_id = %s",
+                               consistency_level=ConsistencyLevel.QUORUM)
+        assert all(session.execute(read, (key,)).one().v == key for key in list(replicas)[:50])
+    finally:
+        driver.shutdown()
+
+
 def test_readiness_checks_use_execution_profiles_not_legacy_parameters(cassandra_node):
     import warnings
 

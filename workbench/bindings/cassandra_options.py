@@ -31,8 +31,8 @@ PROPERTIES: dict[str, tuple[str, str]] = {
     "cassandra.ssl.keypassword": ("", "password of the client private key"),
     "cassandra.ssl.verify": ("peer", "none | peer (certificate chain) | identity (chain + host)"),
     "cassandra.protocolversion": ("4", "native protocol version: 3, 4 or 5"),
-    "cassandra.driver": ("acsylla", "load driver: acsylla, native (the workbench's own CQL client on "
-                                    "the event loop) or python (cassandra-driver, libev)"),
+    "cassandra.driver": ("native", "load driver: native (the workbench's own CQL client on the event "
+                                   "loop), acsylla (ScyllaDB's C++ driver) or python (cassandra-driver)"),
     "cassandra.drop": ("false", "true: drop and recreate the table before a load"),
     "cassandra.replication.class": ("SimpleStrategy", "replication strategy of a new keyspace"),
     "cassandra.replication.factor": ("1", "replication factor of a new keyspace"),
@@ -120,7 +120,7 @@ def parse_options(properties: dict[str, str]) -> CassandraOptions:
         raise ConfigError(f"cassandra.replication.class={strategy!r} is not a strategy class name",
                           "e.g. SimpleStrategy or NetworkTopologyStrategy")
     protocol = _int("cassandra.protocolversion", p["cassandra.protocolversion"], 3, 5)
-    driver = _choice("cassandra.driver", p["cassandra.driver"], ("acsylla", "native", "python"))
+    driver = _choice("cassandra.driver", p["cassandra.driver"], ("native", "acsylla", "python"))
     if driver in ("acsylla", "native") and protocol == 5:
         # The C++ driver's v5 is the pre-release "beta" framing (Cassandra 5 closes the
         # connection); the native driver does not write v5's checksummed frames.

@@ -44,7 +44,7 @@ register(
         target="workbench.bindings.cassandra:CassandraBinding",
         prefix="cassandra.",
         bare_keys=frozenset({"hosts", "port"}),
-        description="Apache Cassandra over CQL (acsylla by default, or the Python driver)",
+        description="Apache Cassandra over CQL (its own client by default, or acsylla, or the Python driver)",
     )
 )
 register(
