@@ -2,7 +2,7 @@
 
     workbench cluster up cassandra-single            # or hbase-standalone, with --db hbase
     python bench/bench_cpu.py --db cassandra [--cluster NAME] [--workloads a,c] [--lanes 16,64]
-        [--short 10000] [--long 160000] [--repeat 2] [--clients acsylla] [-p KEY=VALUE ...]
+        [--short 10000] [--long 160000] [--repeat 2] [--clients native,acsylla] [-p KEY=VALUE ...]
         [--ycsb-home DIR]  [--latte PATH]
 
 For each workload and in-flight count, each client makes a short run and a long run of the same
@@ -170,7 +170,7 @@ def main() -> None:
     ap.add_argument("--long", type=int, default=160_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--clients", help="workbench cassandra.driver / hbase.client values, each "
-                    "optionally with @uvloop or @asyncio (default acsylla / native, on the default loop)")
+                    "optionally with @uvloop or @asyncio (default: native, on the default loop)")
     ap.add_argument("-p", action="append", help="a property for every workbench run")
     ap.add_argument("--ycsb-home")
     ap.add_argument("--latte")

@@ -88,7 +88,7 @@ DBS = {
     "hbase": ("site.ycsb.db.hbase20.HBaseClient20", "hbase20-binding", "hbase.client",
               "native,async,happybase"),
     "cassandra": ("site.ycsb.db.CassandraCQLClient", "cassandra-binding", "cassandra.driver",
-                  "acsylla,python"),
+                  "native,acsylla,python"),
     "mongodb": ("site.ycsb.db.MongoDbClient", "mongodb-binding", "", "pymongo"),
 }
 # per database: the cluster kinds it runs on, the default cluster, what gate/op and srv/op measure
@@ -315,7 +315,7 @@ def main() -> None:
     ap.add_argument("--workloads", default="a,c")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clients", help="workbench hbase.client / cassandra.driver values "
-                    "(default native,async,happybase / acsylla,python; mongodb: one, pymongo)")
+                    "(default native,async,happybase / native,acsylla,python; mongodb: one, pymongo)")
     args = ap.parse_args()
     _, default_cluster, gate, srv = CLUSTERS[args.db]
     args.cluster = args.cluster or default_cluster

@@ -1,14 +1,16 @@
-"""The Cassandra binding: YCSB's cassandra-cql semantics on acsylla (default) or cassandra-driver.
+"""The Cassandra binding: YCSB's cassandra-cql semantics on the workbench's own CQL client
+(default), acsylla or cassandra-driver.
 
-Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the two
-load drivers in cassandra_acsylla.py and cassandra_python.py. Both offer the same small interface:
-`prepare(cql, consistency) -> bind` (params -> request), `execute(request) -> awaitable result`,
-`row(result)` / `rows(result)` (dicts by column name), `errors` (what execute may raise), `close()`;
-the operations below call them directly, without a coroutine layer of their own. Sequences of
-reads and updates go to the driver's `chain(pending, more)`, which binds and sends them one after
-another inside the driver (cassandra-driver: on its own thread) and hands back every answer at
-once. A request is bound just before it is sent: a sequence that ends early (deadline, pause)
-has bound nothing it did not send.
+Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the three
+load drivers in cassandra_native.py, cassandra_acsylla.py and cassandra_python.py. All offer the
+same small interface: `prepare(cql, consistency) -> bind` (params -> request),
+`execute(request) -> awaitable result`, `row(result)` / `rows(result)` (dicts by column name),
+`errors` (what execute may raise), `close()`; the operations below call them directly, without a
+coroutine layer of their own. Sequences of reads and updates go to the driver's
+`chain(pending, more)`, which binds and sends them one after another inside the driver (native:
+in the answers' callbacks on the loop; cassandra-driver: on its own thread) and hands back every
+answer at once. A request is bound just before it is sent: a sequence that ends early
+(deadline, pause) has bound nothing it did not send.
 
 Every operation shape (read all or named fields, update one or all fields, insert, delete,
 token-range scan with a limit) is a prepared statement, made on first use and cached per worker.

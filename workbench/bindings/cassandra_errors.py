@@ -1,8 +1,8 @@
 """Driver-independent failure names for the Cassandra binding: `QueryFailed` and `kind_of`.
 
-Both drivers' session modules (cassandra_acsylla.py, cassandra_python.py) and the binding
-(cassandra.py) use them; they live here so that neither driver module imports the binding that
-imports it back.
+The drivers' session modules (cassandra_native.py, cassandra_acsylla.py, cassandra_python.py)
+and the binding (cassandra.py) use them; they live here so that no driver module imports the
+binding that imports it back.
 """
 
 from __future__ import annotations
