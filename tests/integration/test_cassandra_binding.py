@@ -80,8 +80,10 @@ def test_options_are_validated_and_default_like_ycsb():
         binding(["db=cassandra", "cassandra.useSSL=true"])
     with pytest.raises(ConfigError, match="no such file"):
         binding(["db=cassandra", "cassandra.useSSL=true", "cassandra.ssl.cafile=/nonexistent.pem"])
-    with pytest.raises(ConfigError, match="protocolversion=5 is not available with cassandra.driver=acsylla"):
-        binding(["db=cassandra", "cassandra.protocolversion=5"])
+    for driver in ("native", "acsylla"):
+        refused = f"protocolversion=5 is not available with cassandra.driver={driver}"
+        with pytest.raises(ConfigError, match=refused):
+            binding(["db=cassandra", "cassandra.protocolversion=5", f"cassandra.driver={driver}"])
     with pytest.raises(ConfigError, match="cassandra.driver"):
         binding(["db=cassandra", "cassandra.driver=java"])
     opts = binding(["db=cassandra", "hosts=127.0.0.2, 127.0.0.3", "cassandra.readconsistencylevel=local_one",
