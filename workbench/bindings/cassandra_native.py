@@ -497,6 +497,7 @@ class CqlConnection(BufferedConnection):
         self._inflight: dict[int, _Call] = {}  # stream id -> call, oldest first
         self._orphans: set[int] = set()  # timed out: the id is reused only once its answer came
         self._stream = 0
+        self._receiving = False
         self.on_lost: Callable[[CqlConnection], None] | None = None
 
     # -- sending -----------------------------------------------------------------------------------
@@ -511,7 +512,7 @@ class CqlConnection(BufferedConnection):
                 sid = (sid + 1) & 0x7FFF
         self._stream = (sid + 1) & 0x7FFF
         out = self._out
-        if not out:
+        if not out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
         out.append(HEADER.pack(self.version, 0, sid, opcode, len(body)))
         out.append(body)
@@ -539,21 +540,28 @@ class CqlConnection(BufferedConnection):
     # -- receiving ---------------------------------------------------------------------------------
 
     def buffer_updated(self, nbytes: int) -> None:
+        """Answer every whole frame received; the requests their callbacks make (the chains' next
+        steps) go out in one write when all are answered, not in a loop turn of their own."""
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
-        frames = []
-        while n - at >= 9:
-            _, flags, sid, opcode, size = HEADER.unpack_from(buf, at)
-            if n - at - 9 < size:
-                break
-            frames.append((flags, sid, opcode, buf[at + 9:at + 9 + size]))
-            at += 9 + size
-        if at:
-            rest = n - at
-            buf[:rest] = buf[at:n]
-            self._n = rest
-        for frame in frames:
-            self._answer(*frame)
+        self._receiving = True
+        try:
+            while n - at >= 9 and self.broken is None:
+                _, flags, sid, opcode, size = HEADER.unpack_from(buf, at)
+                end = at + 9 + size
+                if end > n:
+                    break
+                body = buf[at + 9:end]
+                at = end
+                self._answer(flags, sid, opcode, body)
+        finally:
+            self._receiving = False
+            if at:
+                rest = n - at
+                buf[:rest] = buf[at:n]
+                self._n = rest
+        if self._out:
+            self._flush()
 
     def _answer(self, flags: int, sid: int, opcode: int, body: bytes) -> None:
         call = self._inflight.pop(sid, None)
