@@ -659,11 +659,15 @@ class CqlConnection(BufferedConnection):
         failed = QueryFailed("OperationTimedOut", str(exc))
         now = perf_counter_ns()
         for sid in overdue:
-            call = self._inflight.pop(sid)
+            call = self._inflight.pop(sid, None)
+            if call is None:  # answered by a callback of one before it
+                continue
             self._orphans.add(sid)
             call.answered(False, failed if call.stmt is not None else exc, now)
-        if self._inflight and self._timer is None:
-            self._arm()
+        oldest = self._oldest()
+        if oldest and self._timer is None and self.broken is None:  # watch the next one when it is due
+            due = (oldest - perf_counter_ns()) / 1e9 + self.timeout_s
+            self._timer = self.loop.call_later(max(due, 0.001), self._watch)
 
 
 # -- the session -----------------------------------------------------------------------------------------

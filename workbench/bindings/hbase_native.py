@@ -243,6 +243,7 @@ class RpcConnection(BufferedConnection):
         self._out: list[bytes] = []
         self._call_id = 0
         self._inflight: dict[int, _Chain] = {}  # call id -> chain, oldest first
+        self._receiving = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -250,6 +251,8 @@ class RpcConnection(BufferedConnection):
         transport.write(PREAMBLE + _U32.pack(len(header)) + header)  # type: ignore[attr-defined]
 
     def buffer_updated(self, nbytes: int) -> None:
+        """Answer every whole message received; the requests their callbacks make (the chains'
+        next steps) go out in one write when all are answered, not in a loop turn of their own."""
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
         done = []
@@ -263,8 +266,14 @@ class RpcConnection(BufferedConnection):
             rest = n - at
             buf[:rest] = buf[at:n]
             self._n = rest
-        for message in done:
-            self._answer(message)
+        self._receiving = True
+        try:
+            for message in done:
+                self._answer(message)
+        finally:
+            self._receiving = False
+        if self._out:
+            self._flush()
 
     def _answer(self, message: bytes) -> None:
         hlen, i = read_varint(message, 0)
@@ -354,7 +363,7 @@ class RpcConnection(BufferedConnection):
         self._call_id = call_id = (self._call_id + 1) & 0x7FFFFFFF
         header = number(1, call_id) + field(3, method) + b"\x20\x01"  # request_param = true
         body = varint(len(header)) + header + varint(len(param)) + param
-        if not self._out:
+        if not self._out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
         self._out.append(_U32.pack(len(body)) + body)
         chain.t0 = perf_counter_ns()
