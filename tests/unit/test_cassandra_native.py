@@ -46,8 +46,9 @@ def prepared(params: list[tuple[str, int]], columns: list[tuple[str, int]] | Non
 
 
 def rows_body(rows: list[list[bytes | None]], ncols: int) -> bytes:
-    """A Rows result without metadata (the answer to EXECUTE with skip_metadata)."""
-    return (pack(">iiii", cn.ROWS, cn.NO_METADATA, ncols, len(rows))
+    """A Rows result without metadata (the answer to EXECUTE with skip_metadata), flagged as
+    Cassandra 5 flags it: no metadata, global table spec."""
+    return (pack(">iiii", cn.ROWS, cn.NO_METADATA | 0x0001, ncols, len(rows))
             + b"".join(cell(v) for row in rows for v in row))
 
 
@@ -102,6 +103,19 @@ def test_rows_with_the_same_lengths_take_the_fixed_layout_and_a_change_falls_bac
     # a row cut short by a layout longer than what is left is read cell by cell
     columns.layout = (cn.Struct(">i100si100s"), (100, 100))
     assert cn.decode_result(rows_body([[b"a", b"b"]], 2), 0, columns) == [{"f0": "a", "f1": "b"}]
+    # the usual answer takes the short way (no metadata parsed); one with a paging state does not
+    calls = []
+    real = cn.read_metadata
+    cn.read_metadata = lambda *a: calls.append(a) or real(*a)
+    try:
+        cn.decode_result(rows_body(same, 2), 0, columns)
+        assert calls == []
+        paged = pack(">iii", cn.ROWS, cn.NO_METADATA | 0x0002, 2) + cell(b"paging state")
+        assert cn.decode_result(paged + pack(">i", 1) + cell(b"a") + cell(b"b"), 0, columns) == [
+            {"f0": "a", "f1": "b"}]
+        assert len(calls) == 1
+    finally:
+        cn.read_metadata = real
 
 
 def test_non_text_columns_and_results_with_their_own_metadata_decode():

@@ -302,7 +302,7 @@ def decode_result(buf: bytes, i: int, columns: Columns | None) -> list[dict[str,
     """A RESULT body: rows for Rows, None for Void (and any other kind)."""
     if columns is not None and len(buf) - i >= 16:  # the usual answer to a prepared SELECT
         kind, flags, _, count = _ROWS_HEAD.unpack_from(buf, i)
-        if kind == ROWS and flags == NO_METADATA:
+        if kind == ROWS and flags & 0x0006 == NO_METADATA:  # no metadata, no paging state
             return columns.rows(buf, i + 16, count)
     if _I32.unpack_from(buf, i)[0] == ROWS:
         return read_rows(buf, i + 4, columns)
