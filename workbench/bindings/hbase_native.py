@@ -195,6 +195,10 @@ def decode_mutate(body: bytes) -> None:
     return None
 
 
+# The end of a RequestHeader for the methods the hot path calls: the method name, request_param.
+_METHODS = {m: field(3, m) + b"\x20\x01" for m in (b"Get", b"Mutate")}
+
+
 # -- where rows live ----------------------------------------------------------------------------
 
 class NoSuchTable(LookupError):
@@ -361,7 +365,8 @@ class RpcConnection(BufferedConnection):
             _finish(chain)
             return
         self._call_id = call_id = (self._call_id + 1) & 0x7FFFFFFF
-        header = number(1, call_id) + field(3, method) + b"\x20\x01"  # request_param = true
+        # RequestHeader: call_id = 1, method_name = 3, request_param = 4 (true)
+        header = b"\x08" + varint(call_id) + (_METHODS.get(method) or field(3, method) + b"\x20\x01")
         body = varint(len(header)) + header + varint(len(param)) + param
         if not self._out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
@@ -523,12 +528,22 @@ class NativeBinding(HBaseBinding):
 
     def _maker(self, regions: Regions) -> Callable[[Step], tuple[bytes, bytes, Callable]]:
         family, durability, locate = self._family_name, self._durability, regions.locate
+        # A Get of every field is get_request's bytes with its constant parts made once: the
+        # region specifier per region, and the family's Column.
+        specifiers: dict[bytes, bytes] = {}
+        every = field(2, field(1, family))
 
         def make(step: Step) -> tuple[bytes, bytes, Callable]:
             op, key, arg = step
             row = key.encode()
             region = locate(row)[0]
             if op == READ:
+                if arg is None and len(row) < 0x80:
+                    spec = specifiers.get(region)
+                    if spec is None:
+                        spec = specifiers[region] = field(1, number(1, REGION_NAME) + field(2, region))
+                    get = b"\x0a" + bytes((len(row),)) + row + every
+                    return b"Get", spec + field(2, get), decode_get
                 return (b"Get", get_request(region, row, family,
                                             None if arg is None else [f.encode() for f in arg]), decode_get)
             return (b"Mutate", put_request(region, row, family,
