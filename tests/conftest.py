@@ -47,6 +47,10 @@ def pytest_cmdline_main(config):
         return
     if getattr(config.option, "numprocesses", "absent") is None and not config.getoption("usepdb", False):
         config.option.numprocesses = 2
+        if config.option.dist == "no":
+            # a worker that runs out of tests takes some of the other's instead of idling while
+            # it works through a queue of long ones (the tier's tests last from 0.01 to 30 s)
+            config.option.dist = "worksteal"
 
 
 def pytest_collection_modifyitems(config, items):

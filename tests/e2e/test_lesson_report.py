@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_runs_cli import workbench
+from tests.inprocess import workbench  # the reports' commands in this process
 from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load

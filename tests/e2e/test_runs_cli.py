@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -86,8 +87,9 @@ def test_two_runs_recording_into_one_store_at_once_both_succeed(tmp_path):
     env = dict(os.environ, WORKBENCH_STORE=str(store))
     argv = [sys.executable, "-m", "workbench", "run", "-P", WORKLOAD_A, "-p", "operationcount=8000",
             "-target", "2000", "-p", "snapshot.interval=0.1", "-q"]
-    procs = [subprocess.Popen(argv + ["-l", f"run{i}"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) for i in (1, 2)]
+    procs = [subprocess.Popen(argv + ["-l", f"run{i}", f"--export=json={tmp_path / f'run{i}.json'}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+             for i in (1, 2)]
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], errors
     with RunStore(store) as s:
@@ -98,7 +100,10 @@ def test_two_runs_recording_into_one_store_at_once_both_succeed(tmp_path):
         spans = [(r.started_at, r.ended_at) for r in rows]
         assert max(s for s, _ in spans) < min(e for _, e in spans), "the two runs did not overlap"
         for r in rows:
-            assert len(s.result(r.id).intervals) >= 20  # 4 s at 0.1 s each, every one committed
+            # every interval the run made (about 40: 4 s at 0.1 s; fewer when ticks are late on a
+            # loaded machine) was committed while the other run wrote too
+            made = json.loads((tmp_path / f"{r.label}.json").read_text())["run"]["intervals"]
+            assert len(s.result(r.id).intervals) == len(made) >= 5
 
 
 def test_a_run_exported_from_the_store_equals_the_live_export_byte_for_byte(tmp_path):

@@ -104,9 +104,10 @@ async def test_a_composed_run_loads_and_runs_on_the_memory_binding(session):
         set_field(app, "recordcount", "300")
         set_field(app, "operationcount", "2000")
         set_field(app, "threadcount", "2")
-        await pilot.pause()
-        assert "-p recordcount=300 -p operationcount=2000 -p threadcount=2" in str(
-            app.screen.query_one("#cmdline").content)
+        # the command line is redrawn after the fields' changes are handled: waited for, as one
+        # pause was not always enough on a loaded machine
+        await until(pilot, lambda: "-p recordcount=300 -p operationcount=2000 -p threadcount=2" in str(
+            app.screen.query_one("#cmdline").content), what="the command line of the three fields")
         await pilot.press("ctrl+r")
         await until(pilot, lambda: app.current_mode == "dashboard", what="the Run screen")
         await until(pilot, lambda: len(session.finished) == 2 and not session.busy, what="both phases")
