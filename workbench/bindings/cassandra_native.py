@@ -42,7 +42,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from workbench.bindings.cassandra_errors import QueryFailed
-from workbench.bindings.wire import BufferedConnection
+from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
 
 try:
@@ -485,19 +485,16 @@ class _Chain(_Call):
 
 # -- the connection ------------------------------------------------------------------------------------
 
-class CqlConnection(BufferedConnection):
+class CqlConnection(SharedConnection):
     """One connection to one node, shared by every lane of the worker."""
 
     server = "Cassandra node"
 
     def __init__(self, version: int, timeout_s: float, where: str) -> None:
-        super().__init__(timeout_s, where, 65536)
+        super().__init__(timeout_s, where, 65536)  # _inflight: stream id -> _Call
         self.version = version
-        self._out: list[bytes] = []
-        self._inflight: dict[int, _Call] = {}  # stream id -> call, oldest first
         self._orphans: set[int] = set()  # timed out: the id is reused only once its answer came
         self._stream = 0
-        self._receiving = False
         self.on_lost: Callable[[CqlConnection], None] | None = None
 
     # -- sending -----------------------------------------------------------------------------------
@@ -520,11 +517,6 @@ class CqlConnection(BufferedConnection):
         inflight[sid] = call
         if self._timer is None:
             self._arm()
-
-    def _flush(self) -> None:
-        out, self._out = self._out, []
-        if self.transport is not None and self.broken is None:
-            self.transport.write(b"".join(out))
 
     def request(self, opcode: int, body: bytes) -> asyncio.Future:
         """A set-up request; the future gets (opcode, body, index of the body's start)."""
@@ -634,18 +626,6 @@ class CqlConnection(BufferedConnection):
         now = perf_counter_ns()
         for call in inflight.values():
             call.answered(False, failed if call.stmt is not None else exc, now)
-
-    def _break(self, exc: BaseException) -> None:
-        if self.broken is None:
-            self.broken = exc
-        self._fail_all(exc)
-        if self.transport is not None:
-            self.transport.abort()
-
-    def _oldest(self) -> int:
-        for call in self._inflight.values():
-            return call.t0
-        return 0
 
     def _timed_out(self, exc: TimeoutError) -> None:
         """Fail every request older than the timeout; the connection stays (the node may only be

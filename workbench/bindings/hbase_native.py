@@ -32,7 +32,7 @@ from typing import Any
 
 from workbench.bindings.base import READ, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding, error_kind
-from workbench.bindings.wire import BufferedConnection
+from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")
@@ -236,18 +236,15 @@ class _Chain:
         self.t0 = 0
 
 
-class RpcConnection(BufferedConnection):
+class RpcConnection(SharedConnection):
     """One connection to a RegionServer's ClientService, shared by many chains."""
 
     server = "RegionServer"
 
     def __init__(self, user: str, timeout_s: float, where: str) -> None:
-        super().__init__(timeout_s, where, 65536)
+        super().__init__(timeout_s, where, 65536)  # _inflight: call id -> _Chain
         self.user = user
-        self._out: list[bytes] = []
         self._call_id = 0
-        self._inflight: dict[int, _Chain] = {}  # call id -> chain, oldest first
-        self._receiving = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -327,13 +324,6 @@ class RpcConnection(BufferedConnection):
             chain.answers.append((False, exc, chain.t0, now))
             _finish(chain)
 
-    def _break(self, exc: BaseException) -> None:
-        if self.broken is None:
-            self.broken = exc
-        self._fail_all(exc)
-        if self.transport is not None:
-            self.transport.abort()
-
     # -- chains ----------------------------------------------------------------------------------
 
     def run(self, items: Sequence[Any], make: Callable[[Any], tuple[bytes, bytes, Callable]],
@@ -374,14 +364,6 @@ class RpcConnection(BufferedConnection):
         chain.t0 = perf_counter_ns()
         self._inflight[call_id] = chain
         self._arm()
-
-    def _flush(self) -> None:
-        out, self._out = self._out, []
-        if self.transport is not None and self.broken is None:
-            self.transport.write(b"".join(out))
-
-    def _oldest(self) -> int:
-        return next(iter(self._inflight.values())).t0 if self._inflight else 0
 
     def _timed_out(self, exc: TimeoutError) -> None:
         # The RegionServer is not answering: every call in flight fails, the connection goes.

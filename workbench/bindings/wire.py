@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from time import perf_counter_ns
+from typing import Any
 
 
 class BufferedConnection(asyncio.BufferedProtocol):
@@ -70,3 +71,42 @@ class BufferedConnection(asyncio.BufferedProtocol):
         self._stop_timer()
         if self.transport is not None:
             self.transport.close()
+
+
+class SharedConnection(BufferedConnection):
+    """A BufferedConnection that many lanes share (hbase_native's RpcConnection and
+    cassandra_native's CqlConnection): requests carry an id and wait in `_inflight` (id -> the
+    request's state, which has `t0`, oldest first) for answers that may come in any order.
+
+    Requests made in one turn of the loop wait in `_out` and go out in one write (`_flush`, made
+    a callback by the first of them); those made while `_receiving` (the callbacks of the answers
+    one read brought) go out when the read has been answered, in the subclass's buffer_updated."""
+
+    def __init__(self, timeout_s: float, where: str, size: int) -> None:
+        super().__init__(timeout_s, where, size)
+        self._out: list[bytes] = []
+        self._inflight: dict[int, Any] = {}
+        self._receiving = False
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if self.transport is not None and self.broken is None:
+            self.transport.write(b"".join(out))
+
+    def _oldest(self) -> int:
+        for request in self._inflight.values():
+            return request.t0
+        return 0
+
+    def _fail_all(self, exc: BaseException) -> None:
+        """Every request in flight has failed with exc (the subclass answers them)."""
+        raise NotImplementedError("a SharedConnection subclass answers what was in flight")
+
+    def _break(self, exc: BaseException) -> None:
+        """The connection is unusable (an answer that does not parse, a timeout where the server
+        is gone): fail what is in flight and drop it."""
+        if self.broken is None:
+            self.broken = exc
+        self._fail_all(exc)
+        if self.transport is not None:
+            self.transport.abort()
