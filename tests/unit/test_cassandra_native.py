@@ -246,3 +246,62 @@ def test_a_chain_whose_steps_all_fail_at_once_ends_without_recursing():
         assert len(stopped) == 1  # more() is asked before every step after the first
 
     asyncio.run(scenario())
+
+
+def test_a_node_that_lost_a_statement_is_given_it_again_once_and_a_broken_answer_breaks_the_connection():
+    async def scenario():
+        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn.connection_made(Transport())
+        stmt = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0])
+
+        def one() -> asyncio.Future:
+            future = asyncio.get_running_loop().create_future()
+            call = cn._One(future)
+            call.stmt, call.body = stmt, stmt.body(("k",))
+            conn.send(call, cn.EXECUTE, call.body)
+            return future
+
+        async def turns() -> None:  # the callbacks and the flush they schedule
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        def sent() -> list[tuple[int, int]]:  # (stream, opcode) of every frame written so far
+            data, out, at = conn.transport.written, [], 0
+            while at < len(data):
+                _, _, sid, opcode, size = cn.HEADER.unpack_from(data, at)
+                out.append((sid, opcode))
+                at += 9 + size
+            return out
+
+        unprepared = pack(">i", cn.UNPREPARED) + string("Prepared query with ID 01020304 not found") + \
+            pack(">H", 4) + b"\x01\x02\x03\x04"
+        first = one()
+        await turns()
+        feed(conn, frame(0, cn.ERROR, unprepared), [])
+        await turns()
+        assert sent() == [(0, cn.EXECUTE), (1, cn.PREPARE)]  # the statement's CQL, on the same node
+        again = pack(">i", cn.PREPARED) + prepared([("y_id", VARCHAR)], None, [0])
+        feed(conn, frame(1, cn.RESULT, again), [])
+        await turns()
+        assert sent()[-1] == (2, cn.EXECUTE) and not first.done()  # the same request again
+        feed(conn, frame(2, cn.RESULT, rows_body([[b"v"]], 1)), [])
+        assert first.result() == [{"f0": "v"}]
+        # a second Unprepared for the same request is its error, not a loop
+        second = one()
+        await turns()
+        feed(conn, frame(3, cn.ERROR, unprepared), [])
+        await turns()
+        feed(conn, frame(4, cn.RESULT, again), [])
+        await turns()
+        feed(conn, frame(5, cn.ERROR, unprepared), [])
+        with pytest.raises(QueryFailed, match="Unprepared"):
+            second.result()
+        # rows that claim more cells than the frame holds: that request fails, the connection goes
+        third = one()
+        await turns()
+        feed(conn, frame(6, cn.RESULT, pack(">iiii", cn.ROWS, cn.NO_METADATA, 1, 3) + cell(b"v")), [])
+        with pytest.raises(QueryFailed, match="error"):
+            third.result()
+        assert conn.broken is not None
+
+    asyncio.run(scenario())

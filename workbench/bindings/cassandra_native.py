@@ -583,14 +583,16 @@ class CqlConnection(SharedConnection):
                 if code == UNPREPARED and call.stmt is not None and not call.retried:
                     self._prepare_again(call)
                     return
-                call.answered(False, QueryFailed(ERROR_KINDS.get(code, f"Error{code:04x}"), message), t1)
+                ok, value = False, QueryFailed(ERROR_KINDS.get(code, f"Error{code:04x}"), message)
             elif call.stmt is None:
-                call.answered(True, (opcode, body, i), t1)
+                ok, value = True, (opcode, body, i)
             else:
-                call.answered(True, decode_result(body, i, call.stmt.columns), t1)
+                ok, value = True, decode_result(body, i, call.stmt.columns)
         except Exception as exc:  # an answer that does not parse: the stream is suspect
             call.answered(False, failure(exc) if call.stmt is not None else exc, t1)
             self._break(exc)
+            return
+        call.answered(ok, value, t1)
 
     def _prepare_again(self, call: _Call) -> None:
         """The node does not know the statement (it restarted): prepare it, then send the request
