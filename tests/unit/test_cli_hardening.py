@@ -76,3 +76,24 @@ def test_an_export_that_fails_at_the_end_keeps_the_results(tmp_path):
     assert "[OVERALL], Throughput(ops/sec)" in done.stdout
     assert good.read_text().startswith("[OVERALL]")
     assert one_error_line(done).startswith("workbench: error: --export csv=/proc/workbench-test.csv")
+
+
+def test_a_command_line_builds_only_the_command_it_names_and_the_table_of_commands_is_complete():
+    import argparse
+    import importlib
+
+    from workbench.cli import COMMAND_MODULES, COMMANDS, build_parser
+
+    def choices(parser: argparse.ArgumentParser) -> set[str]:
+        return {c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices}
+
+    registered = {}
+    for module in COMMAND_MODULES:  # what each module registers, on a parser of its own
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        registered.update(dict.fromkeys(sub.choices, module))
+    assert registered == COMMANDS
+    assert choices(build_parser([])) == choices(build_parser(["--help"])) == set(COMMANDS)
+    assert choices(build_parser(["rnu"])) == set(COMMANDS)  # a misspelt command: argparse lists them all
+    for command, module in COMMANDS.items():
+        assert choices(build_parser([command, "--help"])) == {c for c, m in COMMANDS.items() if m == module}
