@@ -305,3 +305,40 @@ def test_a_node_that_lost_a_statement_is_given_it_again_once_and_a_broken_answer
         assert conn.broken is not None
 
     asyncio.run(scenario())
+
+
+def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_datacenter():
+    async def scenario():
+        session = cn.NativeSession.__new__(cn.NativeSession)
+        session.opts = SimpleNamespace(port=9042)
+        session.hosts, session.conns = [("127.0.0.1", 9042)], ["contact"]
+        session._ring, session._owners, session._reconnecting, session._closed = [], [], {}, False
+        tables = {
+            "SELECT * FROM system.local": [{"partitioner": "org.apache.cassandra.dht.Murmur3Partitioner",
+                                           "data_center": "dc1", "tokens": ["0", "-100"]}],
+            "SELECT * FROM system.peers_v2": [
+                {"peer": "127.0.0.2", "native_address": "127.0.0.2", "native_port": 9042,
+                 "data_center": "dc1", "tokens": ["100"]},
+                {"peer": "127.0.0.3", "native_address": "0.0.0.0", "native_port": 9043,
+                 "data_center": "dc1", "tokens": ["200"]},
+                {"peer": "127.0.0.4", "native_address": "127.0.0.4", "native_port": 9042,
+                 "data_center": "dc2", "tokens": ["50"]},  # another datacenter: never used
+            ],
+        }
+        opened = []
+
+        async def query(conn, cql):
+            return tables[cql]
+
+        async def open_(host):
+            opened.append(host)
+            raise ConnectionRefusedError("down for now")  # then tried again in the background
+
+        session.query, session._open = query, open_
+        session._reconnect = lambda index: opened.append(("again", index))
+        await session._discover("contact")
+        assert session.hosts == [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9043)]
+        assert session._ring == [-100, 0, 100, 200] and session._owners == [0, 0, 1, 2]
+        assert opened == [("127.0.0.2", 9042), ("127.0.0.3", 9043), ("again", 1), ("again", 2)]
+
+    asyncio.run(scenario())

@@ -737,7 +737,9 @@ class NativeSession:
         return decode_result(body, i, None) or []
 
     async def _discover(self, conn: CqlConnection) -> None:
-        """The other nodes and the token ring, from system.local and the peers table."""
+        """The other nodes of the contact point's datacenter and their token ring, from
+        system.local and the peers table. Like the Java driver's DC-aware policy (YCSB's), no
+        request goes to another datacenter: LOCAL_QUORUM and LOCAL_ONE mean the coordinator's."""
         local = await self.query(conn, "SELECT * FROM system.local")
         try:
             peers = await self.query(conn, "SELECT * FROM system.peers_v2")
@@ -745,7 +747,10 @@ class NativeSession:
             peers = await self.query(conn, "SELECT * FROM system.peers")
         partitioner = local[0].get("partitioner") or "" if local else ""
         ring: list[tuple[int, int]] = [(int(t), 0) for t in (local[0].get("tokens") or [])] if local else []
+        datacenter = local[0].get("data_center") if local else None
         for peer in peers:
+            if datacenter is not None and peer.get("data_center") not in (None, datacenter):
+                continue
             address = peer.get("native_address") or peer.get("rpc_address") or peer.get("peer")
             if address in (None, "0.0.0.0", "::"):
                 address = peer.get("peer")
