@@ -11,10 +11,11 @@ This client speaks the protocol itself, as hbase_native.py does for HBase:
   write; answers are read into a buffer the connection owns.
 - Statements are prepared; EXECUTE asks the node not to repeat the result metadata, and rows are
   decoded with the metadata the PREPARE answer gave.
-- Token-aware: with the Murmur3 partitioner (every Cassandra default) a request goes to the node
-  that owns its partition key's token (cassandra-driver's C murmur3), else to the next node up
-  on the ring, like the Java driver's TokenAwarePolicy that YCSB uses. Other partitioners get
-  round robin.
+- Token-aware over the contact point's datacenter: with the Murmur3 partitioner (every
+  Cassandra default) a request goes to the node that owns its partition key's token
+  (cassandra-driver's C murmur3), else to the next node up on the ring, like the Java driver's
+  TokenAwarePolicy over DCAwareRoundRobinPolicy that YCSB uses. Other partitioners get round
+  robin.
 - A lane's sequence is a chain: each answer sends the lane's next request from the callback.
   Every operation is still one request, timed on its own; errors do not stop the chain.
 - Failures are counted by kind as cassandra-driver names them: the server's error codes
