@@ -43,6 +43,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from workbench.bindings.cassandra_errors import QueryFailed
+from workbench.bindings.cassandra_schema import KEY
 from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
 
@@ -239,10 +240,9 @@ class Columns:
     field length) are read by one compiled struct (length, value, length, value, ...) instead
     of cell by cell; any other row goes cell by cell, so a change of lengths costs one row."""
 
-    __slots__ = ("specs", "names", "decoders", "text", "layout", "_seen")
+    __slots__ = ("names", "decoders", "text", "layout", "_seen")
 
     def __init__(self, specs: list[tuple]) -> None:
-        self.specs = specs
         self.names = tuple(name for name, _, _ in specs)
         self.decoders = tuple(decode for _, decode, _ in specs)
         self.text = bool(specs) and all(kind in TEXT for _, _, kind in specs)
@@ -328,7 +328,7 @@ def long_string(text: str) -> bytes:
 class Statement:
     """A prepared statement at one consistency: stmt(params) is the request for execute()."""
 
-    __slots__ = ("cql", "head", "encoders", "columns", "routing", "skip", "id", "body")
+    __slots__ = ("cql", "head", "columns", "routing", "skip", "id", "body")
 
     def __init__(self, cql: str, consistency: int, prepared: bytes, i: int, version: int) -> None:
         n = _U16.unpack_from(prepared, i)[0]
@@ -345,22 +345,21 @@ class Statement:
         specs, i = read_metadata(prepared, i)
         self.columns = None if specs is None else Columns(specs)
         self.cql = cql
-        self.encoders = []
+        encoders = []
         for name, _, kind in params:
             encode = TYPES.get(kind, (None, None))[0]
             if encode is None:
                 raise QueryFailed("UnsupportedType", f"bind variable {name!r} has CQL type 0x{kind:04x}, "
                                                      "which the native driver cannot bind")
-            self.encoders.append(encode)
+            encoders.append(encode)
         if version < 4:  # no partition key indexes in v3: the key column by its name
-            keys = [n for n, (name, _, _) in enumerate(params) if name == "y_id"][:1]
+            keys = [n for n, (name, _, _) in enumerate(params) if name == KEY][:1]
         self.routing = keys[0] if len(keys) == 1 and params[keys[0]][2] in (0x0001, 0x000A, 0x000D) else None
         self.skip = self.columns is not None
         flag = WITH_VALUES | (SKIP_METADATA if self.skip else 0)
         self.head = (_U16.pack(len(self.id)) + self.id + _U16.pack(consistency) + bytes((flag,))
                      + _U16.pack(len(params)))
-
-        self.body = _body_maker(self.head, self.encoders)
+        self.body = _body_maker(self.head, encoders)
 
     def __call__(self, params: Sequence[Any]) -> tuple[Statement, Sequence[Any]]:
         return self, params
@@ -413,7 +412,7 @@ class _Call:
     __slots__ = ("t0", "stmt", "body", "retried")
 
     def answered(self, ok: bool, value: Any, t1: int) -> None:
-        raise NotImplementedError
+        raise NotImplementedError("a _Call subclass says what its answer does")
 
 
 class _Waiter(_Call):
