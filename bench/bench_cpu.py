@@ -3,7 +3,7 @@
     workbench cluster up cassandra-single            # or hbase-standalone, with --db hbase
     python bench/bench_cpu.py --db cassandra [--cluster NAME] [--workloads a,c] [--lanes 16,64]
         [--short 10000] [--long 160000] [--repeat 2] [--clients native,acsylla] [-p KEY=VALUE ...]
-        [--ycsb-home DIR]  [--latte PATH]
+        [--ycsb-home DIR]  [--latte PATH] [--baseline DIR]
 
 For each workload and in-flight count, each client makes a short run and a long run of the same
 workload on the same loaded table, in alternation, `--repeat` times. Steady-state CPU per
@@ -14,6 +14,9 @@ servers. Every run is a separate `workbench run --no-store` (YCSB: `site.ycsb.Cl
 `latte run`), with this checkout's workbench first on PYTHONPATH.
 
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
+--baseline: another checkout of the workbench (e.g. `git worktree add /tmp/base HEAD~1`); its
+  runs of each client (named base:CLIENT) alternate with this checkout's, so a change is measured
+  against what it changes in the same invocation.
 --latte: a latte binary (Cassandra only), e.g. built in a temporary directory with
     CARGO_TARGET_DIR=/tmp/latte/target cargo install latte-cli --root /tmp/latte/root
   It runs bench/latte/ycsb.rn: YCSB's workload A (50% read of all ten fields, 50% update of
@@ -85,7 +88,8 @@ class Clients:
                 f"  <property><name>hbase.zookeeper.quorum</name><value>{spec.address}</value></property>\n"
                 "  <property><name>hbase.zookeeper.property.clientPort</name>"
                 f"<value>{spec.zookeeper_port}</value></property>\n</configuration>\n")
-        self.tools = [*self.clients, *(["ycsb"] if self.classpath else []),
+        self.tools = [*self.clients, *([f"base:{c}" for c in self.clients] if args.baseline else []),
+                      *(["ycsb"] if self.classpath else []),
                       *(["latte"] if args.latte else [])]
 
     def common(self, workload: str, lanes: int, ops: int) -> list[str]:
@@ -113,9 +117,12 @@ class Clients:
             argv = [JAVA, "-cp", f"{self.conf}:{self.classpath}", "site.ycsb.Client", "-t",
                     "-db", self.ycsb_class, *[a for p in self.ycsb_props for a in ("-p", p)],
                     *self.common(workload, lanes, ops)]
-        else:
+        env = None
+        if tool.startswith("base:"):  # the same client from the baseline checkout
+            tool, env = tool[5:], {"PYTHONPATH": str(Path(self.args.baseline).resolve())}
+        if tool != "ycsb":
             argv = self.workbench(tool, workload, lanes, ops)
-        text, cpu, _ = cpu_of(argv)
+        text, cpu, _ = cpu_of(argv, env)
         got = parse(text)
         failed = [k for k in got if k[1].startswith("Return=") and k[1] not in OK]
         if failed:
@@ -174,13 +181,15 @@ def main() -> None:
     ap.add_argument("-p", action="append", help="a property for every workbench run")
     ap.add_argument("--ycsb-home")
     ap.add_argument("--latte")
+    ap.add_argument("--baseline", help="another workbench checkout to alternate with this one")
     args = ap.parse_args()
     if args.latte and args.db != "cassandra":
         raise SystemExit("latte speaks CQL only: --latte needs --db cassandra")
     clients = Clients(args)
     clients.load()
     print(f"steady-state client CPU per operation: (CPU of {args.long:,} - CPU of {args.short:,} "
-          f"operations) / {args.long - args.short:,}; PYTHONPATH={ROOT}")
+          f"operations) / {args.long - args.short:,}; PYTHONPATH={ROOT}"
+          + (f", base: PYTHONPATH={Path(args.baseline).resolve()}" if args.baseline else ""))
     rows = []
     try:
         for workload in args.workloads.split(","):
@@ -193,7 +202,7 @@ def main() -> None:
                         long, rate = clients.run(tool, workload, lanes, args.long)
                         us = (long - short) / (args.long - args.short) * 1e6
                         rows.append((workload, lanes, tool, us, rate))
-                        print(f"workload {workload.upper()} {lanes:3d} in flight  {tool:>9}: {us:6.1f} us/op "
+                        print(f"workload {workload.upper()} {lanes:3d} in flight  {tool:>11}: {us:6.1f} us/op "
                               f"steady ({short:.2f} s for {args.short:,}, {long:.2f} s for {args.long:,}), "
                               f"{rate:,.0f} ops/s", flush=True)
     finally:
@@ -202,7 +211,7 @@ def main() -> None:
     for key in dict.fromkeys(r[:3] for r in rows):
         mine = [r for r in rows if r[:3] == key]
         us, rate = statistics.median(r[3] for r in mine), statistics.median(r[4] for r in mine)
-        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>9}  {us:6.1f} us/op  {rate:8,.0f} ops/s")
+        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>11}  {us:6.1f} us/op  {rate:8,.0f} ops/s")
 
 
 if __name__ == "__main__":

@@ -118,6 +118,29 @@ def test_rows_with_the_same_lengths_take_the_fixed_layout_and_a_change_falls_bac
         cn.read_metadata = real
 
 
+def test_a_single_row_of_the_learnt_layout_is_decoded_only_when_looked_at_and_exactly():
+    columns = cn.Columns([("f0", cn._utf8, VARCHAR), ("f1", cn._utf8, VARCHAR)])
+    cn.decode_result(rows_body([[b"aa", b"bbb"]] * 2, 2), 0, columns)  # the layout is learnt
+    [row] = cn.decode_result(rows_body([[b"xy", b"zzz"]], 2), 0, columns)
+    assert isinstance(row, cn.LazyRow) and row._row is None  # nothing decoded yet
+    assert row == {"f0": "xy", "f1": "zzz"} and dict(row.items()) == {"f0": "xy", "f1": "zzz"}
+    assert row["f1"] == "zzz" and len(row) == 2 and list(row) == ["f0", "f1"]
+    # the same size with other lengths, or with a null: decoded cell by cell, nulls left out
+    [other] = cn.decode_result(rows_body([[b"xyz", b"zz"]], 2), 0, columns)
+    assert isinstance(other, cn.LazyRow) and other == {"f0": "xyz", "f1": "zz"}
+    [lazy_null] = cn.decode_result(rows_body([[b"abcde", None]], 2), 0, columns)
+    assert isinstance(lazy_null, cn.LazyRow) and lazy_null == {"f0": "abcde"}
+    assert cn.NativeSession.row([lazy_null]) is lazy_null and cn.NativeSession.row([]) is None
+    [null] = cn.decode_result(rows_body([[None, b"abcd"]], 2), 0, columns)
+    assert not isinstance(null, cn.LazyRow)  # 4 bytes shorter than the layout: decoded at once
+    assert cn.NativeSession.row([null]) == {"f1": "abcd"}
+    # more than one row (a scan), or a row that does not fill the body: dicts, decoded at once
+    two = cn.decode_result(rows_body([[b"xy", b"zzz"]] * 2, 2), 0, columns)
+    assert [type(r) for r in two] == [dict, dict]
+    [short] = cn.decode_result(rows_body([[b"x", b"zzz"]], 2), 0, columns)
+    assert type(short) is dict and short == {"f0": "x", "f1": "zzz"}
+
+
 def test_non_text_columns_and_results_with_their_own_metadata_decode():
     # full metadata (global table spec): a varchar, an int and a set<varchar>
     body = (pack(">iii", cn.ROWS, 0x0001, 3) + string("ks") + string("t") + spec("k") + spec("n", INT)

@@ -4,7 +4,8 @@
 Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the three
 load drivers in cassandra_native.py, cassandra_acsylla.py and cassandra_python.py. All offer the
 same small interface: `prepare(cql, consistency) -> bind` (params -> request),
-`execute(request) -> awaitable result`, `row(result)` / `rows(result)` (dicts by column name),
+`execute(request) -> awaitable result`, `row(result)` (the first row as a mapping by column
+name, without the columns that are null: never written) / `rows(result)` (dicts, nulls as None),
 `errors` (what execute may raise), `close()`; the operations below call them directly, without a
 coroutine layer of their own. Sequences of reads and updates go to the driver's
 `chain(pending, more)`, which binds and sends them one after another inside the driver (native:
@@ -138,8 +139,6 @@ class CassandraBinding(Binding):
             return self._failed(exc), None
         if row is None:
             return Status.NOT_FOUND, None
-        if None in row.values():  # columns never written
-            row = {f: v for f, v in row.items() if v is not None}
         return _OK, row
 
     async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
@@ -177,8 +176,6 @@ class CassandraBinding(Binding):
                 if row is None:
                     out.append((Status.NOT_FOUND, t0, t1, None))
                     continue
-                if None in row.values():  # columns never written
-                    row = {f: v for f, v in row.items() if v is not None}
                 out.append((_OK, t0, t1, row))
         return out
 

@@ -117,8 +117,12 @@ class AcsyllaSession:
 
     @staticmethod
     def row(result: Any) -> dict[str, Any] | None:
+        """The first row, without its null columns (never written)."""
         first = result.first()
-        return None if first is None else first.as_dict()
+        if first is None:
+            return None
+        row = first.as_dict()
+        return {f: v for f, v in row.items() if v is not None} if None in row.values() else row
 
     @staticmethod
     def rows(result: Any) -> list[dict[str, Any]]:
