@@ -202,7 +202,7 @@ def main() -> None:
                         long, rate = clients.run(tool, workload, lanes, args.long)
                         us = (long - short) / (args.long - args.short) * 1e6
                         rows.append((workload, lanes, tool, us, rate))
-                        print(f"workload {workload.upper()} {lanes:3d} in flight  {tool:>11}: {us:6.1f} us/op "
+                        print(f"workload {workload.upper()} {lanes:3d} in flight {tool:>11}: {us:6.1f} us/op "
                               f"steady ({short:.2f} s for {args.short:,}, {long:.2f} s for {args.long:,}), "
                               f"{rate:,.0f} ops/s", flush=True)
     finally:
