@@ -408,3 +408,13 @@ def test_show_states_each_runs_timing_and_the_expected_duration(tmp_path):
     bad.write_text(path.read_text().replace("min_measure_s = 4", "min_measure_s = -1"))
     with pytest.raises(ConfigError, match="key 'min_measure_s' must be a number of seconds from 0 to 3600"):
         plan.load(str(bad))
+
+
+def test_a_calibration_on_a_new_cluster_is_capped_after_its_longer_warm_up_not_inside_it():
+    e = plan.load("saturation")
+    calibration = e.runs()[0]
+    for first in (False, True):
+        props = dict(o.split("=", 1) for o in e.overrides(calibration, "laptop", first=first))
+        warmup = float(props["measurement.warmup"])
+        assert warmup == (60 if first else 5)
+        assert float(props["maxexecutiontime"]) == warmup + e.calibration_cap_s("laptop")

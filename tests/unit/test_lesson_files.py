@@ -304,3 +304,19 @@ def test_a_teachers_p_shortens_the_runs_not_what_a_step_sets_itself():
     run_props = runner.overrides(lesson.step("healthy"))
     assert "maxexecutiontime=0" in load_props and "maxexecutiontime=3" not in load_props
     assert "maxexecutiontime=3" in run_props and "cassandra.readconsistencylevel=QUORUM" in run_props
+
+
+def test_a_teachers_step_p_wins_over_that_steps_own_settings_only():
+    from workbench.drive.session import Session
+    from workbench.errors import WorkbenchError
+    from workbench.lessons.runner import LessonRunner
+
+    lesson = shipped("cassandra-vs-hbase")
+    runner = LessonRunner(lesson, Session(store=False), student="t",
+                          overrides={"maxexecutiontime": "3", "c_warm:maxexecutiontime": "5"})
+    assert "maxexecutiontime=5" in runner.overrides(lesson.step("c_warm"))
+    assert "maxexecutiontime=30" in runner.overrides(lesson.step("h_warm"))  # its own, as shipped
+    assert "maxexecutiontime=3" in runner.overrides(lesson.step("c_b"))
+    assert "maxexecutiontime=0" in runner.overrides(lesson.step("c_load"))
+    with pytest.raises(WorkbenchError, match="no step 'warm'"):
+        LessonRunner(lesson, Session(store=False), student="t", overrides={"warm:maxexecutiontime": "5"})

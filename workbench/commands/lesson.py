@@ -38,7 +38,8 @@ def register(subparsers) -> None:
     p.add_argument("-p", dest="props", action="append", default=[], metavar="KEY=VALUE",
                    help="a property over the lesson's [properties] (a step's own settings still win; "
                    "e.g. maxexecutiontime=3 "
-                   "for a shorter class)")
+                   "for a shorter class); STEP:KEY=VALUE sets it for one step, over the step's own "
+                   "(e.g. warm:maxexecutiontime=5)")
     p.add_argument("--no-tui", action="store_true", help="print the steps, figures and checks instead of "
                    "opening the app (questions stay unanswered)")
     add_store_arguments(p, recording=False)

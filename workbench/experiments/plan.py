@@ -345,7 +345,8 @@ class Experiment:
             props["measurement.minimum"] = f"{window:g}"
         if run.step.rate == UNTHROTTLED and window:  # calibration: until its throughput is stable
             props["measurement.stable"] = f"{CALIBRATION_STABLE_PCT:g}"
-            props["maxexecutiontime"] = str(math.ceil(self.warmup_s + self.calibration_cap_s(scale)))
+            # maxexecutiontime counts the warm-up too: the first run's longer one included
+            props["maxexecutiontime"] = str(math.ceil(warmup + self.calibration_cap_s(scale)))
         return [f"{k}={v}" for k, v in props.items()]
 
     def calibration_cap_s(self, scale: str) -> float:

@@ -110,9 +110,21 @@ class LessonRunner:
                  overrides: dict[str, str] | None = None, say: Callable[[str], None] = print) -> None:
         """overrides: -p properties over the lesson's [properties] (a teacher's shorter runs, say);
         what a step sets itself (its properties, a `set` step's) still wins: a load that must
-        write every record keeps its maxexecutiontime = 0."""
+        write every record keeps its maxexecutiontime = 0. A key `STEP:KEY` is for that step
+        alone and wins over its own settings (`warm:maxexecutiontime=5`, a shorter warm-up)."""
         self.lesson, self.session, self.say = lesson, session, say
-        self.forced = dict(overrides or {})
+        self.forced: dict[str, str] = {}
+        self.forced_steps: dict[str, dict[str, str]] = {}
+        ids = [s.id for s in lesson.steps]
+        for key, value in (overrides or {}).items():
+            step_id, sep, name = key.partition(":")
+            if not sep:
+                self.forced[key] = value
+                continue
+            if step_id not in ids or not name:
+                raise WorkbenchError(f"-p {key}={value}: lesson {lesson.name} has no step {step_id!r}",
+                                     f"write -p STEP:KEY=VALUE, STEP one of {', '.join(ids)}")
+            self.forced_steps.setdefault(step_id, {})[name] = value
         self.student = student or default_student()
         self.state = _State()
         self.figures: dict[str, dict[str, float]] = {}
@@ -278,7 +290,8 @@ class LessonRunner:
         where = binding_overrides(cluster) if cluster is not None else ["db=memory"]
         if cluster is not None and step.action == "load":
             where.append(f"{cluster.kind}.drop=true")
-        props = {**self.lesson.properties, **self.forced, **self.state.extra, **step.properties}
+        props = {**self.lesson.properties, **self.forced, **self.state.extra, **step.properties,
+                 **self.forced_steps.get(step.id, {})}
         if step.rate_of is not None:  # a share of an earlier unthrottled run's throughput
             measured = self.figures.get(step.rate_of, {}).get("throughput")
             if not measured:
