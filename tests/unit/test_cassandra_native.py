@@ -131,6 +131,9 @@ def test_a_single_row_of_the_learnt_layout_is_decoded_only_when_looked_at_and_ex
     [lazy_null] = cn.decode_result(rows_body([[b"abcde", None]], 2), 0, columns)
     assert isinstance(lazy_null, cn.LazyRow) and lazy_null == {"f0": "abcde"}
     assert cn.NativeSession.row([lazy_null]) is lazy_null and cn.NativeSession.row([]) is None
+    # a scan of one row: rows() gives dicts with every column, nulls as None, to pop the key from
+    assert cn.NativeSession.rows([lazy_null]) == [{"f0": "abcde", "f1": None}]
+    assert type(cn.NativeSession.rows([lazy_null])[0]) is dict and cn.NativeSession.rows(None) == []
     [null] = cn.decode_result(rows_body([[None, b"abcd"]], 2), 0, columns)
     assert not isinstance(null, cn.LazyRow)  # 4 bytes shorter than the layout: decoded at once
     assert cn.NativeSession.row([null]) == {"f1": "abcd"}

@@ -318,8 +318,12 @@ class LazyRow(Mapping):
                 row = dict(zip(self._columns.names, map(bytes.decode, cells[1::2]), strict=True))
             else:  # the same size with other lengths (or a null): cell by cell
                 row = {k: v for k, v in self._columns._row(buf, i)[0].items() if v is not None}
-            self._row, self._buf = row, b""
+            self._row = row
         return row
+
+    def cells(self) -> dict[str, Any]:
+        """Every column, nulls as None, in a dict of its own (what `rows()` gives a scan)."""
+        return self._columns._row(self._buf, self._i)[0]
 
     def __getitem__(self, name: str) -> Any:
         return self._decoded()[name]
@@ -928,8 +932,11 @@ class NativeSession:
         return row
 
     @staticmethod
-    def rows(result: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-        return result or []
+    def rows(result: list[Any] | None) -> list[dict[str, Any]]:
+        """Every row as a dict, nulls as None (a scan of one row came back as a LazyRow)."""
+        if not result:
+            return []
+        return [row.cells() if row.__class__ is LazyRow else row for row in result]
 
     async def close(self) -> None:
         self._closed = True
