@@ -79,7 +79,21 @@ def test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale(suite_server
     assert page.count("<tr>") > 12  # every step of both databases, and the Welch rows
 
 
-def test_settle_flush_runs_after_the_load_and_after_runs_that_wrote(suite_servers, tmp_path):
+class _AlreadyUp:
+    """A provider that hands the experiment the session's running cluster and leaves it up
+    (the study above covers the runner starting and stopping clusters)."""
+
+    def __init__(self, cluster) -> None:
+        self.cluster = cluster
+
+    def up(self, spec):
+        return self.cluster
+
+    def down(self, name: str) -> None:
+        pass
+
+
+def test_settle_flush_runs_after_the_load_and_after_runs_that_wrote(cassandra_node, tmp_path):
     path = tmp_path / "settled.toml"
     path.write_text('''databases = ["cassandra"]
 workloads = ["workloadc", "workloada", "workloadc"]
@@ -90,12 +104,13 @@ first_warmup_s = 0
 [properties]
 recordcount = 200
 operationcount = 200
+table = "t_settle"
 '''.replace('"workloadc"]', '"workload_read_only"]'))
     (tmp_path / "workload_read_only").write_text((plan.WORKLOADS_DIR / "workloadc").read_text())
     said: list[str] = []
     status = run_experiment(plan.load(str(path)), "full", store=tmp_path / "runs.db", say=said.append,
-                            provider_factory=lambda: suite_servers.provider,
-                            adjust_spec=placed(suite_servers, []))
+                            provider_factory=lambda: _AlreadyUp(cassandra_node),
+                            adjust_spec=lambda spec: spec)
     assert status == 0, "\n".join(said)
     events = [("settle" if line.strip().startswith("settled:") else line.split(" ")[1].split("/")[1])
               for line in said if line.strip().startswith("settled:") or line.startswith("[")]

@@ -29,7 +29,7 @@ def installed(tmp_path_factory) -> Path:
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                           "--disable-pip-version-check", str(wheel)],
+                           "--disable-pip-version-check", "--no-compile", str(wheel)],
                           capture_output=True, text=True, timeout=900)
     if done.returncode != 0 and not _index_reachable():
         pytest.skip("installing the wheel's dependencies needs the package index (PyPI), "
