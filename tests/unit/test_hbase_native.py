@@ -13,12 +13,14 @@ import pytest
 
 from workbench.bindings.hbase_native import (
     PREAMBLE,
+    LazyCells,
     Regions,
     RemoteError,
     RpcClient,
     decode_get,
     field,
     fields,
+    found_cells,
     get_request,
     number,
     put_request,
@@ -65,6 +67,20 @@ def test_a_get_answer_becomes_qualifier_to_value_and_an_empty_one_none():
     body = field(1, cell(b"field0", b"a" * 200) + cell(b"field1", b"") + number(2, 0))
     assert decode_get(body) == {b"field0": b"a" * 200, b"field1": b""}
     assert decode_get(field(1, number(2, 0))) is None and decode_get(b"") is None
+
+
+def test_a_read_finds_its_cells_without_decoding_them_until_they_are_looked_at():
+    body = field(1, number(3, 1) + cell(b"field0", "é".encode() * 100) + cell(b"field1", b""))
+    row = found_cells(body)
+    assert isinstance(row, LazyCells) and row._row is None  # found, nothing decoded yet
+    assert row == {"field0": "é" * 100, "field1": ""} and len(row) == 2 and row["field1"] == ""
+    assert sorted(row) == ["field0", "field1"]
+    # no cells (a Result with other fields only, an empty answer), or a field before the result
+    assert found_cells(field(1, number(2, 0) + number(3, 0))) is None and found_cells(b"") is None
+    assert found_cells(number(9, 1) + field(1, cell(b"f", b"v"))) == {"f": "v"}
+    # exactly where decode_get finds cells, whatever comes first
+    for body in (field(1, b""), field(1, number(2, 0)), field(1, cell(b"q", b"")), field(1, number(4, 1))):
+        assert (found_cells(body) is None) == (decode_get(body) is None)
 
 
 def test_regions_are_found_by_row():

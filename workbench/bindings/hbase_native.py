@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import getpass
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from struct import Struct
 from time import perf_counter_ns
 from typing import Any
@@ -189,6 +189,58 @@ def decode_get(body: bytes) -> dict[bytes, bytes] | None:
                     i = _skip(body, i, key)
             out[qualifier] = value
     return out or None
+
+
+def found_cells(body: bytes) -> LazyCells | None:
+    """GetResponse -> its cells as a LazyCells, or None when the row has none (as decode_get
+    says, without decoding them: only the fields up to the first cell are read)."""
+    i, n = 0, len(body)
+    while i < n:
+        key, i = read_varint(body, i)
+        if key != 0x0A:  # not GetResponse.result
+            i = _skip(body, i, key)
+            continue
+        size, i = read_varint(body, i)
+        end = i + size
+        while i < end:
+            key, i = read_varint(body, i)
+            if key == 0x0A:  # a Result.cell
+                return LazyCells(body)
+            i = _skip(body, i, key)
+    return None
+
+
+class LazyCells(Mapping):
+    """A read's cells as a read-only mapping (qualifier -> value, both str), decoded when first
+    looked at: by dataintegrity's check or a caller of Binding.read. Most runs never look, and
+    decoding ten cells and their strings cost more client CPU than the rest of a read's answer
+    (BENCHMARKS.md)."""
+
+    __slots__ = ("_body", "_row")
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+        self._row: dict[str, str] | None = None
+
+    def _decoded(self) -> dict[str, str]:
+        row = self._row
+        if row is None:
+            cells = decode_get(self._body) or {}
+            row = self._row = {q.decode(): v.decode() for q, v in cells.items()}
+            self._body = b""
+        return row
+
+    def __getitem__(self, name: str) -> str:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return f"LazyCells({self._decoded()!r})"
 
 
 def decode_mutate(body: bytes) -> None:
@@ -525,9 +577,9 @@ class NativeBinding(HBaseBinding):
                     if spec is None:
                         spec = specifiers[region] = field(1, number(1, REGION_NAME) + field(2, region))
                     get = b"\x0a" + bytes((len(row),)) + row + every
-                    return b"Get", spec + field(2, get), decode_get
+                    return b"Get", spec + field(2, get), found_cells
                 return (b"Get", get_request(region, row, family,
-                                            None if arg is None else [f.encode() for f in arg]), decode_get)
+                                            None if arg is None else [f.encode() for f in arg]), found_cells)
             return (b"Mutate", put_request(region, row, family,
                                            [(f.encode(), v.encode()) for f, v in arg.items()], durability),
                     decode_mutate)
@@ -568,8 +620,8 @@ class NativeBinding(HBaseBinding):
                 out.append((Status.OK, t0, t1, None))
             elif answer is None:
                 out.append((Status.NOT_FOUND, t0, t1, None))
-            else:
-                out.append((Status.OK, t0, t1, {q.decode(): v.decode() for q, v in answer.items()}))
+            else:  # a LazyCells
+                out.append((Status.OK, t0, t1, answer))
         return out
 
     async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
