@@ -205,6 +205,48 @@ def test_shared_budget_hands_out_every_number_once():
     assert CHUNK < 1000
 
 
+def test_a_worker_that_died_holding_the_shared_counter_does_not_hang_the_others(monkeypatch):
+    """SIGKILL can land while a worker holds the counter's lock (test_a_dead_worker... once hung
+    for ever so): the others' next claim fails with one clear error instead of waiting."""
+    import multiprocessing as mp
+    import threading
+
+    from workbench.core import workers
+    from workbench.errors import WorkbenchError
+
+    monkeypatch.setattr(workers, "COUNTER_LOCK_WAIT_S", 0.2)
+    ctx = mp.get_context("fork")
+    counter = ctx.Value("q", 0)
+    held = ctx.Event()
+
+    def hold() -> None:
+        counter.get_lock().acquire()
+        held.set()
+        threading.Event().wait()  # until killed, the lock still held
+
+    proc = ctx.Process(target=hold, daemon=True)
+    proc.start()
+    try:
+        assert held.wait(60)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(60)
+    raised: list[BaseException] = []
+
+    def claim() -> None:
+        try:
+            SharedBudget(counter, 0).claim()
+        except BaseException as exc:
+            raised.append(exc)
+
+    claimer = threading.Thread(target=claim, daemon=True)  # a claim that hangs fails the test
+    claimer.start()
+    claimer.join(60)
+    assert not claimer.is_alive(), "the claim waited for a lock whose holder is dead"
+    assert len(raised) == 1 and isinstance(raised[0], WorkbenchError)
+    assert "stayed locked for 0.2 s: a worker process ended" in str(raised[0])
+
+
 def test_same_seed_same_operations():
     def once():
         spec, _ = make_spec("recordcount=500", "operationcount=5000", "seed=42", "threadcount=1",

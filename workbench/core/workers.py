@@ -26,6 +26,10 @@ from workbench.metrics.recorder import TickData
 # When set (by the terminal app), worker processes write their stdout and stderr to this file.
 WORKER_LOG_ENV = "WORKBENCH_WORKER_LOG"
 CHUNK = 256  # operation numbers a worker process claims at a time
+# A worker process killed while it held the shared counter's lock never releases it; the others
+# would wait for it for ever (their loops blocked, deaf to the controller's stop). Held for
+# microseconds otherwise, so a wait this long means its holder is gone.
+COUNTER_LOCK_WAIT_S = 5.0
 REPLY_TIMEOUT_S = 2.0
 
 
@@ -104,7 +108,13 @@ class SharedBudget:
 
     def claim(self) -> int | None:
         if self.next >= self.end:
-            with self.counter.get_lock():
+            lock = self.counter.get_lock()
+            if not lock.acquire(timeout=COUNTER_LOCK_WAIT_S):
+                raise WorkbenchError(
+                    f"the operation counter the worker processes share stayed locked for "
+                    f"{COUNTER_LOCK_WAIT_S:g} s: a worker process ended while it held it",
+                    "see the other worker's error; the results recorded so far are kept")
+            try:
                 start = self.counter.value
                 if self.total and start >= self.total:
                     return None
@@ -112,6 +122,8 @@ class SharedBudget:
                 if self.total:
                     end = min(end, self.total)
                 self.counter.value = end
+            finally:
+                lock.release()
             self.next, self.end = start, end
         n = self.next
         self.next = n + 1
