@@ -11,7 +11,7 @@ everything in `cleanup()` (timed as YCSB's CLEANUP). Fields are str -> str (prin
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any
 
@@ -19,6 +19,28 @@ Row = dict[str, str]
 # What a read returns: a Row, or a read-only mapping that decodes its values when first looked
 # at (the native Cassandra and HBase clients: most runs never look at what they read).
 ReadRow = Mapping[str, str]
+
+
+class LazyMapping(Mapping):
+    """A read-only mapping whose dict `_decoded()` makes when it is first looked at: the base of
+    the native clients' rows (cassandra_native.LazyRow, hbase_native.LazyCells)."""
+
+    __slots__ = ()
+
+    def _decoded(self) -> dict[str, Any]:
+        raise NotImplementedError("a LazyMapping subclass says how its values are decoded")
+
+    def __getitem__(self, name: str) -> Any:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._decoded()!r})"
 READ = "READ"
 UPDATE = "UPDATE"
 # One step of a sequence: (READ, key, fields or None) or (UPDATE, key, values).

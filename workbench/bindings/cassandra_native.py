@@ -37,11 +37,12 @@ import asyncio
 import bisect
 import ipaddress
 import ssl as ssl_module
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from struct import Struct
 from time import perf_counter_ns
 from typing import Any
 
+from workbench.bindings.base import LazyMapping
 from workbench.bindings.cassandra_errors import QueryFailed
 from workbench.bindings.cassandra_schema import KEY
 from workbench.bindings.wire import SharedConnection
@@ -292,7 +293,7 @@ class Columns:
         return row, i, None if min(lengths, default=0) < 0 else tuple(lengths)
 
 
-class LazyRow(Mapping):
+class LazyRow(LazyMapping):
     """A read's one row of the fixed layout, as a read-only mapping (column name -> str) that is
     decoded when first looked at; the columns that are null are left out.
 
@@ -325,17 +326,6 @@ class LazyRow(Mapping):
         """Every column, nulls as None, in a dict of its own (what `rows()` gives a scan)."""
         return self._columns._row(self._buf, self._i)[0]
 
-    def __getitem__(self, name: str) -> Any:
-        return self._decoded()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._decoded())
-
-    def __len__(self) -> int:
-        return len(self._decoded())
-
-    def __repr__(self) -> str:
-        return f"LazyRow({self._decoded()!r})"
 
 
 def read_rows(buf: bytes, i: int, columns: Columns | None) -> list[dict[str, Any]]:

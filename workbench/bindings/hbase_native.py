@@ -25,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import bisect
 import getpass
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from struct import Struct
 from time import perf_counter_ns
 from typing import Any
 
-from workbench.bindings.base import READ, Outcome, Row, Status, Step
+from workbench.bindings.base import READ, LazyMapping, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding, error_kind
 from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
@@ -148,13 +148,9 @@ def _skip(buf: bytes, i: int, key: int) -> int:
     raise ValueError(f"protobuf wire type {wire} at byte {i}")
 
 
-def decode_get(body: bytes) -> dict[bytes, bytes] | None:
-    """GetResponse -> {qualifier: value}, or None when the row has no cells.
-
-    Written out rather than through fields(): it runs once per read over every cell (this is
-    most of the client's decoding work). GetResponse.result = 1, Result.cell = 1, and in a
-    Cell the qualifier is 3 and the value 6; anything else is skipped."""
-    out: dict[bytes, bytes] = {}
+def _cells(body: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of every Cell of a GetResponse: GetResponse.result = 1, Result.cell = 1;
+    anything else is skipped."""
     i, n = 0, len(body)
     while i < n:
         key, i = read_varint(body, i)
@@ -169,48 +165,45 @@ def decode_get(body: bytes) -> dict[bytes, bytes] | None:
                 i = _skip(body, i, key)
                 continue
             size, i = read_varint(body, i)
-            cell_end = i + size
-            qualifier = value = b""
-            while i < cell_end:
-                key = body[i]
-                i += 1
-                if key == 0x1A or key == 0x32:  # qualifier, value
-                    size = body[i]
-                    if size < 0x80:
-                        i += 1
-                    else:
-                        size, i = read_varint(body, i)
-                    if key == 0x1A:
-                        qualifier = body[i:i + size]
-                    else:
-                        value = body[i:i + size]
-                    i += size
+            yield i, i + size
+            i += size
+
+
+def decode_get(body: bytes) -> dict[bytes, bytes] | None:
+    """GetResponse -> {qualifier: value}, or None when the row has no cells. In a Cell the
+    qualifier is 3 and the value 6; anything else is skipped."""
+    out: dict[bytes, bytes] = {}
+    for i, cell_end in _cells(body):
+        qualifier = value = b""
+        while i < cell_end:
+            key = body[i]
+            i += 1
+            if key == 0x1A or key == 0x32:  # qualifier, value
+                size = body[i]
+                if size < 0x80:
+                    i += 1
                 else:
-                    i = _skip(body, i, key)
-            out[qualifier] = value
+                    size, i = read_varint(body, i)
+                if key == 0x1A:
+                    qualifier = body[i:i + size]
+                else:
+                    value = body[i:i + size]
+                i += size
+            else:
+                i = _skip(body, i, key)
+        out[qualifier] = value
     return out or None
 
 
 def found_cells(body: bytes) -> LazyCells | None:
     """GetResponse -> its cells as a LazyCells, or None when the row has none (as decode_get
     says, without decoding them: only the fields up to the first cell are read)."""
-    i, n = 0, len(body)
-    while i < n:
-        key, i = read_varint(body, i)
-        if key != 0x0A:  # not GetResponse.result
-            i = _skip(body, i, key)
-            continue
-        size, i = read_varint(body, i)
-        end = i + size
-        while i < end:
-            key, i = read_varint(body, i)
-            if key == 0x0A:  # a Result.cell
-                return LazyCells(body)
-            i = _skip(body, i, key)
+    for _ in _cells(body):
+        return LazyCells(body)
     return None
 
 
-class LazyCells(Mapping):
+class LazyCells(LazyMapping):
     """A read's cells as a read-only mapping (qualifier -> value, both str), decoded when first
     looked at: by dataintegrity's check or a caller of Binding.read. Most runs never look, and
     decoding ten cells and their strings cost more client CPU than the rest of a read's answer
@@ -230,17 +223,6 @@ class LazyCells(Mapping):
             self._body = b""
         return row
 
-    def __getitem__(self, name: str) -> str:
-        return self._decoded()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._decoded())
-
-    def __len__(self) -> int:
-        return len(self._decoded())
-
-    def __repr__(self) -> str:
-        return f"LazyCells({self._decoded()!r})"
 
 
 def decode_mutate(body: bytes) -> None:
