@@ -19,6 +19,12 @@ Row = dict[str, str]
 # What a read returns: a Row, or a read-only mapping that decodes its values when first looked
 # at (the native Cassandra and HBase clients: most runs never look at what they read).
 ReadRow = Mapping[str, str]
+READ = "READ"
+UPDATE = "UPDATE"
+# One step of a sequence: (READ, key, fields or None) or (UPDATE, key, values).
+Step = tuple[str, str, Any]
+# What a step did: (status, start, end in perf_counter_ns, the row a READ found or None).
+Outcome = tuple["Status", int, int, "ReadRow | None"]
 
 
 class LazyMapping(Mapping):
@@ -41,12 +47,6 @@ class LazyMapping(Mapping):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._decoded()!r})"
-READ = "READ"
-UPDATE = "UPDATE"
-# One step of a sequence: (READ, key, fields or None) or (UPDATE, key, values).
-Step = tuple[str, str, Any]
-# What a step did: (status, start, end in perf_counter_ns, the row a READ found or None).
-Outcome = tuple["Status", int, int, "ReadRow | None"]
 
 
 class Status(enum.Enum):

@@ -300,9 +300,9 @@ class LazyRow(LazyMapping):
     The answer is received, framed and checked like any other (its single row fills the rest of
     the body exactly, at the layout's size), but its eleven values become str objects in a dict
     only if something reads them (dataintegrity's check, a caller of Binding.read). Most runs
-    never do; decoding every read cost about 5 us of client CPU here, a sixth of an operation
-    (BENCHMARKS.md, "The native CQL client"). The Java driver that YCSB uses keeps a row's
-    values as buffers in the same way until they are asked for."""
+    never do; decoding every read cost about 6 us of client CPU here, a fifth of an operation
+    (BENCHMARKS.md, "Lazy rows, and where the rest goes"). The Java driver that YCSB uses
+    keeps a row's values as buffers in the same way until they are asked for."""
 
     __slots__ = ("_columns", "_layout", "_buf", "_i", "_row")
 
@@ -325,7 +325,6 @@ class LazyRow(LazyMapping):
     def cells(self) -> dict[str, Any]:
         """Every column, nulls as None, in a dict of its own (what `rows()` gives a scan)."""
         return self._columns._row(self._buf, self._i)[0]
-
 
 
 def read_rows(buf: bytes, i: int, columns: Columns | None) -> list[dict[str, Any]]:
