@@ -39,7 +39,7 @@ def register(subparsers) -> None:
                    help="a property over the lesson's [properties] (a step's own settings still win; "
                    "e.g. maxexecutiontime=3 "
                    "for a shorter class); STEP:KEY=VALUE sets it for one step, over the step's own "
-                   "(e.g. warm:maxexecutiontime=5)")
+                   "(e.g. c_warm:maxexecutiontime=5 in cassandra-vs-hbase)")
     p.add_argument("--no-tui", action="store_true", help="print the steps, figures and checks instead of "
                    "opening the app (questions stay unanswered)")
     add_store_arguments(p, recording=False)

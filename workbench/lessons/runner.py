@@ -111,7 +111,7 @@ class LessonRunner:
         """overrides: -p properties over the lesson's [properties] (a teacher's shorter runs, say);
         what a step sets itself (its properties, a `set` step's) still wins: a load that must
         write every record keeps its maxexecutiontime = 0. A key `STEP:KEY` is for that step
-        alone and wins over its own settings (`warm:maxexecutiontime=5`, a shorter warm-up)."""
+        alone and wins over its own settings (`c_warm:maxexecutiontime=5`, a shorter warm-up)."""
         self.lesson, self.session, self.say = lesson, session, say
         self.forced: dict[str, str] = {}
         self.forced_steps: dict[str, dict[str, str]] = {}
