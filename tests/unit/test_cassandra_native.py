@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from workbench.bindings import cassandra_native as cn
+from workbench.bindings.cassandra import _without_nulls
 from workbench.bindings.cassandra_errors import QueryFailed
 
 VARCHAR, INT = 0x000D, 0x0009
@@ -131,12 +132,13 @@ def test_a_single_row_of_the_learnt_layout_is_decoded_only_when_looked_at_and_ex
     [lazy_null] = cn.decode_result(rows_body([[b"abcde", None]], 2), 0, columns)
     assert isinstance(lazy_null, cn.LazyRow) and lazy_null == {"f0": "abcde"}
     assert cn.NativeSession.row([lazy_null]) is lazy_null and cn.NativeSession.row([]) is None
+    assert _without_nulls(lazy_null) is lazy_null  # the binding has nothing to leave out
     # a scan of one row: rows() gives dicts with every column, nulls as None, to pop the key from
     assert cn.NativeSession.rows([lazy_null]) == [{"f0": "abcde", "f1": None}]
     assert type(cn.NativeSession.rows([lazy_null])[0]) is dict and cn.NativeSession.rows(None) == []
     [null] = cn.decode_result(rows_body([[None, b"abcd"]], 2), 0, columns)
     assert not isinstance(null, cn.LazyRow)  # 4 bytes shorter than the layout: decoded at once
-    assert cn.NativeSession.row([null]) == {"f1": "abcd"}
+    assert _without_nulls(cn.NativeSession.row([null])) == {"f1": "abcd"}  # what the binding returns
     # more than one row (a scan), or a row that does not fill the body: dicts, decoded at once
     two = cn.decode_result(rows_body([[b"xy", b"zzz"]] * 2, 2), 0, columns)
     assert [type(r) for r in two] == [dict, dict]

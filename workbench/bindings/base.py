@@ -11,6 +11,7 @@ everything in `cleanup()` (timed as YCSB's CLEANUP). Fields are str -> str (prin
 from __future__ import annotations
 
 import enum
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any
@@ -33,8 +34,9 @@ class LazyMapping(Mapping):
 
     __slots__ = ()
 
+    @abstractmethod
     def _decoded(self) -> dict[str, Any]:
-        raise NotImplementedError("a LazyMapping subclass says how its values are decoded")
+        """The values as a dict, made on the first call and kept."""
 
     def __getitem__(self, name: str) -> Any:
         return self._decoded()[name]

@@ -4,8 +4,8 @@
 Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the three
 load drivers in cassandra_native.py, cassandra_acsylla.py and cassandra_python.py. All offer the
 same small interface: `prepare(cql, consistency) -> bind` (params -> request),
-`execute(request) -> awaitable result`, `row(result)` (the first row as a mapping by column
-name, without the columns that are null: never written) / `rows(result)` (dicts, nulls as None),
+`execute(request) -> awaitable result`, `row(result)` (the first row, a mapping by column name)
+/ `rows(result)` (dicts, nulls as None),
 `errors` (what execute may raise), `close()`; the operations below call them directly, without a
 coroutine layer of their own. Sequences of reads and updates go to the driver's
 `chain(pending, more)`, which binds and sends them one after another inside the driver (native:
@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
+from workbench.bindings.base import READ, Binding, Outcome, ReadRow, Row, Status, Step
 from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.bindings.cassandra_options import parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
@@ -35,6 +35,14 @@ _ERROR = Status.ERROR
 _OK = Status.OK
 
 __all__ = ["CassandraBinding", "QueryFailed", "kind_of"]  # the errors live in cassandra_errors.py
+
+def _without_nulls(row: ReadRow) -> ReadRow:
+    """A read's row without the columns that are null (never written), as YCSB's result map
+    has none; a LazyMapping (the native driver's) leaves them out itself."""
+    if isinstance(row, dict) and None in row.values():
+        return {f: v for f, v in row.items() if v is not None}
+    return row
+
 
 class CassandraBinding(Binding):
     name = "cassandra"
@@ -139,7 +147,7 @@ class CassandraBinding(Binding):
             return self._failed(exc), None
         if row is None:
             return Status.NOT_FOUND, None
-        return _OK, row
+        return _OK, _without_nulls(row)
 
     async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
         """Reads and updates as one chain of requests in the driver (see Binding.sequence)."""
@@ -165,7 +173,7 @@ class CassandraBinding(Binding):
             return await super().sequence(table, steps, more)
         answers = await self.db.chain(pending, more)
         out: list[Outcome] = []
-        row_of, failed = self._row, self._failed
+        row_of, failed, without_nulls = self._row, self._failed, _without_nulls
         for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
             if not ok:
                 out.append((failed(answer), t0, t1, None))
@@ -176,7 +184,7 @@ class CassandraBinding(Binding):
                 if row is None:
                     out.append((Status.NOT_FOUND, t0, t1, None))
                     continue
-                out.append((_OK, t0, t1, row))
+                out.append((_OK, t0, t1, without_nulls(row)))
         return out
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):

@@ -117,12 +117,8 @@ class AcsyllaSession:
 
     @staticmethod
     def row(result: Any) -> dict[str, Any] | None:
-        """The first row, without its null columns (never written)."""
         first = result.first()
-        if first is None:
-            return None
-        row = first.as_dict()
-        return {f: v for f, v in row.items() if v is not None} if None in row.values() else row
+        return None if first is None else first.as_dict()
 
     @staticmethod
     def rows(result: Any) -> list[dict[str, Any]]:

@@ -912,13 +912,7 @@ class NativeSession:
 
     @staticmethod
     def row(result: list[Any] | None) -> Mapping[str, Any] | None:
-        """The first row, without its null columns (a LazyRow leaves them out itself)."""
-        if not result:
-            return None
-        row = result[0]
-        if row.__class__ is dict and None in row.values():
-            row = {f: v for f, v in row.items() if v is not None}
-        return row
+        return result[0] if result else None
 
     @staticmethod
     def rows(result: list[Any] | None) -> list[dict[str, Any]]:

@@ -185,11 +185,7 @@ class PythonSession:
 
     @staticmethod
     def row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """The first row, without its null columns (never written)."""
-        if not rows:
-            return None
-        row = rows[0]
-        return {f: v for f, v in row.items() if v is not None} if None in row.values() else row
+        return rows[0] if rows else None
 
     @staticmethod
     def rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
