@@ -289,3 +289,50 @@ def test_the_regionserver_check_lets_through_only_a_table_that_does_not_exist():
         asyncio.run(db._check_regionserver())
     with pytest.raises(NoSuchTable):
         Regions([])
+
+
+def test_call_ids_go_round_in_two_bytes_and_skip_those_still_in_flight():
+    """Ids stay below 0x4000 (one or two bytes, read where they lie in the answer), go round,
+    and never reuse an id whose call has not been answered."""
+    from workbench.bindings.hbase_native import CALL_IDS, _Chain
+
+    async def main():
+        ids = []
+
+        def reply(got):
+            ids.extend(cid for cid, _ in got)
+            return [answer(cid, field(1, b"for-%d" % cid)) for cid, _ in got]
+
+        server = RegionServer(reply)
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(5000)
+        conn = await client.connection(where)
+        stuck = _Chain([], make, None, asyncio.get_running_loop().create_future())
+        stuck.t0 = 1 << 62  # (not due for a timeout)
+        conn._inflight[2] = stuck  # an unanswered call with id 2
+        conn._call_id = CALL_IDS - 2
+        steps = [(b"Get", b"k%d" % i) for i in range(6)]
+        answers = await client.run(where, steps, make)
+        assert ids == [CALL_IDS - 1, CALL_IDS, 1, 3, 4, 5]
+        assert [body for _, body, _, _ in answers] == [field(1, b"for-%d" % cid) for cid in ids]
+        assert conn._inflight == {2: stuck} and conn.broken is None
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("regions", [1, 3])
+def test_a_read_of_every_field_is_the_general_get_request(regions):
+    """The hot path's Get (its constant parts made once) is get_request's bytes, for rows short
+    and long and whatever region holds them."""
+    db = _binding()
+    starts = [b"", b"user3", b"user5"][:regions]
+    table = Regions([{"start_key": s, "name": b"t,%s,1.%d." % (s, i), "server_name": b"h", "port": 1}
+                     for i, s in enumerate(starts)])
+    make = db._maker(table)
+    for key in ("user1", "user4", "user9" + "9" * 90, "u" * 115, "u" * 116, "user6" + "x" * 200):
+        row = key.encode()
+        method, request, decode = make(("READ", key, None))
+        assert (method, decode) == (b"Get", found_cells)
+        assert request == get_request(table.locate(row)[0], row, db._family_name, None)

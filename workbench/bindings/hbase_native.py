@@ -36,6 +36,10 @@ from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")
+_FRAME = Struct(">IB")  # a request's length, then its header's (always below 0x80)
+# Call ids go round 1..CALL_IDS, so that each is one or two bytes on the wire; an id is used
+# again only once its call has been answered (a call that times out breaks the connection).
+CALL_IDS = 0x3FFF
 PREAMBLE = b"HBas\x00\x50"  # magic, RPC version 0, auth SIMPLE (80)
 DURABILITY = {"USE_DEFAULT": 0, "SKIP_WAL": 1, "ASYNC_WAL": 2, "SYNC_WAL": 3, "FSYNC_WAL": 4}
 PUT = 2
@@ -47,9 +51,12 @@ MOVED = ("NotServingRegionException", "RegionMovedException", "RegionOpeningExce
 
 # -- protobuf, the little that is needed -------------------------------------------------------
 
+_BYTE = tuple(bytes((n,)) for n in range(256))  # one-byte strings, made once
+
+
 def varint(n: int) -> bytes:
     if n < 0x80:
-        return bytes((n,))
+        return _BYTE[n]
     out = bytearray()
     while n >= 0x80:
         out.append(n & 0x7F | 0x80)
@@ -60,10 +67,18 @@ def varint(n: int) -> bytes:
 
 def field(fid: int, data: bytes) -> bytes:
     """A length-delimited field (bytes, string or message)."""
-    return varint(fid << 3 | 2) + varint(len(data)) + data
+    n = len(data)
+    if fid < 16:  # a one-byte key, and (nearly always) a length of one or two bytes
+        if n < 0x80:
+            return bytes((fid << 3 | 2, n)) + data
+        if n < 0x4000:
+            return bytes((fid << 3 | 2, n & 0x7F | 0x80, n >> 7)) + data
+    return varint(fid << 3 | 2) + varint(n) + data
 
 
 def number(fid: int, n: int) -> bytes:
+    if fid < 16 and 0 <= n < 0x80:
+        return bytes((fid << 3, n))
     return varint(fid << 3) + varint(n)
 
 
@@ -118,19 +133,28 @@ class RemoteError(Exception):
 
 # -- requests and answers ----------------------------------------------------------------------
 
+def region_specifier(region: bytes) -> bytes:
+    """The first field of a GetRequest or MutateRequest: which region (by name)."""
+    return field(1, number(1, REGION_NAME) + field(2, region))
+
+
 def get_request(region: bytes, row: bytes, family: bytes, qualifiers: Sequence[bytes] | None) -> bytes:
     column = field(1, family) + b"".join(field(2, q) for q in qualifiers or ())
-    return (field(1, number(1, REGION_NAME) + field(2, region))
-            + field(2, field(1, row) + field(2, column)))
+    return region_specifier(region) + field(2, field(1, row) + field(2, column))
+
+
+def mutation(row: bytes, family: bytes, cells: Sequence[tuple[bytes, bytes]], durability: int) -> bytes:
+    """The rest of a MutateRequest after the region: a Put of the cells."""
+    values = b"".join([field(2, field(1, q) + field(2, v)) for q, v in cells])
+    put = field(1, row) + number(2, PUT) + field(3, field(1, family) + values)
+    if durability:
+        put += number(6, durability)
+    return field(2, put)
 
 
 def put_request(region: bytes, row: bytes, family: bytes, cells: Sequence[tuple[bytes, bytes]],
                 durability: int) -> bytes:
-    values = b"".join(field(2, field(1, q) + field(2, v)) for q, v in cells)
-    mutation = field(1, row) + number(2, PUT) + field(3, field(1, family) + values)
-    if durability:
-        mutation += number(6, durability)
-    return field(1, number(1, REGION_NAME) + field(2, region)) + field(2, mutation)
+    return region_specifier(region) + mutation(row, family, cells, durability)
 
 
 def _skip(buf: bytes, i: int, key: int) -> int:
@@ -198,6 +222,11 @@ def decode_get(body: bytes) -> dict[bytes, bytes] | None:
 def found_cells(body: bytes) -> LazyCells | None:
     """GetResponse -> its cells as a LazyCells, or None when the row has none (as decode_get
     says, without decoding them: only the fields up to the first cell are read)."""
+    # What the RegionServer sends for a row: a result (0x0A, length) that starts with a cell.
+    if len(body) > 3 and body[0] == 0x0A and body[1]:
+        at = 2 if body[1] < 0x80 else 3 if body[2] < 0x80 else 0
+        if at and body[at] == 0x0A:
+            return LazyCells(body)
     for _ in _cells(body):
         return LazyCells(body)
     return None
@@ -231,6 +260,7 @@ def decode_mutate(body: bytes) -> None:
 
 # The end of a RequestHeader for the methods the hot path calls: the method name, request_param.
 _METHODS = {m: field(3, m) + b"\x20\x01" for m in (b"Get", b"Mutate")}
+_CALL_1 = tuple(bytes((8, n)) for n in range(0x80))  # RequestHeader.call_id of ids below 0x80
 
 
 # -- where rows live ----------------------------------------------------------------------------
@@ -290,25 +320,52 @@ class RpcConnection(SharedConnection):
         next steps) go out in one write when all are answered, not in a loop turn of their own."""
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
-        done = []
-        while n - at >= 4:
-            size = _U32.unpack_from(buf, at)[0]
-            if n - at - 4 < size:
-                break
-            done.append(bytes(self._view[at + 4:at + 4 + size]))
-            at += 4 + size
-        if at:
-            rest = n - at
-            buf[:rest] = buf[at:n]
-            self._n = rest
         self._receiving = True
         try:
-            for message in done:
-                self._answer(message)
+            while n - at >= 4 and self.broken is None:
+                end = at + 4 + _U32.unpack_from(buf, at)[0]
+                if end > n:
+                    break
+                self._answer_at(buf, at + 4, end)
+                at = end
         finally:
             self._receiving = False
+            if at:
+                rest = n - at
+                buf[:rest] = buf[at:n]
+                self._n = rest
         if self._out:
             self._flush()
+
+    def _answer_at(self, buf: bytearray, i: int, end: int) -> None:
+        """The message in buf[i:end]. An answer whose header is its call id alone (1 or 2 bytes),
+        as nearly all are, is read where it lies, its body copied once; any other goes to
+        _answer whole."""
+        hlen = buf[i]
+        if hlen == 2 and buf[i + 1] == 0x08 and buf[i + 2] < 0x80:
+            call_id, i = buf[i + 2], i + 3
+        elif hlen == 3 and buf[i + 1] == 0x08 and buf[i + 2] >= 0x80 and buf[i + 3] < 0x80:
+            call_id, i = buf[i + 2] & 0x7F | buf[i + 3] << 7, i + 4
+        else:
+            self._answer(bytes(self._view[i:end]))
+            return
+        chain = self._inflight.pop(call_id, None)
+        if chain is None:
+            self._break(ConnectionError(f"the RegionServer at {self.where} answered call {call_id}, "
+                                        "which nobody made"))
+            return
+        t1 = perf_counter_ns()
+        try:
+            size, i = read_varint(buf, i)
+            if i + size > end:
+                raise ValueError(f"an answer's body of {size} bytes overruns its message")
+            value = chain.decode(bytes(self._view[i:i + size]))
+        except Exception as exc:  # an answer that does not parse: the stream is suspect
+            chain.answers.append((False, exc, chain.t0, t1))
+            self._break(exc)
+            return
+        chain.answers.append((True, value, chain.t0, t1))
+        self._next(chain)
 
     def _answer(self, message: bytes) -> None:
         hlen, i = read_varint(message, 0)
@@ -388,16 +445,39 @@ class RpcConnection(SharedConnection):
             chain.answers.append((False, exc, now, now))
             _finish(chain)
             return
-        self._call_id = call_id = (self._call_id + 1) & 0x7FFFFFFF
+        inflight = self._inflight
+        if len(inflight) >= CALL_IDS:
+            now = perf_counter_ns()
+            chain.answers.append((False, ConnectionError(
+                f"{CALL_IDS} calls in flight to the RegionServer at {self.where}"), now, now))
+            _finish(chain)
+            return
+        call_id = self._call_id
+        while True:
+            call_id = call_id + 1 if call_id < CALL_IDS else 1
+            if call_id not in inflight:
+                break
+        self._call_id = call_id
         # RequestHeader: call_id = 1, method_name = 3, request_param = 4 (true)
-        header = b"\x08" + varint(call_id) + (_METHODS.get(method) or field(3, method) + b"\x20\x01")
-        body = varint(len(header)) + header + varint(len(param)) + param
+        header = ((_CALL_1[call_id] if call_id < 0x80 else bytes((8, call_id & 0x7F | 0x80, call_id >> 7)))
+                  + (_METHODS.get(method) or field(3, method) + b"\x20\x01"))
+        size = len(param)
+        if size < 0x80:
+            length = _BYTE[size]
+        elif size < 0x4000:
+            length = bytes((size & 0x7F | 0x80, size >> 7))
+        else:
+            length = varint(size)
+        hlen = len(header)  # below 0x80: a call id and a method name
         if not self._out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
-        self._out.append(_U32.pack(len(body)) + body)
+        out = self._out
+        out.append(_FRAME.pack(1 + hlen + len(length) + size, hlen) + header + length)
+        out.append(param)
         chain.t0 = perf_counter_ns()
-        self._inflight[call_id] = chain
-        self._arm()
+        inflight[call_id] = chain
+        if self._timer is None:
+            self._arm()
 
     def _timed_out(self, exc: TimeoutError) -> None:
         # The RegionServer is not answering: every call in flight fails, the connection goes.
@@ -544,27 +624,31 @@ class NativeBinding(HBaseBinding):
 
     def _maker(self, regions: Regions) -> Callable[[Step], tuple[bytes, bytes, Callable]]:
         family, durability, locate = self._family_name, self._durability, regions.locate
-        # A Get of every field is get_request's bytes with its constant parts made once: the
-        # region specifier per region, and the family's Column.
+        # get_request's and put_request's bytes with their constant parts made once: the region
+        # specifier per region; for a Get of every field of a short row (nearly every read) also
+        # the family's Column and the Get's own key and one-byte length.
         specifiers: dict[bytes, bytes] = {}
         every = field(2, field(1, family))
+        only = regions.names[0] if len(regions.names) == 1 else None  # no search for one region
+        tail = len(every)
+        short = 0x80 - 2 - tail  # rows shorter than this make a Get whose length is one byte
 
         def make(step: Step) -> tuple[bytes, bytes, Callable]:
             op, key, arg = step
             row = key.encode()
-            region = locate(row)[0]
+            region = only or locate(row)[0]
+            spec = specifiers.get(region)
+            if spec is None:
+                spec = specifiers[region] = region_specifier(region)
             if op == READ:
-                if arg is None and len(row) < 0x80:
-                    spec = specifiers.get(region)
-                    if spec is None:
-                        spec = specifiers[region] = field(1, number(1, REGION_NAME) + field(2, region))
-                    get = b"\x0a" + bytes((len(row),)) + row + every
-                    return b"Get", spec + field(2, get), found_cells
+                if arg is None and len(row) < short:
+                    size = len(row)
+                    get = b"\x0a" + _BYTE[size] + row + every
+                    return b"Get", spec + b"\x12" + _BYTE[2 + size + tail] + get, found_cells
                 return (b"Get", get_request(region, row, family,
                                             None if arg is None else [f.encode() for f in arg]), found_cells)
-            return (b"Mutate", put_request(region, row, family,
-                                           [(f.encode(), v.encode()) for f, v in arg.items()], durability),
-                    decode_mutate)
+            cells = [(f.encode(), v.encode()) for f, v in arg.items()]
+            return b"Mutate", spec + mutation(row, family, cells, durability), decode_mutate
 
         return make
 
