@@ -10,8 +10,9 @@ workload on the same loaded table, in alternation, `--repeat` times. Steady-stat
 operation is (CPU of the long run - CPU of the short run) / (long - short operations): the
 interpreter's (or the JVM's) start-up, imports and connection set-up are in both and cancel out.
 CPU is user + system time of the client process and its threads (os.wait4), nothing of the
-servers. Every run is a separate `workbench run --no-store` (YCSB: `site.ycsb.Client -t`; latte:
-`latte run`), with this checkout's workbench first on PYTHONPATH.
+servers; each line also shows the two parts. Every run is a separate `workbench run --no-store`
+(YCSB: `site.ycsb.Client -t`; latte: `latte run`), with this checkout's workbench first on
+PYTHONPATH.
 
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
 --baseline: another checkout of the workbench (e.g. `git worktree add /tmp/base HEAD~1`); its
@@ -36,20 +37,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_ycsb import DBS, JAVA, ROOT, WORKLOADS, parse, run_process, ycsb_classpath
+from bench_ycsb import DBS, JAVA, ROOT, WORKLOADS, CpuTime, parse, run_process, ycsb_classpath
 
 OK = ("Return=OK", "Return=NOT_FOUND")
 LATTE_DIR = Path(__file__).resolve().parent / "latte"
 
 
-def cpu_of(argv: list[str], env: dict | None = None) -> tuple[str, float, float]:
+def cpu_of(argv: list[str], env: dict | None = None) -> tuple[str, CpuTime, float]:
     """(stdout, CPU seconds, wall seconds) of one client run."""
     t0 = time.perf_counter()
     text, cpu = run_process(argv, env)
     return text, cpu, time.perf_counter() - t0
 
 
-def run_latte(argv: list[str]) -> tuple[str, float, float]:
+def run_latte(argv: list[str]) -> tuple[str, CpuTime, float]:
     """latte prints no YCSB lines: stdout, CPU and wall seconds of `latte run`."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryDirectory() as cwd:  # its report files
@@ -59,7 +60,7 @@ def run_latte(argv: list[str]) -> tuple[str, float, float]:
         text = out.read()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"latte failed:\n{text[-3000:]}")
-    return text, usage.ru_utime + usage.ru_stime, time.perf_counter() - t0
+    return text, CpuTime(usage.ru_utime, usage.ru_stime), time.perf_counter() - t0
 
 
 class Clients:
@@ -105,7 +106,7 @@ class Clients:
         return [sys.executable, "-m", "workbench", phase, "--no-store", "-q",
                 *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
 
-    def run(self, tool: str, workload: str, lanes: int, ops: int) -> tuple[float, float]:
+    def run(self, tool: str, workload: str, lanes: int, ops: int) -> tuple[CpuTime, float]:
         """(CPU seconds, operations per second)."""
         if tool == "latte":
             reads = {"a": 50, "c": 100}[workload]
@@ -200,18 +201,23 @@ def main() -> None:
                     for tool in tools:
                         short, _ = clients.run(tool, workload, lanes, args.short)
                         long, rate = clients.run(tool, workload, lanes, args.long)
-                        us = (long - short) / (args.long - args.short) * 1e6
-                        rows.append((workload, lanes, tool, us, rate))
+                        per_op = 1e6 / (args.long - args.short)
+                        us = (long - short) * per_op
+                        user = (long.user - short.user) * per_op
+                        system = (long.system - short.system) * per_op
+                        rows.append((workload, lanes, tool, us, rate, user, system))
                         print(f"workload {workload.upper()} {lanes:3d} in flight {tool:>11}: {us:6.1f} us/op "
-                              f"steady ({short:.2f} s for {args.short:,}, {long:.2f} s for {args.long:,}), "
-                              f"{rate:,.0f} ops/s", flush=True)
+                              f"steady (user {user:.1f} + system {system:.1f}; {short:.2f} s for "
+                              f"{args.short:,}, {long:.2f} s for {args.long:,}), {rate:,.0f} ops/s",
+                              flush=True)
     finally:
         clients.drop()
-    print("\nmedians: workload, in flight, client, steady us/op, ops/s of the long runs")
+    print("\nmedians: workload, in flight, client, steady us/op (user, system), ops/s of the long runs")
     for key in dict.fromkeys(r[:3] for r in rows):
         mine = [r for r in rows if r[:3] == key]
-        us, rate = statistics.median(r[3] for r in mine), statistics.median(r[4] for r in mine)
-        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>11}  {us:6.1f} us/op  {rate:8,.0f} ops/s")
+        us, rate, user, system = (statistics.median(r[k] for r in mine) for k in (3, 4, 5, 6))
+        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>11}  {us:6.1f} us/op ({user:5.1f}, {system:4.1f})"
+              f"  {rate:8,.0f} ops/s")
 
 
 if __name__ == "__main__":

@@ -140,7 +140,16 @@ def proc_tree_cpu(pid: int) -> float:
     return total
 
 
-def run_process(argv: list[str], env: dict | None = None) -> tuple[str, float]:
+class CpuTime(float):
+    """CPU seconds, user + system (a float), with each part as .user and .system."""
+
+    def __new__(cls, user: float, system: float) -> CpuTime:
+        self = super().__new__(cls, user + system)
+        self.user, self.system = user, system
+        return self
+
+
+def run_process(argv: list[str], env: dict | None = None) -> tuple[str, CpuTime]:
     """(stdout, CPU seconds of the process and its threads); exits on failure."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         # this checkout's workbench, whatever an editable install points at
@@ -153,7 +162,7 @@ def run_process(argv: list[str], env: dict | None = None) -> tuple[str, float]:
         text = out.read()
         if proc.returncode != 0 or "[OVERALL], Throughput" not in text:
             raise SystemExit(f"{argv[0]} failed ({proc.returncode}):\n{err.read()[-3000:]}\n{text[-2000:]}")
-    return text, usage.ru_utime + usage.ru_stime
+    return text, CpuTime(usage.ru_utime, usage.ru_stime)
 
 
 def parse(text: str) -> dict[tuple[str, str], float]:
