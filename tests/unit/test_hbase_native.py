@@ -336,3 +336,28 @@ def test_a_read_of_every_field_is_the_general_get_request(regions):
         method, request, decode = make(("READ", key, None))
         assert (method, decode) == (b"Get", found_cells)
         assert request == get_request(table.locate(row)[0], row, db._family_name, None)
+        method, request, _ = make(("UPDATE", key, {"field1": "v" * 100, "field7": ""}))
+        assert method == b"Mutate" and request == put_request(
+            table.locate(row)[0], row, db._family_name, [(b"field1", b"v" * 100), (b"field7", b"")], 0)
+
+
+def test_a_request_header_of_any_length_is_framed_whole():
+    """A header longer than 127 bytes (a method named at length) has a two-byte length."""
+    async def main():
+        seen = []
+
+        def reply(got):
+            seen.extend(got)
+            return [answer(cid, b"") for cid, _ in got]
+
+        server = RegionServer(reply)
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(5000)
+        long_name = b"M" * 200
+        answers = await client.run(where, [(long_name, b"a"), (b"Get", b"b")], make)
+        assert [ok for ok, *_ in answers] == [True, True]
+        assert [method for _, method in seen] == [long_name, b"Get"]
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())

@@ -36,7 +36,7 @@ from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")
-_FRAME = Struct(">IB")  # a request's length, then its header's (always below 0x80)
+_FRAME = Struct(">IB")  # a request's length, then its header's (when below 0x80)
 # Call ids go round 1..CALL_IDS, so that each is one or two bytes on the wire; an id is used
 # again only once its call has been answered (a call that times out breaks the connection).
 CALL_IDS = 0x3FFF
@@ -342,6 +342,8 @@ class RpcConnection(SharedConnection):
         as nearly all are, is read where it lies, its body copied once; any other goes to
         _answer whole."""
         hlen = buf[i]
+        if i + hlen + 1 >= end:  # (no room for a body's length: not an answer this path reads)
+            hlen = 0
         if hlen == 2 and buf[i + 1] == 0x08 and buf[i + 2] < 0x80:
             call_id, i = buf[i + 2], i + 3
         elif hlen == 3 and buf[i + 1] == 0x08 and buf[i + 2] >= 0x80 and buf[i + 3] < 0x80:
@@ -468,11 +470,15 @@ class RpcConnection(SharedConnection):
             length = bytes((size & 0x7F | 0x80, size >> 7))
         else:
             length = varint(size)
-        hlen = len(header)  # below 0x80: a call id and a method name
+        hlen = len(header)
         if not self._out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
         out = self._out
-        out.append(_FRAME.pack(1 + hlen + len(length) + size, hlen) + header + length)
+        if hlen < 0x80:  # a call id and a method name: always, but for a method named at length
+            out.append(_FRAME.pack(1 + hlen + len(length) + size, hlen) + header + length)
+        else:
+            head = varint(hlen)
+            out.append(_U32.pack(len(head) + hlen + len(length) + size) + head + header + length)
         out.append(param)
         chain.t0 = perf_counter_ns()
         inflight[call_id] = chain
