@@ -361,3 +361,21 @@ def test_a_request_header_of_any_length_is_framed_whole():
         server.server.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("message", [b"", b"\x32\x08\x01", b"\x02\x08\x01\x7f\x00"],
+                         ids=["empty", "header-overruns", "body-overruns"])
+def test_an_answer_that_does_not_fit_its_message_breaks_the_connection_and_fails_the_call(message):
+    async def main():
+        server = RegionServer(lambda got: [struct.pack(">I", len(message)) + message])
+        where = ("127.0.0.1", await server.start())
+        client = RpcClient(5000)
+        conn = await client.connection(where)
+        # (a lane whose answer broke the stream once waited for ever: fail, do not hang)
+        answers = await asyncio.wait_for(client.run(where, [(b"Get", b"a"), (b"Get", b"b")], make), 30)
+        assert len(answers) == 1 and answers[0][0] is False
+        assert conn.broken is not None and str(answers[0][1]) == str(conn.broken)
+        client.close()
+        server.server.close()
+
+    asyncio.run(main())

@@ -326,7 +326,7 @@ class RpcConnection(SharedConnection):
                 end = at + 4 + _U32.unpack_from(buf, at)[0]
                 if end > n:
                     break
-                self._answer_at(buf, at + 4, end)
+                self._answer(buf, at + 4, end)
                 at = end
         finally:
             self._receiving = False
@@ -337,46 +337,31 @@ class RpcConnection(SharedConnection):
         if self._out:
             self._flush()
 
-    def _answer_at(self, buf: bytearray, i: int, end: int) -> None:
-        """The message in buf[i:end]. An answer whose header is its call id alone (1 or 2 bytes),
-        as nearly all are, is read where it lies, its body copied once; any other goes to
-        _answer whole."""
-        hlen = buf[i]
-        if i + hlen + 1 >= end:  # (no room for a body's length: not an answer this path reads)
-            hlen = 0
-        if hlen == 2 and buf[i + 1] == 0x08 and buf[i + 2] < 0x80:
-            call_id, i = buf[i + 2], i + 3
-        elif hlen == 3 and buf[i + 1] == 0x08 and buf[i + 2] >= 0x80 and buf[i + 3] < 0x80:
-            call_id, i = buf[i + 2] & 0x7F | buf[i + 3] << 7, i + 4
+    def _answer(self, buf: bytearray, i: int, end: int) -> None:
+        """The message in buf[i:end], read where it lies (its body copied once). A header that is
+        the call id alone (1 or 2 bytes), as nearly all are, is read without the protobuf walker."""
+        hlen = buf[i] if i < end else 0
+        if hlen == 2 and i + 3 < end and buf[i + 1] == 0x08 and buf[i + 2] < 0x80:
+            call_id, error, i = buf[i + 2], None, i + 3
+        elif hlen == 3 and i + 4 < end and buf[i + 1] == 0x08 and buf[i + 2] >= 0x80 and buf[i + 3] < 0x80:
+            call_id, error, i = buf[i + 2] & 0x7F | buf[i + 3] << 7, None, i + 4
         else:
-            self._answer(bytes(self._view[i:end]))
-            return
-        chain = self._inflight.pop(call_id, None)
-        if chain is None:
-            self._break(ConnectionError(f"the RegionServer at {self.where} answered call {call_id}, "
-                                        "which nobody made"))
-            return
-        t1 = perf_counter_ns()
-        try:
-            size, i = read_varint(buf, i)
-            if i + size > end:
-                raise ValueError(f"an answer's body of {size} bytes overruns its message")
-            value = chain.decode(bytes(self._view[i:i + size]))
-        except Exception as exc:  # an answer that does not parse: the stream is suspect
-            chain.answers.append((False, exc, chain.t0, t1))
-            self._break(exc)
-            return
-        chain.answers.append((True, value, chain.t0, t1))
-        self._next(chain)
-
-    def _answer(self, message: bytes) -> None:
-        hlen, i = read_varint(message, 0)
-        call_id, error = -1, None
-        for fid, v in fields(message, i, i + hlen):
-            if fid == 1:
-                call_id = v
-            elif fid == 2:
-                error = v
+            try:
+                if i >= end:
+                    raise ValueError("an empty answer")
+                hlen, i = read_varint(buf, i)
+                if i + hlen > end:
+                    raise ValueError(f"an answer's header of {hlen} bytes overruns its message")
+                call_id, error = -1, None
+                for fid, v in fields(buf, i, i + hlen):
+                    if fid == 1:
+                        call_id = v
+                    elif fid == 2:
+                        error = v
+            except Exception as exc:  # a header that does not parse: the stream is suspect
+                self._break(exc)
+                return
+            i += hlen
         chain = self._inflight.pop(call_id, None)
         if chain is None:
             self._break(ConnectionError(f"the RegionServer at {self.where} answered call {call_id}, "
@@ -385,19 +370,21 @@ class RpcConnection(SharedConnection):
         t1 = perf_counter_ns()
         if error is not None:
             name = text = ""
-            for fid, v in fields(message, *error):
+            for fid, v in fields(buf, *error):
                 if fid == 1:
-                    name = message[v[0]:v[1]].decode(errors="replace")
+                    name = buf[v[0]:v[1]].decode(errors="replace")
                 elif fid == 2:
-                    text = message[v[0]:v[1]].decode(errors="replace").split("\n", 1)[0]
+                    text = buf[v[0]:v[1]].decode(errors="replace").split("\n", 1)[0]
             chain.answers.append((False, RemoteError.named(name, text), chain.t0, t1))
         else:
-            at = i + hlen
             try:
-                size, at = read_varint(message, at)
-                value = chain.decode(message[at:at + size])
+                size, i = read_varint(buf, i)
+                if i + size > end:
+                    raise ValueError(f"an answer's body of {size} bytes overruns its message")
+                value = chain.decode(bytes(self._view[i:i + size]))
             except Exception as exc:  # an answer that does not parse: the stream is suspect
                 chain.answers.append((False, exc, chain.t0, t1))
+                _finish(chain)  # (out of _inflight already: _break's failing of the rest misses it)
                 self._break(exc)
                 return
             chain.answers.append((True, value, chain.t0, t1))
