@@ -11,6 +11,7 @@ servers down again. Ctrl-C at any point stops the run and still takes every serv
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ from workbench.commands.bench import (
 from workbench.config.spec import spec_from_args
 from workbench.drive.demo import PRESETS, RUNS, WORKLOADS, demo_overrides
 from workbench.drive.targets import binding_overrides
-from workbench.errors import ConfigError
+from workbench.errors import ClusterError, ConfigError
 from workbench.results.exporters import export
 from workbench.results.model import RunResult
 
@@ -143,10 +144,24 @@ class _server:
         from workbench.clusters import presets
         from workbench.clusters.local import LocalProvider
 
-        self.provider = LocalProvider()
-        self.console.print(f"starting {PRESETS[self.db]} (jars are fetched the first time)")
-        self.cluster = self.provider.up(presets.load(PRESETS[self.db]))
-        self.overrides = binding_overrides(self.cluster)
+        name = PRESETS[self.db]
+        self.provider = provider = LocalProvider()
+        # A cluster of that name that runs already is not ours: up() refuses it, and it stays.
+        running_before = name in provider.clusters() and any(
+            n.status != "down" for n in provider.status(name).nodes)
+        self.console.print(f"starting {name} (jars are fetched the first time)")
+        try:
+            self.cluster = provider.up(presets.load(name))
+            self.overrides = binding_overrides(self.cluster)
+        except BaseException as exc:
+            # A Ctrl-C after the nodes are up but before the `with` holds them (the end of up(),
+            # the lines above) would leave them running: __exit__ is not called for an __enter__
+            # that raised. (A failed start has stopped its own nodes already.)
+            if not running_before and not isinstance(exc, ClusterError) and name in provider.clusters():
+                self.console.print(f"stopping {name}")
+                with contextlib.suppress(Exception):
+                    provider.down(name)
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
