@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from workbench import interrupts
 from workbench.clusters import cassandra_local, distributions, ferretdb_local, hbase_local, java, paths, ports
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
@@ -262,6 +263,7 @@ def _node_status(node: Node) -> str:
 
 
 def _check_alive(cluster: Cluster) -> None:
+    interrupts.check()  # a Ctrl-C that a driver's clean-up swallowed while we waited
     for node in cluster.nodes:
         if not procs.is_ours(node.pid, node.start_time):
             try:

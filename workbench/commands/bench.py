@@ -148,6 +148,7 @@ def register(subparsers) -> None:
 
 async def _run(controller: Controller, printer: StatusPrinter | None) -> PhaseOutcome:
     loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
     loop.add_signal_handler(signal.SIGINT, controller.stop, "interrupted")
     try:
         if printer is not None:
@@ -155,7 +156,9 @@ async def _run(controller: Controller, printer: StatusPrinter | None) -> PhaseOu
             controller.subscribe(printer)
         return await controller.run()
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGINT)  # (which sets Python's default handler)
+        if callable(previous):  # the one before this run: asyncio.run's, the demo's (interrupts.py)
+            signal.signal(signal.SIGINT, previous)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from workbench import interrupts
 from workbench.commands.bench import (
     PhaseRun,
     add_store_arguments,
@@ -61,6 +62,7 @@ def demo_command(args: argparse.Namespace) -> int:
 
         session = open_demo(databases, args.records, bound, args.threads, out, store=store_choice(args))
         return _after_the_app(session, out)
+    interrupts.install()  # a Ctrl-C swallowed by a driver's clean-up still stops the demo
     console = Console(stderr=True)
     results: dict[str, dict[str, RunResult]] = {}
     recorded: dict[str, list[int]] = {}  # demo step -> run IDs in the store, one per database
@@ -70,6 +72,7 @@ def demo_command(args: argparse.Namespace) -> int:
         with _server(db, console) as server:
             results[db] = {}
             for phase, workload in RUNS:
+                interrupts.check()
                 console.print(f"[cyan]{phase} {workload} on {db}[/] ({args.threads} lanes)")
                 done = _one(db, phase, workload, server, args)
                 result = done.result
@@ -153,6 +156,7 @@ class _server:
         try:
             self.cluster = provider.up(presets.load(name))
             self.overrides = binding_overrides(self.cluster)
+            interrupts.check()
         except BaseException as exc:
             # A Ctrl-C after the nodes are up but before the `with` holds them (the end of up(),
             # the lines above) would leave them running: __exit__ is not called for an __enter__
