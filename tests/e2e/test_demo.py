@@ -65,16 +65,23 @@ def test_ctrl_c_during_the_demo_leaves_no_server_running(tmp_path):
          "--operations", "100000", "--out", str(tmp_path / "out")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=demo_env(tmp_path),
     )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and not jvms_under(state):
-        time.sleep(0.5)
-    assert jvms_under(state), "the demo never started Cassandra"
-    time.sleep(20)  # inside start-up or the load: either way Ctrl-C must clean up
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode != 0
-    assert "Traceback" not in stderr, stderr[-2000:]
-    assert jvms_under(state) == []
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not jvms_under(state):
+            time.sleep(0.5)
+        assert jvms_under(state), "the demo never started Cassandra"
+        time.sleep(20)  # inside start-up or the load: either way Ctrl-C must clean up
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode != 0
+        assert "Traceback" not in stderr, stderr[-2000:]
+        assert jvms_under(state) == []
+    finally:  # a failure here must not leave a node on the default ports for the tests after it
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in jvms_under(state):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_demos_runs_last_the_seconds_asked_by_default(tmp_path):
