@@ -19,7 +19,8 @@ _pressed = False
 _report = sys.unraisablehook  # what prints "Exception ignored in ..."
 
 
-def _on_sigint(signum, frame) -> None:
+def on_signal(signum, frame) -> None:
+    """SIGINT (or SIGTERM, where a command maps it onto Ctrl-C): KeyboardInterrupt, remembered."""
     global _pressed
     _pressed = True
     raise KeyboardInterrupt
@@ -36,7 +37,7 @@ def install() -> None:
     gives this one back), and keep a dropped KeyboardInterrupt off stderr."""
     global _report
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _on_sigint)
+        signal.signal(signal.SIGINT, on_signal)
         if sys.unraisablehook is not _unraisable:
             _report, sys.unraisablehook = sys.unraisablehook, _unraisable
 

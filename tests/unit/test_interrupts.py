@@ -56,4 +56,4 @@ def test_a_run_gives_the_handler_back(handler):
     spec, props = spec_from_args([], ["db=memory", "recordcount=50"], "load")
     done = execute_phase(spec, props.as_dict(), "load", store=False, status=False)
     assert done.result.outcome == "completed"
-    assert signal.getsignal(signal.SIGINT) is interrupts._on_sigint
+    assert signal.getsignal(signal.SIGINT) is interrupts.on_signal

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from workbench import interrupts
 from workbench.clusters import base, external, presets
 from workbench.clusters.base import Cluster
 from workbench.config import catalog
@@ -98,10 +99,6 @@ def _provider(args: argparse.Namespace, progress: bool = True, name: str | None 
     return base.get_provider(chosen or "local", state_dir=args.state_dir, progress=shown)
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def print_cluster(cluster: Cluster) -> None:
     spec = cluster.spec
     if cluster.provider == "external":
@@ -135,8 +132,10 @@ def cmd_up(args: argparse.Namespace) -> int:
     spec = presets.load(args.preset, name=args.name, nodes=args.nodes, heap=args.heap,
                         first_address=args.first_address,
                         replication_factor=args.replication_factor)
-    # `kill <workbench pid>` during start-up must clean up exactly like Ctrl-C.
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    # `kill <workbench pid>` during start-up must clean up exactly like Ctrl-C; either is raised
+    # again if a driver's clean-up swallowed it while we waited for a node (interrupts.py).
+    interrupts.install()
+    signal.signal(signal.SIGTERM, interrupts.on_signal)
     started = time.monotonic()
     print(f"starting {spec.name} ({spec.kind}) ...", file=sys.stderr, flush=True)
     provider = _provider(args, progress=not args.quiet)
