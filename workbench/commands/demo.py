@@ -150,8 +150,11 @@ class _server:
         name = PRESETS[self.db]
         self.provider = provider = LocalProvider()
         # A cluster of that name that runs already is not ours: up() refuses it, and it stays.
-        running_before = name in provider.clusters() and any(
-            n.status != "down" for n in provider.status(name).nodes)
+        try:
+            running_before = name in provider.clusters() and any(
+                n.status != "down" for n in provider.status(name).nodes)
+        except ClusterError:  # a state file it cannot read: up() says so; never take it down
+            running_before = True
         self.console.print(f"starting {name} (jars are fetched the first time)")
         try:
             self.cluster = provider.up(presets.load(name))
