@@ -36,7 +36,6 @@ from workbench.bindings.wire import SharedConnection
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")
-_FRAME = Struct(">IB")  # a request's length, then its header's (when below 0x80)
 # Call ids go round 1..CALL_IDS, so that each is one or two bytes on the wire; an id is used
 # again only once its call has been answered (a call that times out breaks the connection).
 CALL_IDS = 0x3FFF
@@ -57,6 +56,8 @@ _BYTE = tuple(bytes((n,)) for n in range(256))  # one-byte strings, made once
 def varint(n: int) -> bytes:
     if n < 0x80:
         return _BYTE[n]
+    if n < 0x4000:  # (lengths of most messages and cells, call ids)
+        return bytes((n & 0x7F | 0x80, n >> 7))
     out = bytearray()
     while n >= 0x80:
         out.append(n & 0x7F | 0x80)
@@ -68,11 +69,8 @@ def varint(n: int) -> bytes:
 def field(fid: int, data: bytes) -> bytes:
     """A length-delimited field (bytes, string or message)."""
     n = len(data)
-    if fid < 16:  # a one-byte key, and (nearly always) a length of one or two bytes
-        if n < 0x80:
-            return bytes((fid << 3 | 2, n)) + data
-        if n < 0x4000:
-            return bytes((fid << 3 | 2, n & 0x7F | 0x80, n >> 7)) + data
+    if n < 0x80 and fid < 16:  # key and length one byte each: most fields of a request
+        return bytes((fid << 3 | 2, n)) + data
     return varint(fid << 3 | 2) + varint(n) + data
 
 
@@ -260,7 +258,6 @@ def decode_mutate(body: bytes) -> None:
 
 # The end of a RequestHeader for the methods the hot path calls: the method name, request_param.
 _METHODS = {m: field(3, m) + b"\x20\x01" for m in (b"Get", b"Mutate")}
-_CALL_1 = tuple(bytes((8, n)) for n in range(0x80))  # RequestHeader.call_id of ids below 0x80
 
 
 # -- where rows live ----------------------------------------------------------------------------
@@ -448,24 +445,12 @@ class RpcConnection(SharedConnection):
                 break
         self._call_id = call_id
         # RequestHeader: call_id = 1, method_name = 3, request_param = 4 (true)
-        header = ((_CALL_1[call_id] if call_id < 0x80 else bytes((8, call_id & 0x7F | 0x80, call_id >> 7)))
-                  + (_METHODS.get(method) or field(3, method) + b"\x20\x01"))
-        size = len(param)
-        if size < 0x80:
-            length = _BYTE[size]
-        elif size < 0x4000:
-            length = bytes((size & 0x7F | 0x80, size >> 7))
-        else:
-            length = varint(size)
-        hlen = len(header)
+        header = b"\x08" + varint(call_id) + (_METHODS.get(method) or field(3, method) + b"\x20\x01")
+        head, length = varint(len(header)), varint(len(param))
         if not self._out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
         out = self._out
-        if hlen < 0x80:  # a call id and a method name: always, but for a method named at length
-            out.append(_FRAME.pack(1 + hlen + len(length) + size, hlen) + header + length)
-        else:
-            head = varint(hlen)
-            out.append(_U32.pack(len(head) + hlen + len(length) + size) + head + header + length)
+        out.append(_U32.pack(len(head) + len(header) + len(length) + len(param)) + head + header + length)
         out.append(param)
         chain.t0 = perf_counter_ns()
         inflight[call_id] = chain
