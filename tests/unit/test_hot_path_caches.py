@@ -2,12 +2,16 @@
 
 import random
 
+import pytest
+
+from workbench.core import speedups
 from workbench.core.generators import scrambled
 from workbench.core.generators.scrambled import ScrambledZipfian
 from workbench.core.keys import build_key_name, fnvhash64, key_builder
 
 
-def test_cached_key_names_equal_built_ones_and_the_cache_is_bounded():
+def test_cached_key_names_equal_built_ones_and_the_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(speedups, "C", None)  # the Python builder (the compiled one has no cache)
     cache: dict[int, str] = {}
     name = key_builder(1, False, cache, cache_limit=50)
     rng = random.Random(5)
@@ -40,11 +44,18 @@ def _lane(props: list[str], lane_seed: int = 3, worker: int = 0, workers: int = 
     return LaneWorkload(spec, None, Recorder(), keys, random.Random(lane_seed))
 
 
-def test_the_fused_zipfian_key_source_draws_the_keys_the_generic_path_draws():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_fused_zipfian_key_source_draws_the_keys_the_generic_path_draws(monkeypatch, compiled):
+    if compiled and speedups.C is None:
+        pytest.skip("workbench._speedups is not built here")
+    if not compiled:
+        monkeypatch.setattr(speedups, "C", None)
     for worker, workers in ((0, 1), (1, 3)):
         fused = _lane(["workloada", "recordcount=5000"], worker=worker, workers=workers)
         generic = _lane(["workloada", "recordcount=5000"], worker=worker, workers=workers)
-        assert fused.next_key.__name__ == "next_key"  # the inlined closure, not the fallback
+        # the inlined closure (or its compiled version), not the generic fallback
+        kind = type(fused.next_key).__name__ if compiled else fused.next_key.__name__
+        assert kind == ("ZipfianKeys" if compiled else "next_key")
         assert [fused.next_key() for _ in range(20000)] == [
             generic.key_name(generic.next_keynum()) for _ in range(20000)]
 

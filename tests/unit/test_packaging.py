@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from wheel import build_wheel, tracked_files, wheel_names  # tests/ is on sys.path
 
+from workbench.core import speedups
+
 ROOT = Path(__file__).resolve().parents[2]
 needs_checkout = pytest.mark.skipif(tracked_files() is None, reason="needs a git checkout and git")
 
@@ -34,6 +36,9 @@ def test_the_wheel_holds_every_file_of_the_package(wheel):
                     "workbench/clusters/templates/cassandra-jvm.options"):
         assert shipped in names
     assert not [n for n in names if n.startswith(("tests/", "bench/", "presets/", "workloads/"))]
+    # setup.py's optional extension: built into the wheel where it builds for the editable install
+    if speedups.C is not None:
+        assert [n for n in names if n.startswith("workbench/_speedups.") and n.endswith(".so")], sorted(names)
 
 
 @needs_checkout

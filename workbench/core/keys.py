@@ -2,9 +2,13 @@
 
 `fnvhash64` is FNV-1a 64-bit over the 8 bytes of the number, least significant byte first,
 then the absolute value of the result read as a signed 64-bit integer (Utils.fnvhash64).
+Where workbench._speedups is built (workbench/core/speedups.py), `fnvhash64` and the key
+builder are its compiled versions of the Python below, which they match exactly.
 """
 
 from __future__ import annotations
+
+from workbench.core import speedups
 
 _OFFSET = 0xCBF29CE484222325
 _PRIME = 1099511628211
@@ -20,7 +24,7 @@ _PRIME_4 = pow(_PRIME, 4, 1 << 64)
 _SMALL = 1 << 40
 
 
-def fnvhash64(value: int) -> int:
+def fnvhash64_python(value: int) -> int:
     """YCSB's Utils.fnvhash64 for a non-negative long (unrolled: this is on the hot path)."""
     if value < _SMALL:
         h = _FIRST[value & 0xFF]
@@ -42,6 +46,9 @@ def fnvhash64(value: int) -> int:
     return (1 << 64) - h if h >= _SIGN else h
 
 
+fnvhash64 = speedups.C.fnvhash64 if speedups.C is not None else fnvhash64_python
+
+
 def build_key_name(keynum: int, zeropadding: int = 1, ordered: bool = False) -> str:
     """CoreWorkload.buildKeyName: "user" + zero padding + (hashed or plain) key number."""
     if not ordered:
@@ -57,14 +64,18 @@ def key_builder(zeropadding: int, ordered: bool, cache: dict[int, str] | None = 
                 cache_limit: int = 0):
     """A fast one-argument key-name function for a lane's hot loop.
 
-    With a cache (shared by the lanes of a worker), names of keys drawn again, which skewed
-    distributions do all the time, are looked up instead of rebuilt; it stops growing at
-    cache_limit entries, so memory stays bounded whatever the key space."""
+    With the compiled builder (workbench._speedups), a name is built each time: that costs less
+    than a Python function looking it up. Otherwise, with a cache (shared by the lanes of a
+    worker), names of keys drawn again, which skewed distributions do all the time, are looked
+    up instead of rebuilt; it stops growing at cache_limit entries, so memory stays bounded
+    whatever the key space."""
+    if speedups.C is not None:
+        return speedups.C.KeyNamer(zeropadding, ordered)
     if zeropadding <= 1:
         if ordered:
             build = lambda keynum: "user" + str(keynum)  # noqa: E731
         else:
-            hashed = fnvhash64
+            hashed = fnvhash64_python
             build = lambda keynum: "user" + str(hashed(keynum))  # noqa: E731
     else:
         build = lambda keynum: build_key_name(keynum, zeropadding, ordered)  # noqa: E731

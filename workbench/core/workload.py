@@ -15,6 +15,7 @@ from time import perf_counter_ns
 
 from workbench.bindings.base import READ, UPDATE, Binding, Status
 from workbench.config.spec import WorkloadSpec
+from workbench.core import speedups
 from workbench.core.generators.counter import AcknowledgedCounter
 from workbench.core.generators.discrete import Discrete
 from workbench.core.generators.latest import SkewedLatest
@@ -154,7 +155,8 @@ class LaneWorkload:
         The same draws as key_name(next_keynum()). For the default scrambled zipfian it is one
         closure over locals, with ZipfianGenerator.nextLong inlined: every call and attribute
         lookup on this path costs CPU that a client sharing cores with the server takes from
-        the server (test_keys_values checks that both paths give the same keys)."""
+        the server (test_hot_path_caches checks that both paths give the same keys). With
+        workbench._speedups built, that closure is compiled (speedups.C.ZipfianKeys)."""
         key_name = self.key_name
         chooser = self.chooser
         if not isinstance(chooser, ScrambledZipfian):
@@ -168,6 +170,9 @@ class LaneWorkload:
         keys = self.keys
         record_total = keys.record_total
         to_real = keys.to_real if keys.workers > 1 else None
+        if speedups.C is not None:  # the same closure, compiled (csrc/speedups.c)
+            return speedups.C.ZipfianKeys(random_, zetan, half_pow, eta, alpha, items, chooser.lo,
+                                          chooser.itemcount, inserts, record_total, to_real, key_name)
 
         def next_key() -> str:
             while True:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from hdrh.histogram import HdrHistogram
 
 from workbench import __version__
+from workbench.core import speedups
 from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
 from workbench.metrics.histograms import new_histogram
@@ -83,6 +84,9 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
         "hostname": socket.gethostname(),
         "cpus": os.cpu_count(),
         "memory_bytes": _memory_bytes(),
+        # the key choice compiled or in Python (core/speedups.py): this process's, which its
+        # worker processes share (a Ray run's workers elsewhere may differ)
+        "speedups": speedups.describe(),
     }
     if spec is not None and spec.db in _DRIVERS:
         env["drivers"] = _versions(_DRIVERS[spec.db])

@@ -1,0 +1,21 @@
+"""The optional compiled part of workbench (everything else is in pyproject.toml).
+
+workbench._speedups (csrc/speedups.c) is the key choice of a lane's hot loop in C. It is built
+where a C compiler and Python's headers exist (Debian: gcc and python3-dev) and skipped with a
+warning where they do not: workbench/core/speedups.py then runs the same code in Python, and a
+run records which it used (environment.speedups).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "workbench._speedups",
+            ["csrc/speedups.c"],
+            # The zipfian draw must round as Python's float arithmetic does: no fused multiply-add.
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+            optional=True,
+        )
+    ]
+)

@@ -1,0 +1,155 @@
+"""workbench._speedups (csrc/speedups.c) gives exactly what the Python it replaces gives, and a run
+says which of the two it used."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from workbench.core import speedups
+from workbench.core.keys import build_key_name, fnvhash64_python, key_builder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+def test_the_extension_is_built_where_a_compiler_and_pythons_headers_exist():
+    """pip install builds it where it can; where it can, a test run must use it (not fall back quietly)."""
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    can_build = shutil.which(cc) is not None and Path(sysconfig.get_paths()["include"], "Python.h").exists()
+    if not can_build:
+        pytest.skip(f"no C compiler ({cc}) or no Python.h here: the Python fallback is what runs")
+    assert os.environ.get(speedups.ENV, "") == "", f"{speedups.ENV} is set for the test run"
+    assert speedups.C is not None, ("a C compiler and Python's headers are here but workbench._speedups is "
+                                    "not built: pip install -e . again")
+    assert speedups.describe() == "C"
+
+
+needs_c = pytest.mark.skipif(speedups.C is None, reason="workbench._speedups is not built here")
+
+
+@needs_c
+def test_fnvhash64_is_the_python_one_on_edges_and_many_random_inputs():
+    fast = speedups.C.fnvhash64
+    edges = [0, 1, 255, 256, 2**32 - 1, 2**40 - 1, 2**40, 2**40 + 1, 10**10, 2**63 - 1, 2**63, 2**64 - 1]
+    rng = random.Random(27)
+    values = edges + [rng.randrange(2**k) for k in (8, 16, 40, 41, 63, 64) for _ in range(20000)]
+    for value in values:
+        assert fast(value) == fnvhash64_python(value), value
+
+
+@needs_c
+def test_fnvhash64_refuses_what_is_not_a_key_number():
+    with pytest.raises(ValueError, match="between 0 and 2"):
+        speedups.C.fnvhash64(-1)
+    with pytest.raises(ValueError, match="between 0 and 2"):
+        speedups.C.fnvhash64(2**64)
+    with pytest.raises(TypeError, match="must be an int"):
+        speedups.C.fnvhash64(1.0)
+
+
+@needs_c
+@pytest.mark.parametrize("zeropadding", [-3, 0, 1, 3, 19, 20, 25, 300])
+@pytest.mark.parametrize("ordered", [False, True])
+def test_the_compiled_key_namer_builds_ycsbs_names(zeropadding, ordered):
+    name = speedups.C.KeyNamer(zeropadding, ordered)
+    rng = random.Random(zeropadding)
+    edges = [0, 1, 9, 10, 999, 10**6, 2**31 - 1, 10**12, 2**63 - 1]
+    for keynum in edges + [rng.randrange(10**7) for _ in range(500)]:
+        assert name(keynum) == build_key_name(keynum, zeropadding, ordered), keynum
+    assert name(42).isascii()
+
+
+def _lane(props: list[str], seed: int = 3, worker: int = 0, workers: int = 1):
+    from workbench.config.spec import spec_from_args
+    from workbench.core.workload import LaneWorkload, WorkerKeys
+    from workbench.metrics.recorder import Recorder
+
+    spec, _ = spec_from_args([str(ROOT / "workbench" / "workloads" / props[0])], props[1:], "run")
+    keys = WorkerKeys(spec, worker, workers)
+    return LaneWorkload(spec, None, Recorder(), keys, random.Random(seed))
+
+
+@needs_c
+@pytest.mark.parametrize("props", [
+    ["workloadc", "recordcount=5000"],
+    ["workloada", "recordcount=100000", "zeropadding=25"],
+    ["workloada", "recordcount=3000", "insertorder=ordered", "zeropadding=8"],
+    ["workloadb", "recordcount=1000", "zipfian.constant=0.5"],
+    ["workloadb", "recordcount=10", "insertstart=7"],
+])
+@pytest.mark.parametrize("worker,workers", [(0, 1), (1, 3)])
+def test_compiled_and_python_key_sources_draw_the_same_keys(monkeypatch, props, worker, workers):
+    compiled = _lane(props, worker=worker, workers=workers)
+    assert type(compiled.next_key).__name__ == "ZipfianKeys"
+    monkeypatch.setattr(speedups, "C", None)
+    python = _lane(props, worker=worker, workers=workers)
+    assert python.next_key.__name__ == "next_key"
+    assert [compiled.next_key() for _ in range(30000)] == [python.next_key() for _ in range(30000)]
+
+
+@needs_c
+def test_compiled_draws_respect_the_acknowledged_insert_limit_and_map_workers_keys(monkeypatch):
+    """Workload D-like runs insert while reading: draws above the limit are drawn again, and a
+    worker's inserted keys (virtual numbers past recordcount) map to its real key numbers."""
+    props = ["workloada", "recordcount=100", "insertproportion=0.5", "readproportion=0.5",
+             "updateproportion=0", "operationcount=100000"]
+    lanes = {}
+    for kind in ("C", "Python"):
+        if kind == "Python":
+            monkeypatch.setattr(speedups, "C", None)
+        lane = _lane(props, worker=2, workers=3)
+        lane.keys.inserts.limit = 60  # only keys 0..60 acknowledged so far
+        first = [lane.next_key() for _ in range(5000)]
+        lane.keys.inserts.limit = 400  # inserts of this run acknowledged: virtual keys past 100
+        lanes[kind] = first + [lane.next_key() for _ in range(5000)]
+    assert lanes["C"] == lanes["Python"]
+    allowed = {build_key_name(k) for k in range(61)}
+    assert set(lanes["C"][:5000]) <= allowed
+    later = set(lanes["C"][5000:])
+    real = {build_key_name(k) for k in range(100)} | {build_key_name(100 + v * 3 + 2) for v in range(301)}
+    assert later <= real and later - {build_key_name(k) for k in range(100)}
+
+
+@needs_c
+def test_the_compiled_key_source_holds_no_references_it_does_not_give_back():
+    lane = _lane(["workloadc", "recordcount=1000"])
+    source = lane.next_key
+    random_ = lane.rng.random
+    inserts = lane.keys.inserts
+    before = (sys.getrefcount(inserts), sys.getrefcount(lane.key_name))
+    names = [source() for _ in range(20000)]
+    assert (sys.getrefcount(inserts), sys.getrefcount(lane.key_name)) == before
+    assert len(set(names)) > 100 and random_ is not None
+    with pytest.raises(TypeError, match="no arguments"):
+        source(1)
+
+
+def test_key_builder_falls_back_to_python_with_its_bounded_cache(monkeypatch):
+    monkeypatch.setattr(speedups, "C", None)
+    cache: dict[int, str] = {}
+    name = key_builder(1, False, cache, cache_limit=50)
+    assert name(7) == build_key_name(7) and cache == {7: build_key_name(7)}
+
+
+@pytest.mark.parametrize("setting", ["", "off"])
+def test_a_run_records_whether_its_key_choice_was_compiled(tmp_path, setting):
+    out = tmp_path / "run.json"
+    env = {**os.environ, speedups.ENV: setting}
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", "-db", "memory", "-P", "workloada",
+                           "-p", "recordcount=300", "-p", "operationcount=2000", "-p", "seed=5", "--no-store",
+                           "-q", "--export", f"json={out}"], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = json.loads(out.read_text())["run"]
+    assert run["operations"] == 2000
+    expected = "C" if (speedups.C is not None and not setting) else "Python"
+    assert run["environment"]["speedups"].startswith(expected)
+    if setting:
+        assert run["environment"]["speedups"] == f"Python ({speedups.ENV}=off)"
