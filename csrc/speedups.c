@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define FNV_OFFSET 0xCBF29CE484222325ULL
 #define FNV_PRIME 1099511628211ULL
@@ -305,10 +306,503 @@ static PyTypeObject ZipfianKeysType = {
     .tp_dealloc = (destructor)ZipfianKeys_dealloc,
 };
 
+
+/* -- the native CQL client's answers (workbench/bindings/cassandra_native.py) ------------------- *
+ *
+ * cql_receive(conn, nbytes) is CqlConnection.buffer_updated: it answers every whole frame in the
+ * connection's buffer, keeps what is left of a frame for the next read, and writes the requests
+ * the answers' callbacks made in one go. Most frames are the answer to a chain's step (a read's
+ * one row of the usual layout, or an update's Void), and for those it does in C what
+ * CqlConnection._answer, _Chain.answered, _Chain.go and CqlConnection.send do: record the answer,
+ * ask the lane whether to go on, and send the next step. Every other frame (an error, a set-up
+ * answer, an event, rows of another shape, flags) and every step that does not go as usual (a
+ * value its statement cannot take, no node, no free stream id) goes to that Python code, which
+ * stays the reference (tests/unit/test_cassandra_native.py runs both). */
+
+static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
+static PyObject *s_n, *s_in, *s_receiving, *s_broken, *s_inflight, *s_answer, *s_out, *s_flush,
+    *s_stmt, *s_columns, *s_layout, *s_answers, *s_retried, *s_t0, *s_go, *s_items, *s_more, *s_done,
+    *s_set_result, *s_body, *s_route, *s_orphans, *s_stream, *s_loop, *s_call_soon, *s_timer, *s_arm,
+    *s_version, *s_send, *s_size, *s_done_method, *s_break;
+
+#define CQL_RESULT 0x08
+#define CQL_EXECUTE 0x0A
+#define CQL_ROWS 2
+#define CQL_NO_METADATA 0x0004
+
+static inline long long
+now_ns(void)
+{
+    struct timespec ts; /* time.perf_counter_ns() on Linux: CLOCK_MONOTONIC */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline uint32_t
+be32(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static PyObject *
+cql_setup(PyObject *module, PyObject *args)
+{
+    PyObject *chain, *lazyrow;
+    if (!PyArg_ParseTuple(args, "OO:cql_setup", &chain, &lazyrow))
+        return NULL;
+    Py_XSETREF(chain_type, Py_NewRef(chain));
+    Py_XSETREF(lazyrow_type, Py_NewRef(lazyrow));
+    Py_RETURN_NONE;
+}
+
+/* 1: attribute is None, 0: it is not, -1: error */
+static int
+attr_is_none(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int none = v == Py_None;
+    Py_DECREF(v);
+    return none;
+}
+
+/* 1: true, 0: false, -1: error */
+static int
+attr_truth(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return truth;
+}
+
+/* CqlConnection.send(call, EXECUTE, body) where the next stream id is free: 1 sent, 0 not tried
+ * (the caller uses the Python send), -1 error. */
+static int
+send_fast(PyObject *conn, PyObject *call, PyObject *body)
+{
+    int result = -1;
+    PyObject *inflight = NULL, *orphans = NULL, *stream = NULL, *out = NULL, *version = NULL;
+    PyObject *next = NULL, *header = NULL, *t0 = NULL;
+    inflight = PyObject_GetAttr(conn, s_inflight);
+    orphans = inflight ? PyObject_GetAttr(conn, s_orphans) : NULL;
+    stream = orphans ? PyObject_GetAttr(conn, s_stream) : NULL;
+    if (stream == NULL)
+        goto done;
+    if (!PyDict_CheckExact(inflight) || !PyLong_CheckExact(stream) || !PyBytes_CheckExact(body)) {
+        result = 0;
+        goto done;
+    }
+    long sid = PyLong_AsLong(stream);
+    if (sid == -1 && PyErr_Occurred())
+        goto done;
+    int taken = PyDict_Contains(inflight, stream);
+    if (taken == 0)
+        taken = PySequence_Contains(orphans, stream);
+    if (taken < 0)
+        goto done;
+    if (taken || sid < 0 || sid > 0x7FFF || PyBytes_GET_SIZE(body) > 0x7FFFFFFF) {
+        result = 0;
+        goto done;
+    }
+    next = PyLong_FromLong((sid + 1) & 0x7FFF);
+    out = next ? PyObject_GetAttr(conn, s_out) : NULL;
+    version = out ? PyObject_GetAttr(conn, s_version) : NULL;
+    if (version == NULL)
+        goto done;
+    if (!PyList_CheckExact(out)) {
+        result = 0;
+        goto done;
+    }
+    long v = PyLong_AsLong(version);
+    if (v == -1 && PyErr_Occurred())
+        goto done;
+    if (PyObject_SetAttr(conn, s_stream, next) < 0)
+        goto done;
+    if (PyList_GET_SIZE(out) == 0) {
+        int receiving = attr_truth(conn, s_receiving);
+        if (receiving < 0)
+            goto done;
+        if (!receiving) {
+            PyObject *loop = PyObject_GetAttr(conn, s_loop);
+            PyObject *flush = loop ? PyObject_GetAttr(conn, s_flush) : NULL;
+            PyObject *handle = flush ? PyObject_CallMethodOneArg(loop, s_call_soon, flush) : NULL;
+            Py_XDECREF(loop);
+            Py_XDECREF(flush);
+            if (handle == NULL)
+                goto done;
+            Py_DECREF(handle);
+        }
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(body);
+    header = PyBytes_FromStringAndSize(NULL, 9);
+    if (header == NULL)
+        goto done;
+    unsigned char *h = (unsigned char *)PyBytes_AS_STRING(header);
+    h[0] = (unsigned char)v;
+    h[1] = 0;
+    h[2] = (unsigned char)(sid >> 8);
+    h[3] = (unsigned char)sid;
+    h[4] = CQL_EXECUTE;
+    h[5] = (unsigned char)(size >> 24);
+    h[6] = (unsigned char)(size >> 16);
+    h[7] = (unsigned char)(size >> 8);
+    h[8] = (unsigned char)size;
+    if (PyList_Append(out, header) < 0 || PyList_Append(out, body) < 0)
+        goto done;
+    t0 = PyLong_FromLongLong(now_ns());
+    if (t0 == NULL || PyObject_SetAttr(call, s_t0, t0) < 0 || PyDict_SetItem(inflight, stream, call) < 0)
+        goto done;
+    int no_timer = attr_is_none(conn, s_timer);
+    if (no_timer < 0)
+        goto done;
+    if (no_timer) {
+        PyObject *armed = PyObject_CallMethodNoArgs(conn, s_arm);
+        if (armed == NULL)
+            goto done;
+        Py_DECREF(armed);
+    }
+    result = 1;
+done:
+    Py_XDECREF(inflight);
+    Py_XDECREF(orphans);
+    Py_XDECREF(stream);
+    Py_XDECREF(out);
+    Py_XDECREF(version);
+    Py_XDECREF(next);
+    Py_XDECREF(header);
+    Py_XDECREF(t0);
+    return result;
+}
+
+/* The Python step, from the step whose more() has been asked already: call.go(True) (True: do
+ * not ask more() again for it; it is asked before each step after). */
+static int
+go_python(PyObject *call)
+{
+    PyObject *r = PyObject_CallMethodOneArg(call, s_go, Py_True);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* _Chain.go(False) on its usual path: 0 done (sent the next step or ended the chain), -1 error.
+ * A step that does not go as usual is left to the Python go(), from the same step. */
+static int
+chain_go(PyObject *conn, PyObject *call)
+{
+    int result = -1;
+    PyObject *answers = NULL, *items = NULL, *more = NULL, *item = NULL, *body = NULL, *route = NULL;
+    PyObject *target = NULL;
+    answers = PyObject_GetAttr(call, s_answers);
+    items = answers ? PyObject_GetAttr(call, s_items) : NULL;
+    more = items ? PyObject_GetAttr(call, s_more) : NULL;
+    if (more == NULL)
+        goto done;
+    Py_ssize_t n = PyObject_Length(answers), count = PyObject_Length(items);
+    if (n < 0 || count < 0)
+        goto done;
+    int go_on = n < count;
+    if (go_on && more != Py_None) {
+        PyObject *r = PyObject_CallNoArgs(more);
+        if (r == NULL)
+            goto done;
+        go_on = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (go_on < 0)
+            goto done;
+    }
+    if (!go_on) {
+        PyObject *done_future = PyObject_GetAttr(call, s_done);
+        if (done_future == NULL)
+            goto done;
+        PyObject *is_done = PyObject_CallMethodNoArgs(done_future, s_done_method);
+        int finished = is_done ? PyObject_IsTrue(is_done) : -1;
+        Py_XDECREF(is_done);
+        if (finished == 0) {
+            PyObject *r = PyObject_CallMethodOneArg(done_future, s_set_result, answers);
+            finished = r ? 1 : -1;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(done_future);
+        result = finished < 0 ? -1 : 0;
+        goto done;
+    }
+    item = PySequence_GetItem(items, n);
+    if (item == NULL)
+        goto done;
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2)
+        goto python;
+    PyObject *stmt = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
+    body = PyObject_CallMethodOneArg(stmt, s_body, params);
+    if (body == NULL)
+        goto fallback;
+    route = PyObject_GetAttr(call, s_route);
+    if (route == NULL)
+        goto fallback;
+    PyObject *route_args[2] = {stmt, params};
+    target = PyObject_Vectorcall(route, route_args, 2, NULL);
+    if (target == NULL)
+        goto fallback;
+    if (target == Py_None)
+        goto python;
+    if (PyObject_SetAttr(call, s_stmt, stmt) < 0 || PyObject_SetAttr(call, s_body, body) < 0)
+        goto done;
+    int sent = send_fast(target, call, body);
+    if (sent < 0)
+        goto fallback;
+    if (sent == 0) {
+        PyObject *opcode = PyLong_FromLong(CQL_EXECUTE);
+        if (opcode == NULL)
+            goto done;
+        PyObject *r = PyObject_CallMethodObjArgs(target, s_send, call, opcode, body, NULL);
+        Py_DECREF(opcode);
+        if (r == NULL)
+            goto fallback;
+        Py_DECREF(r);
+    }
+    result = 0;
+    goto done;
+fallback:
+    /* Python's go() catches Exception (not KeyboardInterrupt and the like) and answers the
+     * step with it: run it from this step, which does the step again and handles it. */
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        goto done;
+    PyErr_Clear();
+python:
+    result = go_python(call);
+done:
+    Py_XDECREF(answers);
+    Py_XDECREF(items);
+    Py_XDECREF(more);
+    Py_XDECREF(item);
+    Py_XDECREF(body);
+    Py_XDECREF(route);
+    Py_XDECREF(target);
+    return result;
+}
+
+/* One frame: 1 answered here, 0 not the usual case (the caller hands it to _answer), -1 error. */
+static int
+answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, PyObject *body)
+{
+    if (flags != 0 || opcode != CQL_RESULT || chain_type == NULL || !PyDict_CheckExact(inflight))
+        return 0;
+    PyObject *key = PyLong_FromLong(sid);
+    if (key == NULL)
+        return -1;
+    int result = -1;
+    PyObject *stmt = NULL, *columns = NULL, *layout = NULL, *value = NULL, *t0 = NULL, *t1 = NULL;
+    PyObject *entry = NULL, *answers = NULL;
+    PyObject *call = PyDict_GetItemWithError(inflight, key); /* borrowed */
+    if (call == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(call);
+    if ((PyObject *)Py_TYPE(call) != chain_type) {
+        result = 0;
+        goto done;
+    }
+    stmt = PyObject_GetAttr(call, s_stmt);
+    if (stmt == NULL)
+        goto done;
+    if (stmt == Py_None) {
+        result = 0;
+        goto done;
+    }
+    const unsigned char *b = (const unsigned char *)PyByteArray_AS_STRING(body);
+    Py_ssize_t size = PyByteArray_GET_SIZE(body);
+    if (size < 4) {
+        result = 0;
+        goto done;
+    }
+    if ((int32_t)be32(b) != CQL_ROWS) {
+        value = Py_NewRef(Py_None); /* Void (an update), or another kind: decode_result gives None */
+    } else {
+        /* decode_result's usual answer to a prepared SELECT: no metadata, one row of the layout */
+        columns = PyObject_GetAttr(stmt, s_columns);
+        if (columns == NULL)
+            goto done;
+        if (columns == Py_None || size < 16 || ((int32_t)be32(b + 4) & 0x0006) != CQL_NO_METADATA
+            || (int32_t)be32(b + 12) != 1) {
+            result = 0;
+            goto done;
+        }
+        layout = PyObject_GetAttr(columns, s_layout);
+        if (layout == NULL)
+            goto done;
+        if (!PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2) {
+            result = 0;
+            goto done;
+        }
+        PyObject *fixed_size = PyObject_GetAttr(PyTuple_GET_ITEM(layout, 0), s_size);
+        if (fixed_size == NULL)
+            goto done;
+        Py_ssize_t want = PyLong_AsSsize_t(fixed_size);
+        Py_DECREF(fixed_size);
+        if (want == -1 && PyErr_Occurred())
+            goto done;
+        if (size - 16 != want) {
+            result = 0;
+            goto done;
+        }
+        PyObject *sixteen = PyLong_FromLong(16);
+        if (sixteen == NULL)
+            goto done;
+        PyObject *args[4] = {columns, layout, body, sixteen};
+        PyObject *row = PyObject_Vectorcall(lazyrow_type, args, 4, NULL);
+        Py_DECREF(sixteen);
+        if (row == NULL)
+            goto done;
+        value = PyList_New(1);
+        if (value == NULL) {
+            Py_DECREF(row);
+            goto done;
+        }
+        PyList_SET_ITEM(value, 0, row);
+    }
+    /* CqlConnection._answer: the call leaves _inflight, then the answer's time */
+    if (PyDict_DelItem(inflight, key) < 0)
+        goto done;
+    t1 = PyLong_FromLongLong(now_ns());
+    t0 = t1 ? PyObject_GetAttr(call, s_t0) : NULL;
+    answers = t0 ? PyObject_GetAttr(call, s_answers) : NULL;
+    if (answers == NULL)
+        goto done;
+    /* _Chain.answered(True, value, t1) */
+    entry = PyTuple_Pack(4, Py_True, value, t0, t1);
+    if (entry == NULL || PyList_Append(answers, entry) < 0 || PyObject_SetAttr(call, s_retried, Py_False) < 0)
+        goto done;
+    result = chain_go(conn, call) < 0 ? -1 : 1;
+done:
+    Py_DECREF(key);
+    Py_XDECREF(call);
+    Py_XDECREF(stmt);
+    Py_XDECREF(columns);
+    Py_XDECREF(layout);
+    Py_XDECREF(value);
+    Py_XDECREF(t0);
+    Py_XDECREF(t1);
+    Py_XDECREF(entry);
+    Py_XDECREF(answers);
+    return result;
+}
+
+static PyObject *
+cql_receive(PyObject *module, PyObject *args)
+{
+    PyObject *conn;
+    Py_ssize_t nbytes;
+    if (!PyArg_ParseTuple(args, "On:cql_receive", &conn, &nbytes))
+        return NULL;
+    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
+    if (n_obj == NULL)
+        return NULL;
+    Py_ssize_t n = PyLong_AsSsize_t(n_obj);
+    Py_DECREF(n_obj);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    n += nbytes;
+    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    if (buf == NULL)
+        return NULL;
+    if (!PyByteArray_CheckExact(buf) || n > PyByteArray_GET_SIZE(buf)) {
+        Py_DECREF(buf);
+        PyErr_SetString(PyExc_TypeError, "cql_receive: the connection's buffer is not a bytearray holding n bytes");
+        return NULL;
+    }
+    if (PyObject_SetAttr(conn, s_receiving, Py_True) < 0) {
+        Py_DECREF(buf);
+        return NULL;
+    }
+    Py_ssize_t at = 0;
+    int failed = 0;
+    while (n - at >= 9) {
+        int broken = attr_is_none(conn, s_broken);
+        if (broken < 0) {
+            failed = 1;
+            break;
+        }
+        if (!broken)
+            break;
+        const unsigned char *p = (const unsigned char *)PyByteArray_AS_STRING(buf) + at;
+        int flags = p[1], opcode = p[4];
+        int sid = (int16_t)(((unsigned)p[2] << 8) | p[3]);
+        int32_t size = (int32_t)be32(p + 5);
+        if (size < 0) { /* a frame no server sends: the stream is lost */
+            PyObject *exc = PyObject_CallFunction(PyExc_ConnectionError, "s", "a CQL frame of negative length");
+            PyObject *r = exc ? PyObject_CallMethodOneArg(conn, s_break, exc) : NULL;
+            Py_XDECREF(exc);
+            if (r == NULL)
+                failed = 1;
+            Py_XDECREF(r);
+            break;
+        }
+        Py_ssize_t end = at + 9 + (Py_ssize_t)size;
+        if (end > n)
+            break;
+        PyObject *body = PyByteArray_FromStringAndSize((const char *)p + 9, size);
+        if (body == NULL) {
+            failed = 1;
+            break;
+        }
+        at = end;
+        PyObject *inflight = PyObject_GetAttr(conn, s_inflight);
+        int done = inflight ? answer_fast(conn, inflight, flags, sid, opcode, body) : -1;
+        Py_XDECREF(inflight);
+        if (done == 0) {
+            PyObject *r = PyObject_CallMethod(conn, "_answer", "iiiO", flags, sid, opcode, body);
+            done = r ? 1 : -1;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(body);
+        if (done < 0) {
+            failed = 1;
+            break;
+        }
+    }
+    /* finally: as buffer_updated's (the frames answered so far are consumed, even after an error) */
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    int cleanup_failed = PyObject_SetAttr(conn, s_receiving, Py_False) < 0;
+    if (!cleanup_failed) {
+        Py_ssize_t rest = n - at;
+        if (at && rest)
+            memmove(PyByteArray_AS_STRING(buf), PyByteArray_AS_STRING(buf) + at, (size_t)rest);
+        PyObject *left = PyLong_FromSsize_t(rest);
+        cleanup_failed = left == NULL || PyObject_SetAttr(conn, s_n, left) < 0;
+        Py_XDECREF(left);
+    }
+    Py_DECREF(buf);
+    if (failed || cleanup_failed) {
+        if (exc_type != NULL)
+            PyErr_Restore(exc_type, exc_value, exc_tb);
+        return NULL;
+    }
+    PyObject *out = PyObject_GetAttr(conn, s_out);
+    if (out == NULL)
+        return NULL;
+    int pending = PyObject_IsTrue(out);
+    Py_DECREF(out);
+    if (pending < 0)
+        return NULL;
+    if (pending)
+        return PyObject_CallMethodNoArgs(conn, s_flush);
+    Py_RETURN_NONE;
+}
+
 /* -- the module ---------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"fnvhash64", speedups_fnvhash64, METH_O, PyDoc_STR("YCSB's Utils.fnvhash64 of a non-negative long.")},
+    {"cql_setup", cql_setup, METH_VARARGS, PyDoc_STR("cql_setup(_Chain, LazyRow): the classes cql_receive knows.")},
+    {"cql_receive", cql_receive, METH_VARARGS,
+     PyDoc_STR("cql_receive(conn, nbytes): CqlConnection.buffer_updated, its usual answers in C.")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -324,6 +818,21 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     limit_name = PyUnicode_InternFromString("limit");
+    struct { PyObject **name; const char *text; } names[] = {
+        {&s_n, "_n"}, {&s_in, "_in"}, {&s_receiving, "_receiving"}, {&s_broken, "broken"},
+        {&s_inflight, "_inflight"}, {&s_answer, "_answer"}, {&s_out, "_out"}, {&s_flush, "_flush"},
+        {&s_stmt, "stmt"}, {&s_columns, "columns"}, {&s_layout, "layout"}, {&s_answers, "answers"},
+        {&s_retried, "retried"}, {&s_t0, "t0"}, {&s_go, "go"}, {&s_items, "items"}, {&s_more, "more"},
+        {&s_done, "done"}, {&s_set_result, "set_result"}, {&s_body, "body"}, {&s_route, "route"},
+        {&s_orphans, "_orphans"}, {&s_stream, "_stream"}, {&s_loop, "loop"}, {&s_call_soon, "call_soon"},
+        {&s_timer, "_timer"}, {&s_arm, "_arm"}, {&s_version, "version"}, {&s_send, "send"},
+        {&s_size, "size"}, {&s_done_method, "done"}, {&s_break, "_break"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        *names[i].name = PyUnicode_InternFromString(names[i].text);
+        if (*names[i].name == NULL)
+            return NULL;
+    }
     if (limit_name == NULL || PyType_Ready(&KeyNamerType) < 0 || PyType_Ready(&ZipfianKeysType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -19,6 +19,16 @@ from workbench.bindings.cassandra import _without_nulls
 from workbench.bindings.cassandra_errors import QueryFailed
 
 VARCHAR, INT = 0x000D, 0x0009
+COMPILED = cn._fast  # workbench._speedups where it is built
+
+
+@pytest.fixture(autouse=True, params=["C", "Python"])
+def receive_path(request, monkeypatch):
+    """Every test here runs with the compiled receive path (csrc/speedups.c) and with Python's."""
+    if request.param == "C" and COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+    monkeypatch.setattr(cn, "_fast", COMPILED if request.param == "C" else None)
+    return request.param
 
 
 def string(s: str) -> bytes:
@@ -333,6 +343,99 @@ def test_a_node_that_lost_a_statement_is_given_it_again_once_and_a_broken_answer
         assert conn.broken is not None
 
     asyncio.run(scenario())
+
+
+def run_chains(conn_more_flip: int) -> tuple[list, bytes, set, dict]:
+    """Three chains of reads and updates over one connection, answered by a script that has every
+    kind of answer a chain's step can get; what each chain got, and every byte written."""
+    async def scenario():
+        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn.connection_made(Transport())
+        read = statement([("y_id", VARCHAR)], [("f0", VARCHAR), ("f1", VARCHAR)], [0])
+        update = statement([("f0", VARCHAR), ("y_id", VARCHAR)], None, [1])
+        asked = [0]
+
+        def more() -> bool:
+            asked[0] += 1
+            return asked[0] != conn_more_flip
+
+        def route(stmt, params):
+            return None if params[-1] == "nohost" else conn
+
+        loop = asyncio.get_running_loop()
+        chains = []
+        steps = [
+            [read(("k1",)), update(("v", "k1")), read(("k2",)), read((5,)), read(("k3",)), read(("k4",))],
+            [update(("w", "k5")), read(("k6",)), read(("nohost",)), read(("k7",)), update(("x", "k8"))],
+            [read(("k9",)), read(("k10",)), read(("k11",))],
+        ]
+        conn._orphans.add(7)  # a late answer awaited there: the stream id is skipped
+        for items in steps:
+            done = loop.create_future()
+            cn._Chain(route, items, more, done).go(True)
+            chains.append(done)
+        await asyncio.sleep(0)
+        row = rows_body([[b"aa", b"bbb"]], 2)
+        other = rows_body([[b"a", b"b"]], 2)  # the same size, other lengths (a second layout)
+        warned = pack(">H", 1) + string("careful") + row
+        error = pack(">i", 0x2200) + string("bad value") + b""
+        # the server's answers, in an order a node might use: updates get Void (the third an
+        # error); reads go through this script
+        reads = [row, row, row, rows_body([], 2), row, other, (warned, 0x08), (error, 0), row]
+        answered, updates = 0, 0
+        while any(not c.done() for c in chains) and answered < 40:
+            pending = sorted(conn._inflight)
+            if not pending:
+                await asyncio.sleep(0)
+                continue
+            data = b""
+            for sid in pending[::-1]:  # newest first
+                if conn._inflight[sid].stmt is update:
+                    updates += 1
+                    body, flags = (error, 0) if updates == 3 else (pack(">i", cn.VOID), 0)
+                else:
+                    answer = reads[answered % len(reads)]
+                    body, flags = answer if isinstance(answer, tuple) else (answer, 0)
+                    answered += 1
+                opcode = cn.ERROR if body is error else cn.RESULT
+                data += frame(sid, opcode, body, flags)
+            feed(conn, data, [len(data) // 3, 11])
+            await asyncio.sleep(0)
+        got = []
+        for c in chains:
+            got.append([(ok, value.kind if isinstance(value, QueryFailed)
+                         else [dict(r) for r in value] if value is not None else None)
+                        for ok, value, t0, t1 in c.result()])
+            assert all(t0 <= t1 for _, _, t0, t1 in c.result())
+        return got, conn.transport.written, set(conn._orphans), dict(conn._inflight)
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("flip", [0, 6])
+def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_paths(monkeypatch, flip):
+    if COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+    slow = []  # frames answered by the Python _answer
+    answer = cn.CqlConnection._answer
+    monkeypatch.setattr(cn.CqlConnection, "_answer", lambda self, *a: (slow.append(a[1]), answer(self, *a)))
+    monkeypatch.setattr(cn, "_fast", COMPILED)
+    compiled = run_chains(flip)
+    in_c = len(slow)
+    monkeypatch.setattr(cn, "_fast", None)
+    python = run_chains(flip)
+    assert compiled == python
+    assert 0 < in_c < len(slow) - 4  # the usual answers were answered in C, the others in Python
+    got, written, orphans, inflight = python
+    assert orphans == {7} and inflight == {}
+    flat = [answer for chain in got for answer in chain]
+    kinds = {value if not ok else "rows" if value else "void" if value is None else "none"
+             for ok, value in flat}
+    assert {"rows", "void", "none", "TypeError", "NoHostAvailable"} <= kinds, flat
+    assert any(not ok and value == "InvalidRequest" for ok, value in flat), flat  # the error answer
+    assert [{"f0": "a", "f1": "b"}] in [value for _, value in flat]  # the second layout, decoded
+    if flip:
+        assert sum(len(chain) for chain in got) < sum(len(s) for s in ([0] * 6, [0] * 5, [0] * 3))
 
 
 def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_datacenter():

@@ -46,6 +46,7 @@ from workbench.bindings.base import LazyMapping
 from workbench.bindings.cassandra_errors import QueryFailed
 from workbench.bindings.cassandra_schema import KEY
 from workbench.bindings.wire import SharedConnection
+from workbench.core import speedups
 from workbench.errors import BindingError
 
 try:
@@ -571,13 +572,23 @@ class CqlConnection(SharedConnection):
 
     def buffer_updated(self, nbytes: int) -> None:
         """Answer every whole frame received; the requests their callbacks make (the chains' next
-        steps) go out in one write when all are answered, not in a loop turn of their own."""
+        steps) go out in one write when all are answered, not in a loop turn of their own.
+
+        With workbench._speedups built, its cql_receive does this, and the usual answer to a
+        chain's step (no flags, a Void or one row of the layout) with the next step, in C; every
+        other frame comes to _answer here as below."""
+        if _fast is not None:
+            _fast.cql_receive(self, nbytes)
+            return
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
         self._receiving = True
         try:
             while n - at >= 9 and self.broken is None:
                 _, flags, sid, opcode, size = HEADER.unpack_from(buf, at)
+                if size < 0:  # a frame no server sends: the stream is lost
+                    self._break(ConnectionError("a CQL frame of negative length"))
+                    break
                 end = at + 9 + size
                 if end > n:
                     break
@@ -930,6 +941,13 @@ class NativeSession:
                 conn.on_lost = None
                 conn.close()
         self.conns = [None] * len(self.conns)
+
+
+# The compiled receive path (csrc/speedups.c, cql_receive), or None: CqlConnection.buffer_updated's
+# Python then answers every frame (tests switch between the two by setting this).
+_fast = speedups.C
+if _fast is not None:
+    _fast.cql_setup(_Chain, LazyRow)
 
 
 def failure(exc: BaseException) -> QueryFailed:
