@@ -19,6 +19,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -307,6 +308,104 @@ static PyTypeObject ZipfianKeysType = {
 };
 
 
+/* -- Deadline ------------------------------------------------------------------------------ */
+
+/* A lane's more(): may a sequence go on? Not while its engine is halted (paused, stopping), and
+ * not past the deadline (perf_counter_ns) the lane sets before each sequence. The closure in
+ * WorkerEngine._lane, compiled; cql_receive reads it without a call. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *engine;
+    long long deadline;
+} Deadline;
+
+static PyObject *s_halt;
+
+static int
+Deadline_traverse(Deadline *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->engine);
+    return 0;
+}
+
+static int
+Deadline_clear(Deadline *self)
+{
+    Py_CLEAR(self->engine);
+    return 0;
+}
+
+static void
+Deadline_dealloc(Deadline *self)
+{
+    PyObject_GC_UnTrack(self);
+    Deadline_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+Deadline_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"engine", NULL};
+    PyObject *engine;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:Deadline", names, &engine))
+        return NULL;
+    Deadline *self = (Deadline *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->engine = Py_NewRef(engine);
+    self->deadline = 0;
+    return (PyObject *)self;
+}
+
+static inline long long now_ns(void);
+
+/* 1 go on, 0 stop, -1 error */
+static int
+deadline_allows(Deadline *self)
+{
+    PyObject *halt = PyObject_GetAttr(self->engine, s_halt);
+    if (halt == NULL)
+        return -1;
+    int halted = PyObject_IsTrue(halt);
+    Py_DECREF(halt);
+    if (halted < 0)
+        return -1;
+    return !halted && now_ns() < self->deadline;
+}
+
+static PyObject *
+Deadline_call(Deadline *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) || (kwds != NULL && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "Deadline() takes no arguments");
+        return NULL;
+    }
+    int allows = deadline_allows(self);
+    if (allows < 0)
+        return NULL;
+    return PyBool_FromLong(allows);
+}
+
+static PyMemberDef Deadline_members[] = {
+    {"deadline", T_LONGLONG, offsetof(Deadline, deadline), 0, "perf_counter_ns after which no step starts"},
+    {NULL},
+};
+
+static PyTypeObject DeadlineType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "workbench._speedups.Deadline",
+    .tp_doc = PyDoc_STR("Deadline(engine)(): not engine._halt and perf_counter_ns() < .deadline"),
+    .tp_basicsize = sizeof(Deadline),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = Deadline_new,
+    .tp_call = (ternaryfunc)Deadline_call,
+    .tp_traverse = (traverseproc)Deadline_traverse,
+    .tp_clear = (inquiry)Deadline_clear,
+    .tp_dealloc = (destructor)Deadline_dealloc,
+    .tp_members = Deadline_members,
+};
+
 /* -- the native CQL client's answers (workbench/bindings/cassandra_native.py) ------------------- *
  *
  * cql_receive(conn, nbytes) is CqlConnection.buffer_updated: it answers every whole frame in the
@@ -320,10 +419,12 @@ static PyTypeObject ZipfianKeysType = {
  * stays the reference (tests/unit/test_cassandra_native.py runs both). */
 
 static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
+static PyObject *route_function;              /* NativeSession._route */
 static PyObject *s_n, *s_in, *s_receiving, *s_broken, *s_inflight, *s_answer, *s_out, *s_flush,
     *s_stmt, *s_columns, *s_layout, *s_answers, *s_retried, *s_t0, *s_go, *s_items, *s_more, *s_done,
     *s_set_result, *s_body, *s_route, *s_orphans, *s_stream, *s_loop, *s_call_soon, *s_timer, *s_arm,
-    *s_version, *s_send, *s_size, *s_done_method, *s_break;
+    *s_version, *s_send, *s_size, *s_done_method, *s_break, *s_text_head, *s_arity, *s_conns,
+    *s_lr_columns, *s_lr_layout, *s_lr_buf, *s_lr_i, *s_lr_row;
 
 #define CQL_RESULT 0x08
 #define CQL_EXECUTE 0x0A
@@ -347,11 +448,16 @@ be32(const unsigned char *p)
 static PyObject *
 cql_setup(PyObject *module, PyObject *args)
 {
-    PyObject *chain, *lazyrow;
-    if (!PyArg_ParseTuple(args, "OO:cql_setup", &chain, &lazyrow))
+    PyObject *chain, *lazyrow, *route;
+    if (!PyArg_ParseTuple(args, "OOO:cql_setup", &chain, &lazyrow, &route))
         return NULL;
+    if (!PyType_Check(lazyrow)) {
+        PyErr_SetString(PyExc_TypeError, "cql_setup: LazyRow must be a class");
+        return NULL;
+    }
     Py_XSETREF(chain_type, Py_NewRef(chain));
     Py_XSETREF(lazyrow_type, Py_NewRef(lazyrow));
+    Py_XSETREF(route_function, Py_NewRef(route));
     Py_RETURN_NONE;
 }
 
@@ -490,6 +596,118 @@ go_python(PyObject *call)
     return 0;
 }
 
+/* Statement.body(params) of a statement whose values are all text (every YCSB statement but a
+ * scan's; Statement.text_head is then its head), for params that are all str: head, then each
+ * value's length and UTF-8. 1 made, 0 not such a statement or such values (the caller uses
+ * Statement.body), -1 error. */
+static int
+text_body(PyObject *stmt, PyObject *params, PyObject **body)
+{
+    PyObject *head = PyObject_GetAttr(stmt, s_text_head);
+    if (head == NULL)
+        return -1;
+    int result = 0;
+    if (!PyBytes_CheckExact(head) || !PyTuple_CheckExact(params))
+        goto done;
+    PyObject *arity = PyObject_GetAttr(stmt, s_arity);
+    if (arity == NULL) {
+        result = -1;
+        goto done;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(arity);
+    Py_DECREF(arity);
+    if (n == -1 && PyErr_Occurred()) {
+        result = -1;
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(params) != n)
+        goto done;
+    Py_ssize_t size = PyBytes_GET_SIZE(head);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *value = PyTuple_GET_ITEM(params, k);
+        if (!PyUnicode_CheckExact(value))
+            goto done;
+        Py_ssize_t length;
+        if (PyUnicode_AsUTF8AndSize(value, &length) == NULL) { /* e.g. a lone surrogate */
+            PyErr_Clear();
+            goto done;
+        }
+        if (length > 0x7FFFFFFF)
+            goto done;
+        size += 4 + length;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size);
+    if (out == NULL) {
+        result = -1;
+        goto done;
+    }
+    char *at = PyBytes_AS_STRING(out);
+    memcpy(at, PyBytes_AS_STRING(head), (size_t)PyBytes_GET_SIZE(head));
+    at += PyBytes_GET_SIZE(head);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_ssize_t length;
+        const char *data = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(params, k), &length);
+        at[0] = (char)(length >> 24);
+        at[1] = (char)(length >> 16);
+        at[2] = (char)(length >> 8);
+        at[3] = (char)length;
+        memcpy(at + 4, data, (size_t)length);
+        at += 4 + length;
+    }
+    *body = out;
+    result = 1;
+done:
+    Py_DECREF(head);
+    return result;
+}
+
+/* NativeSession._route(stmt, params) of a session with one connection: that connection while it
+ * is not broken. *target: a new reference to it, or NULL to call the route (several nodes, or
+ * the one node down); -1 error. */
+static int
+single_connection(PyObject *route, PyObject **target)
+{
+    *target = NULL;
+    if (route_function == NULL || !PyMethod_Check(route) || PyMethod_GET_FUNCTION(route) != route_function)
+        return 0;
+    PyObject *conns = PyObject_GetAttr(PyMethod_GET_SELF(route), s_conns);
+    if (conns == NULL)
+        return -1;
+    int result = 0;
+    if (PyList_CheckExact(conns) && PyList_GET_SIZE(conns) == 1) {
+        PyObject *conn = PyList_GET_ITEM(conns, 0);
+        if (conn != Py_None) {
+            int healthy = attr_is_none(conn, s_broken);
+            if (healthy < 0)
+                result = -1;
+            else if (healthy)
+                *target = Py_NewRef(conn);
+        }
+    }
+    Py_DECREF(conns);
+    return result;
+}
+
+/* LazyRow(columns, layout, body, 16) without its __init__'s Python frame: the same five slots. */
+static PyObject *
+lazy_row(PyObject *columns, PyObject *layout, PyObject *body)
+{
+    PyTypeObject *type = (PyTypeObject *)lazyrow_type;
+    PyObject *row = type->tp_alloc(type, 0);
+    if (row == NULL)
+        return NULL;
+    PyObject *sixteen = PyLong_FromLong(16);
+    if (sixteen == NULL || PyObject_SetAttr(row, s_lr_columns, columns) < 0
+        || PyObject_SetAttr(row, s_lr_layout, layout) < 0 || PyObject_SetAttr(row, s_lr_buf, body) < 0
+        || PyObject_SetAttr(row, s_lr_i, sixteen) < 0 || PyObject_SetAttr(row, s_lr_row, Py_None) < 0) {
+        Py_XDECREF(sixteen);
+        Py_DECREF(row);
+        return NULL;
+    }
+    Py_DECREF(sixteen);
+    return row;
+}
+
 /* _Chain.go(False) on its usual path: 0 done (sent the next step or ended the chain), -1 error.
  * A step that does not go as usual is left to the Python go(), from the same step. */
 static int
@@ -507,7 +725,11 @@ chain_go(PyObject *conn, PyObject *call)
     if (n < 0 || count < 0)
         goto done;
     int go_on = n < count;
-    if (go_on && more != Py_None) {
+    if (go_on && Py_IS_TYPE(more, &DeadlineType)) {
+        go_on = deadline_allows((Deadline *)more);
+        if (go_on < 0)
+            goto done;
+    } else if (go_on && more != Py_None) {
         PyObject *r = PyObject_CallNoArgs(more);
         if (r == NULL)
             goto done;
@@ -538,16 +760,25 @@ chain_go(PyObject *conn, PyObject *call)
     if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2)
         goto python;
     PyObject *stmt = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
-    body = PyObject_CallMethodOneArg(stmt, s_body, params);
-    if (body == NULL)
+    int made = text_body(stmt, params, &body);
+    if (made < 0)
         goto fallback;
+    if (made == 0) {
+        body = PyObject_CallMethodOneArg(stmt, s_body, params);
+        if (body == NULL)
+            goto fallback;
+    }
     route = PyObject_GetAttr(call, s_route);
     if (route == NULL)
         goto fallback;
-    PyObject *route_args[2] = {stmt, params};
-    target = PyObject_Vectorcall(route, route_args, 2, NULL);
-    if (target == NULL)
+    if (single_connection(route, &target) < 0)
         goto fallback;
+    if (target == NULL) {
+        PyObject *route_args[2] = {stmt, params};
+        target = PyObject_Vectorcall(route, route_args, 2, NULL);
+        if (target == NULL)
+            goto fallback;
+    }
     if (target == Py_None)
         goto python;
     if (PyObject_SetAttr(call, s_stmt, stmt) < 0 || PyObject_SetAttr(call, s_body, body) < 0)
@@ -615,6 +846,7 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
         result = 0;
         goto done;
     }
+    long long answered_at = now_ns(); /* as _answer: the time is taken before the body is decoded */
     const unsigned char *b = (const unsigned char *)PyByteArray_AS_STRING(body);
     Py_ssize_t size = PyByteArray_GET_SIZE(body);
     if (size < 4) {
@@ -651,12 +883,7 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
             result = 0;
             goto done;
         }
-        PyObject *sixteen = PyLong_FromLong(16);
-        if (sixteen == NULL)
-            goto done;
-        PyObject *args[4] = {columns, layout, body, sixteen};
-        PyObject *row = PyObject_Vectorcall(lazyrow_type, args, 4, NULL);
-        Py_DECREF(sixteen);
+        PyObject *row = lazy_row(columns, layout, body);
         if (row == NULL)
             goto done;
         value = PyList_New(1);
@@ -669,7 +896,7 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
     /* CqlConnection._answer: the call leaves _inflight, then the answer's time */
     if (PyDict_DelItem(inflight, key) < 0)
         goto done;
-    t1 = PyLong_FromLongLong(now_ns());
+    t1 = PyLong_FromLongLong(answered_at);
     t0 = t1 ? PyObject_GetAttr(call, s_t0) : NULL;
     answers = t0 ? PyObject_GetAttr(call, s_answers) : NULL;
     if (answers == NULL)
@@ -826,20 +1053,24 @@ PyInit__speedups(void)
         {&s_done, "done"}, {&s_set_result, "set_result"}, {&s_body, "body"}, {&s_route, "route"},
         {&s_orphans, "_orphans"}, {&s_stream, "_stream"}, {&s_loop, "loop"}, {&s_call_soon, "call_soon"},
         {&s_timer, "_timer"}, {&s_arm, "_arm"}, {&s_version, "version"}, {&s_send, "send"},
-        {&s_size, "size"}, {&s_done_method, "done"}, {&s_break, "_break"},
+        {&s_size, "size"}, {&s_done_method, "done"}, {&s_break, "_break"}, {&s_halt, "_halt"},
+        {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
+        {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         *names[i].name = PyUnicode_InternFromString(names[i].text);
         if (*names[i].name == NULL)
             return NULL;
     }
-    if (limit_name == NULL || PyType_Ready(&KeyNamerType) < 0 || PyType_Ready(&ZipfianKeysType) < 0)
+    if (limit_name == NULL || PyType_Ready(&KeyNamerType) < 0 || PyType_Ready(&ZipfianKeysType) < 0
+        || PyType_Ready(&DeadlineType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "KeyNamer", (PyObject *)&KeyNamerType) < 0
-        || PyModule_AddObjectRef(m, "ZipfianKeys", (PyObject *)&ZipfianKeysType) < 0) {
+        || PyModule_AddObjectRef(m, "ZipfianKeys", (PyObject *)&ZipfianKeysType) < 0
+        || PyModule_AddObjectRef(m, "Deadline", (PyObject *)&DeadlineType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

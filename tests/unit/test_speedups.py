@@ -153,3 +153,25 @@ def test_a_run_records_whether_its_key_choice_was_compiled(tmp_path, setting):
     assert run["environment"]["speedups"].startswith(expected)
     if setting:
         assert run["environment"]["speedups"] == f"Python ({speedups.ENV}=off)"
+
+
+@needs_c
+def test_the_compiled_deadline_says_what_the_lanes_closure_says():
+    from time import perf_counter_ns
+    from types import SimpleNamespace
+
+    engine = SimpleNamespace(_halt=False)
+    more = speedups.C.Deadline(engine)
+    assert more.deadline == 0 and more() is False  # no sequence started yet
+    more.deadline = perf_counter_ns() + 60 * 10**9
+    assert more() is True
+    engine._halt = True  # paused or stopping
+    assert more() is False
+    engine._halt = False
+    more.deadline = perf_counter_ns() - 1
+    assert more() is False
+    with pytest.raises(TypeError, match="no arguments"):
+        more(1)
+    del engine._halt
+    with pytest.raises(AttributeError):
+        more()

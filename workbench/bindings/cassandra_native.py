@@ -367,7 +367,7 @@ def long_string(text: str) -> bytes:
 class Statement:
     """A prepared statement at one consistency: stmt(params) is the request for execute()."""
 
-    __slots__ = ("cql", "head", "columns", "routing", "skip", "id", "body")
+    __slots__ = ("cql", "head", "columns", "routing", "skip", "id", "body", "arity", "text_head")
 
     def __init__(self, cql: str, consistency: int, prepared: bytes, i: int, version: int) -> None:
         n = _U16.unpack_from(prepared, i)[0]
@@ -399,6 +399,9 @@ class Statement:
         self.head = (_U16.pack(len(self.id)) + self.id + _U16.pack(consistency) + bytes((flag,))
                      + _U16.pack(len(params)))
         self.body = _body_maker(self.head, encoders)
+        # what the compiled chain step needs to make `body` itself (all values text, as str)
+        self.arity = len(encoders)
+        self.text_head = self.head if all(e is _text for e in encoders) else None
 
     def __call__(self, params: Sequence[Any]) -> tuple[Statement, Sequence[Any]]:
         return self, params
@@ -947,7 +950,7 @@ class NativeSession:
 # Python then answers every frame (tests switch between the two by setting this).
 _fast = speedups.C
 if _fast is not None:
-    _fast.cql_setup(_Chain, LazyRow)
+    _fast.cql_setup(_Chain, LazyRow, NativeSession._route)
 
 
 def failure(exc: BaseException) -> QueryFailed:

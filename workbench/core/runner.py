@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from workbench.bindings.base import Binding, Status
 from workbench.config.spec import WorkloadSpec
-from workbench.core import heap
+from workbench.core import heap, speedups
 from workbench.core.pacing import Pacer
 from workbench.core.workload import LaneWorkload, WorkerKeys
 from workbench.metrics.recorder import Recorder, TickData
@@ -286,7 +286,12 @@ class WorkerEngine:
         next_yield = YIELD_EVERY
         deadline = 0
 
-        def more() -> bool:  # may a sequence go on? (asked on the driver's thread, maybe)
+        # more(): may a sequence go on? (asked on the driver's thread, maybe). Compiled where
+        # workbench._speedups is (the native CQL client's compiled chain step reads it without
+        # a call), else this closure; the lane sets the deadline before each sequence.
+        timer = speedups.C.Deadline(self) if speedups.C is not None else None
+
+        def more() -> bool:
             return not self._halt and perf_counter_ns() < deadline
 
         while True:
@@ -323,8 +328,10 @@ class WorkerEngine:
                     break
                 if length:
                     deadline = perf_counter_ns() + SEQUENCE_NS
+                    if timer is not None:
+                        timer.deadline = deadline
                     end = at + min(length, credit)
-                    ran = await run_sequence([args for _, args in chosen[at:end]], more)
+                    ran = await run_sequence([args for _, args in chosen[at:end]], timer or more)
                 else:
                     intended = await pacer.next_slot() if pacer.active else 0
                     execute, args = chosen[at]
