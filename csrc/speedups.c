@@ -1023,10 +1023,425 @@ cql_receive(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* -- the native HBase client's answers (workbench/bindings/hbase_native.py) -------------------- *
+ *
+ * hbase_receive(conn, nbytes) is RpcConnection.buffer_updated. An answer whose header is the
+ * call id alone (nearly all are) to a chain's call is answered here as RpcConnection._answer,
+ * _next and _send do: its body decoded by the chain's decode (Python: found_cells or
+ * decode_mutate), the lane asked, the next request made by the chain's make (Python) and framed
+ * here. Every other answer, and every step that does not go as usual, goes to that Python code. */
+
+static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
+static long hcall_ids;
+static PyObject *s_decode, *s_make, *s_call_id, *s_hsend, *s_hanswer;
+
+static PyObject *
+hbase_setup(PyObject *module, PyObject *args)
+{
+    PyObject *chain, *finish, *methods;
+    long call_ids;
+    if (!PyArg_ParseTuple(args, "OOO!l:hbase_setup", &chain, &finish, &PyDict_Type, &methods, &call_ids))
+        return NULL;
+    Py_XSETREF(hchain_type, Py_NewRef(chain));
+    Py_XSETREF(hfinish, Py_NewRef(finish));
+    Py_XSETREF(hmethods, Py_NewRef(methods));
+    hcall_ids = call_ids;
+    Py_RETURN_NONE;
+}
+
+static inline int
+put_varint(unsigned char *at, uint64_t n)
+{
+    int k = 0;
+    while (n >= 0x80) {
+        at[k++] = (unsigned char)(n & 0x7F) | 0x80;
+        n >>= 7;
+    }
+    at[k++] = (unsigned char)n;
+    return k;
+}
+
+static inline int
+varint_size(uint64_t n)
+{
+    int k = 1;
+    while (n >= 0x80) {
+        n >>= 7;
+        k++;
+    }
+    return k;
+}
+
+static int
+call_python_method(PyObject *obj, PyObject *name, PyObject *arg)
+{
+    PyObject *r = PyObject_CallMethodOneArg(obj, name, arg);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static int
+finish_chain(PyObject *chain)
+{
+    PyObject *r = PyObject_CallOneArg(hfinish, chain);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* RpcConnection._send(chain) where its request is made and framed as usual: 0 done (sent, or
+ * handed to the Python _send, which answers what goes wrong), -1 error. */
+static int
+hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
+{
+    int result = -1;
+    PyObject *items = NULL, *item = NULL, *made = NULL, *inflight = NULL, *out = NULL, *frame = NULL;
+    PyObject *last = NULL, *key = NULL, *t0 = NULL;
+    items = PyObject_GetAttr(chain, s_items);
+    item = items ? PySequence_GetItem(items, step) : NULL;
+    PyObject *make = item ? PyObject_GetAttr(chain, s_make) : NULL;
+    if (make == NULL)
+        goto done;
+    made = PyObject_CallOneArg(make, item);
+    Py_DECREF(make);
+    if (made == NULL)
+        goto python;
+    if (!PyTuple_CheckExact(made) || PyTuple_GET_SIZE(made) != 3)
+        goto python;
+    PyObject *method = PyTuple_GET_ITEM(made, 0), *param = PyTuple_GET_ITEM(made, 1);
+    PyObject *decode = PyTuple_GET_ITEM(made, 2);
+    PyObject *method_header = PyDict_GetItemWithError(hmethods, method); /* borrowed */
+    if (method_header == NULL || !PyBytes_CheckExact(method_header) || !PyBytes_CheckExact(param))
+        goto python; /* (an error from the lookup is left to the Python _send too) */
+    inflight = PyObject_GetAttr(conn, s_inflight);
+    if (inflight == NULL)
+        goto done;
+    if (!PyDict_CheckExact(inflight) || PyDict_GET_SIZE(inflight) >= hcall_ids)
+        goto python;
+    last = PyObject_GetAttr(conn, s_call_id);
+    if (last == NULL)
+        goto done;
+    long call_id = PyLong_AsLong(last);
+    if (call_id == -1 && PyErr_Occurred())
+        goto done;
+    for (;;) {
+        call_id = call_id < hcall_ids ? call_id + 1 : 1;
+        Py_XSETREF(key, PyLong_FromLong(call_id));
+        if (key == NULL)
+            goto done;
+        int taken = PyDict_Contains(inflight, key);
+        if (taken < 0)
+            goto done;
+        if (!taken)
+            break;
+    }
+    if (PyObject_SetAttr(conn, s_call_id, key) < 0 || PyObject_SetAttr(chain, s_decode, decode) < 0)
+        goto done;
+    /* RequestHeader: call_id = 1, then the method's constant fields; the message: total length,
+     * header length, header, param length (then the param, appended as it is) */
+    Py_ssize_t mlen = PyBytes_GET_SIZE(method_header), plen = PyBytes_GET_SIZE(param);
+    Py_ssize_t hlen = 1 + varint_size((uint64_t)call_id) + mlen;
+    Py_ssize_t total = varint_size((uint64_t)hlen) + hlen + varint_size((uint64_t)plen) + plen;
+    if (total > 0xFFFFFFFFLL)
+        goto python;
+    frame = PyBytes_FromStringAndSize(NULL, 4 + total - plen);
+    if (frame == NULL)
+        goto done;
+    unsigned char *at = (unsigned char *)PyBytes_AS_STRING(frame);
+    at[0] = (unsigned char)(total >> 24);
+    at[1] = (unsigned char)(total >> 16);
+    at[2] = (unsigned char)(total >> 8);
+    at[3] = (unsigned char)total;
+    at += 4;
+    at += put_varint(at, (uint64_t)hlen);
+    *at++ = 0x08;
+    at += put_varint(at, (uint64_t)call_id);
+    memcpy(at, PyBytes_AS_STRING(method_header), (size_t)mlen);
+    at += mlen;
+    put_varint(at, (uint64_t)plen);
+    out = PyObject_GetAttr(conn, s_out);
+    if (out == NULL)
+        goto done;
+    if (!PyList_CheckExact(out)) {
+        PyErr_SetString(PyExc_TypeError, "hbase_receive: the connection's _out is not a list");
+        goto done;
+    }
+    if (PyList_GET_SIZE(out) == 0) {
+        int receiving = attr_truth(conn, s_receiving);
+        if (receiving < 0)
+            goto done;
+        if (!receiving) {
+            PyObject *loop = PyObject_GetAttr(conn, s_loop);
+            PyObject *flush = loop ? PyObject_GetAttr(conn, s_flush) : NULL;
+            PyObject *handle = flush ? PyObject_CallMethodOneArg(loop, s_call_soon, flush) : NULL;
+            Py_XDECREF(loop);
+            Py_XDECREF(flush);
+            if (handle == NULL)
+                goto done;
+            Py_DECREF(handle);
+        }
+    }
+    if (PyList_Append(out, frame) < 0 || PyList_Append(out, param) < 0)
+        goto done;
+    t0 = PyLong_FromLongLong(now_ns());
+    if (t0 == NULL || PyObject_SetAttr(chain, s_t0, t0) < 0 || PyDict_SetItem(inflight, key, chain) < 0)
+        goto done;
+    int no_timer = attr_is_none(conn, s_timer);
+    if (no_timer < 0)
+        goto done;
+    if (no_timer) {
+        PyObject *armed = PyObject_CallMethodNoArgs(conn, s_arm);
+        if (armed == NULL)
+            goto done;
+        Py_DECREF(armed);
+    }
+    result = 0;
+    goto done;
+python:
+    if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            goto done;
+        PyErr_Clear(); /* the Python _send makes the request again and answers the failure */
+    }
+    result = call_python_method(conn, s_hsend, chain);
+done:
+    Py_XDECREF(items);
+    Py_XDECREF(item);
+    Py_XDECREF(made);
+    Py_XDECREF(inflight);
+    Py_XDECREF(out);
+    Py_XDECREF(frame);
+    Py_XDECREF(last);
+    Py_XDECREF(key);
+    Py_XDECREF(t0);
+    return result;
+}
+
+/* One message buf[i:end]: 1 answered here, 0 not the usual case (the caller hands it to
+ * _answer, untouched), -1 error. */
+static int
+hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
+{
+    if (hchain_type == NULL)
+        return 0;
+    const unsigned char *b = (const unsigned char *)PyByteArray_AS_STRING(buf);
+    long call_id;
+    if (i >= end)
+        return 0;
+    if (b[i] == 2 && i + 3 < end && b[i + 1] == 0x08 && b[i + 2] < 0x80) {
+        call_id = b[i + 2];
+        i += 3;
+    } else if (b[i] == 3 && i + 4 < end && b[i + 1] == 0x08 && b[i + 2] >= 0x80 && b[i + 3] < 0x80) {
+        call_id = (b[i + 2] & 0x7F) | ((long)b[i + 3] << 7);
+        i += 4;
+    } else {
+        return 0;
+    }
+    /* the body's length, a varint */
+    uint64_t size = 0;
+    int shift = 0;
+    for (;;) {
+        if (i >= end || shift > 63)
+            return 0;
+        unsigned char c = b[i++];
+        size |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80))
+            break;
+        shift += 7;
+    }
+    if (size > (uint64_t)(end - i))
+        return 0;
+    int result = -1;
+    PyObject *inflight = NULL, *key = NULL, *decode = NULL, *body = NULL, *value = NULL, *t0 = NULL;
+    PyObject *t1 = NULL, *answers = NULL, *entry = NULL, *chain = NULL, *items = NULL, *more = NULL;
+    inflight = PyObject_GetAttr(conn, s_inflight);
+    key = inflight ? PyLong_FromLong(call_id) : NULL;
+    if (key == NULL)
+        goto done;
+    if (!PyDict_CheckExact(inflight)) {
+        result = 0;
+        goto done;
+    }
+    chain = PyDict_GetItemWithError(inflight, key);
+    if (chain == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(chain);
+    if ((PyObject *)Py_TYPE(chain) != hchain_type) {
+        result = 0;
+        goto done;
+    }
+    decode = PyObject_GetAttr(chain, s_decode);
+    if (decode == NULL)
+        goto done;
+    if (PyDict_DelItem(inflight, key) < 0)
+        goto done;
+    long long answered_at = now_ns(); /* as _answer: out of _inflight, then the time */
+    t1 = PyLong_FromLongLong(answered_at);
+    t0 = t1 ? PyObject_GetAttr(chain, s_t0) : NULL;
+    answers = t0 ? PyObject_GetAttr(chain, s_answers) : NULL;
+    body = answers ? PyBytes_FromStringAndSize((const char *)b + i, (Py_ssize_t)size) : NULL;
+    if (body == NULL)
+        goto done;
+    value = PyObject_CallOneArg(decode, body);
+    if (value == NULL) {
+        /* an answer that does not parse: that step's error, the chain ends, the stream is suspect */
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            goto done;
+        PyObject *type, *exc, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        PyErr_NormalizeException(&type, &exc, &tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        if (exc == NULL)
+            goto done;
+        entry = PyTuple_Pack(4, Py_False, exc, t0, t1);
+        int bad = entry == NULL || PyList_Append(answers, entry) < 0 || finish_chain(chain) < 0
+                  || call_python_method(conn, s_break, exc) < 0;
+        Py_DECREF(exc);
+        result = bad ? -1 : 1;
+        goto done;
+    }
+    entry = PyTuple_Pack(4, Py_True, value, t0, t1);
+    if (entry == NULL || PyList_Append(answers, entry) < 0)
+        goto done;
+    /* _next: another step while there is one, the connection stands and the lane says go on */
+    items = PyObject_GetAttr(chain, s_items);
+    more = items ? PyObject_GetAttr(chain, s_more) : NULL;
+    if (more == NULL)
+        goto done;
+    Py_ssize_t n = PyList_GET_SIZE(answers), count = PyObject_Length(items);
+    if (count < 0)
+        goto done;
+    int go_on = n < count;
+    if (go_on) {
+        int healthy = attr_is_none(conn, s_broken);
+        if (healthy < 0)
+            goto done;
+        go_on = healthy;
+    }
+    if (go_on && Py_IS_TYPE(more, &DeadlineType)) {
+        go_on = deadline_allows((Deadline *)more);
+    } else if (go_on && more != Py_None) {
+        PyObject *r = PyObject_CallNoArgs(more);
+        go_on = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+    }
+    if (go_on < 0)
+        goto done;
+    if (go_on)
+        result = hbase_send(conn, chain, n) < 0 ? -1 : 1;
+    else
+        result = finish_chain(chain) < 0 ? -1 : 1;
+done:
+    Py_XDECREF(inflight);
+    Py_XDECREF(key);
+    Py_XDECREF(chain);
+    Py_XDECREF(decode);
+    Py_XDECREF(body);
+    Py_XDECREF(value);
+    Py_XDECREF(t0);
+    Py_XDECREF(t1);
+    Py_XDECREF(answers);
+    Py_XDECREF(entry);
+    Py_XDECREF(items);
+    Py_XDECREF(more);
+    return result;
+}
+
+static PyObject *
+hbase_receive(PyObject *module, PyObject *args)
+{
+    PyObject *conn;
+    Py_ssize_t nbytes;
+    if (!PyArg_ParseTuple(args, "On:hbase_receive", &conn, &nbytes))
+        return NULL;
+    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
+    if (n_obj == NULL)
+        return NULL;
+    Py_ssize_t n = PyLong_AsSsize_t(n_obj);
+    Py_DECREF(n_obj);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    n += nbytes;
+    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    if (buf == NULL)
+        return NULL;
+    if (!PyByteArray_CheckExact(buf) || n > PyByteArray_GET_SIZE(buf)) {
+        Py_DECREF(buf);
+        PyErr_SetString(PyExc_TypeError, "hbase_receive: the connection's buffer is not a bytearray holding n bytes");
+        return NULL;
+    }
+    if (PyObject_SetAttr(conn, s_receiving, Py_True) < 0) {
+        Py_DECREF(buf);
+        return NULL;
+    }
+    Py_ssize_t at = 0;
+    int failed = 0;
+    while (n - at >= 4) {
+        int healthy = attr_is_none(conn, s_broken);
+        if (healthy < 0) {
+            failed = 1;
+            break;
+        }
+        if (!healthy)
+            break;
+        Py_ssize_t end = at + 4 + (Py_ssize_t)be32((const unsigned char *)PyByteArray_AS_STRING(buf) + at);
+        if (end > n)
+            break;
+        int done = hbase_answer_fast(conn, buf, at + 4, end);
+        if (done == 0) {
+            PyObject *r = PyObject_CallMethod(conn, "_answer", "Onn", buf, at + 4, end);
+            done = r ? 1 : -1;
+            Py_XDECREF(r);
+        }
+        if (done < 0) {
+            failed = 1;
+            break;
+        }
+        at = end;
+    }
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    int cleanup_failed = PyObject_SetAttr(conn, s_receiving, Py_False) < 0;
+    if (!cleanup_failed) {
+        Py_ssize_t rest = n - at;
+        if (at && rest)
+            memmove(PyByteArray_AS_STRING(buf), PyByteArray_AS_STRING(buf) + at, (size_t)rest);
+        PyObject *left = PyLong_FromSsize_t(rest);
+        cleanup_failed = left == NULL || PyObject_SetAttr(conn, s_n, left) < 0;
+        Py_XDECREF(left);
+    }
+    Py_DECREF(buf);
+    if (failed || cleanup_failed) {
+        if (exc_type != NULL)
+            PyErr_Restore(exc_type, exc_value, exc_tb);
+        return NULL;
+    }
+    PyObject *out = PyObject_GetAttr(conn, s_out);
+    if (out == NULL)
+        return NULL;
+    int pending = PyObject_IsTrue(out);
+    Py_DECREF(out);
+    if (pending < 0)
+        return NULL;
+    if (pending)
+        return PyObject_CallMethodNoArgs(conn, s_flush);
+    Py_RETURN_NONE;
+}
+
 /* -- the module ---------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"fnvhash64", speedups_fnvhash64, METH_O, PyDoc_STR("YCSB's Utils.fnvhash64 of a non-negative long.")},
+    {"hbase_setup", hbase_setup, METH_VARARGS,
+     PyDoc_STR("hbase_setup(_Chain, _finish, _METHODS, CALL_IDS): what hbase_receive knows.")},
+    {"hbase_receive", hbase_receive, METH_VARARGS,
+     PyDoc_STR("hbase_receive(conn, nbytes): RpcConnection.buffer_updated, its usual answers in C.")},
     {"cql_setup", cql_setup, METH_VARARGS, PyDoc_STR("cql_setup(_Chain, LazyRow): the classes cql_receive knows.")},
     {"cql_receive", cql_receive, METH_VARARGS,
      PyDoc_STR("cql_receive(conn, nbytes): CqlConnection.buffer_updated, its usual answers in C.")},
@@ -1056,6 +1471,8 @@ PyInit__speedups(void)
         {&s_size, "size"}, {&s_done_method, "done"}, {&s_break, "_break"}, {&s_halt, "_halt"},
         {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
         {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
+        {&s_decode, "decode"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
+        {&s_hanswer, "_answer"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         *names[i].name = PyUnicode_InternFromString(names[i].text);

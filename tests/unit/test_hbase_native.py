@@ -11,6 +11,7 @@ import struct
 
 import pytest
 
+from workbench.bindings import hbase_native
 from workbench.bindings.hbase_native import (
     PREAMBLE,
     LazyCells,
@@ -27,6 +28,17 @@ from workbench.bindings.hbase_native import (
     read_varint,
     varint,
 )
+
+COMPILED = hbase_native._fast  # workbench._speedups where it is built
+
+
+@pytest.fixture(autouse=True, params=["C", "Python"])
+def receive_path(request, monkeypatch):
+    """Every test here runs with the compiled receive path (csrc/speedups.c) and with Python's."""
+    if request.param == "C" and COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+    monkeypatch.setattr(hbase_native, "_fast", COMPILED if request.param == "C" else None)
+    return request.param
 
 
 def test_varints_round_trip_across_their_byte_lengths():
@@ -379,3 +391,111 @@ def test_an_answer_that_does_not_fit_its_message_breaks_the_connection_and_fails
         server.server.close()
 
     asyncio.run(main())
+
+
+class Transport:
+    def __init__(self) -> None:
+        self.written = b""
+
+    def write(self, data: bytes) -> None:
+        self.written += data
+
+    def abort(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def run_chains(flip: int) -> tuple[list, bytes, dict]:
+    """Three chains on one connection over a fake transport, answered by a script with every
+    kind of answer and step a chain meets; what each got, and every byte written."""
+    from workbench.bindings.hbase_native import CALL_IDS, RpcConnection
+
+    def decode_or_fail(body: bytes):
+        if body == b"garbled":
+            raise ValueError("an answer that does not parse")
+        return body
+
+    def make_step(step):
+        method, tag = step
+        if tag == b"unmakeable":
+            raise TypeError("a value this request cannot take")
+        return method, field(1, tag), decode_or_fail
+
+    async def main():
+        conn = RpcConnection("me", 30, "test:16020")
+        conn.connection_made(Transport())
+        conn._call_id = CALL_IDS - 3  # ids go round during the test: two-byte ids, then one-byte
+        asked = [0]
+
+        def more() -> bool:
+            asked[0] += 1
+            return asked[0] != flip
+
+        loop_steps = [
+            [(b"Get", b"a1"), (b"Mutate", b"a2"), (b"Get", b"a3"), (b"Get", b"unmakeable"), (b"Get", b"a5")],
+            [(b"Get", b"b1"), (b"M" * 200, b"b2"), (b"Get", b"b3"), (b"Get", b"error"), (b"Get", b"b5")],
+            [(b"Mutate", b"c1"), (b"Get", b"c2"), (b"Get", b"garbled"), (b"Get", b"c4")],
+            [(b"Get", b"d%d" % i) for i in range(6)],
+        ]
+        chains = [conn.run(steps, make_step, more) for steps in loop_steps]
+        await asyncio.sleep(0)
+        rounds = 0
+        while any(not c.done() for c in chains) and rounds < 30:
+            rounds += 1
+            data = b""
+            for cid, chain in sorted(conn._inflight.items(), reverse=True):
+                tag = chain.items[len(chain.answers)][1]
+                if tag == b"error":
+                    data += answer(cid, error="org.apache.hadoop.hbase.RegionTooBusyException")
+                elif tag == b"garbled":  # it breaks the connection: answered when nothing else waits
+                    if len(conn._inflight) == 1:
+                        data += answer(cid, b"garbled")
+                else:
+                    data += answer(cid, b"for-" + tag)
+            if not data:
+                await asyncio.sleep(0)
+                continue
+            at = 0
+            for size in (len(data) // 3, 7, len(data)):  # pieces that split messages
+                piece = data[at:at + size]
+                if piece:
+                    buf = conn.get_buffer(len(piece))
+                    buf[:len(piece)] = piece
+                    conn.buffer_updated(len(piece))
+                    at += len(piece)
+            await asyncio.sleep(0)
+        got = []
+        for c in chains:
+            got.append([(ok, value if ok else f"{type(value).__name__}: {value}") for ok, value, t0, t1 in
+                        c.result()])
+            assert all(t0 <= t1 for _, _, t0, t1 in c.result())
+        return got, conn.transport.written, dict(conn._inflight), conn.broken is not None
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("flip", [0, 5])
+def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_paths(monkeypatch, flip):
+    if COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+    slow = []  # messages answered by the Python _answer
+    real = hbase_native.RpcConnection._answer
+    monkeypatch.setattr(hbase_native.RpcConnection, "_answer",
+                        lambda self, *a: (slow.append(a[1]), real(self, *a)))
+    monkeypatch.setattr(hbase_native, "_fast", COMPILED)
+    compiled = run_chains(flip)
+    in_c = len(slow)
+    monkeypatch.setattr(hbase_native, "_fast", None)
+    python = run_chains(flip)
+    assert compiled == python
+    assert 0 < in_c < len(slow) - 4  # the usual answers were answered in C, the others in Python
+    got, written, inflight, broken = python
+    flat = [a for chain in got for a in chain]
+    assert (True, b"for-a1") in flat and (True, b"for-b3") in flat
+    assert "TypeError: a value this request cannot take" in [v for _, v in flat]
+    if flip:  # the lane said stop before a step: that chain is a prefix of its steps (17 in all without)
+        assert len(flat) < 4 + 4 + 3 + 6
+    assert any(not ok and v.startswith("RegionTooBusyException") for ok, v in flat)
+    assert ((False, "ValueError: an answer that does not parse") in flat) and broken

@@ -33,6 +33,7 @@ from typing import Any
 from workbench.bindings.base import READ, LazyMapping, Outcome, Row, Status, Step
 from workbench.bindings.hbase import HBaseBinding, error_kind
 from workbench.bindings.wire import SharedConnection
+from workbench.core import speedups
 from workbench.errors import BindingError
 
 _U32 = Struct(">I")
@@ -314,7 +315,14 @@ class RpcConnection(SharedConnection):
 
     def buffer_updated(self, nbytes: int) -> None:
         """Answer every whole message received; the requests their callbacks make (the chains'
-        next steps) go out in one write when all are answered, not in a loop turn of their own."""
+        next steps) go out in one write when all are answered, not in a loop turn of their own.
+
+        With workbench._speedups built, its hbase_receive does this, and the usual answer (a
+        header of the call id alone, to a chain's call) with the chain's next request, in C;
+        every other message comes to _answer here as below."""
+        if _fast is not None:
+            _fast.hbase_receive(self, nbytes)
+            return
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
         self._receiving = True
@@ -465,6 +473,13 @@ class RpcConnection(SharedConnection):
 def _finish(chain: _Chain) -> None:
     if not chain.done.done():
         chain.done.set_result(chain.answers)
+
+
+# The compiled receive path (csrc/speedups.c, hbase_receive), or None: RpcConnection's
+# buffer_updated then answers every message in Python (tests switch between the two by setting this).
+_fast = speedups.C
+if _fast is not None:
+    _fast.hbase_setup(_Chain, _finish, _METHODS, CALL_IDS)
 
 
 def _user() -> str:
