@@ -420,7 +420,7 @@ static PyTypeObject DeadlineType = {
 
 static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
 static PyObject *route_function;              /* NativeSession._route */
-static PyObject *s_n, *s_in, *s_receiving, *s_broken, *s_inflight, *s_answer, *s_out, *s_flush,
+static PyObject *s_n, *s_in, *s_receiving, *s_broken, *s_inflight, *s_out, *s_flush,
     *s_stmt, *s_columns, *s_layout, *s_answers, *s_retried, *s_t0, *s_go, *s_items, *s_more, *s_done,
     *s_set_result, *s_body, *s_route, *s_orphans, *s_stream, *s_loop, *s_call_soon, *s_timer, *s_arm,
     *s_version, *s_send, *s_size, *s_done_method, *s_break, *s_text_head, *s_arity, *s_conns,
@@ -485,6 +485,124 @@ attr_truth(PyObject *obj, PyObject *name)
     return truth;
 }
 
+/* What every receive path shares (wire.py's SharedConnection): -------------------------------- */
+
+/* A request made while nothing waits in _out: the write is a callback of the loop, unless the
+ * connection is answering a read (buffer_updated writes at its end). 0, or -1 error. */
+static int
+schedule_flush(PyObject *conn, PyObject *out)
+{
+    if (PyList_GET_SIZE(out) != 0)
+        return 0;
+    int receiving = attr_truth(conn, s_receiving);
+    if (receiving <= 0) {
+        if (receiving < 0)
+            return -1;
+        PyObject *loop = PyObject_GetAttr(conn, s_loop);
+        PyObject *flush = loop ? PyObject_GetAttr(conn, s_flush) : NULL;
+        PyObject *handle = flush ? PyObject_CallMethodOneArg(loop, s_call_soon, flush) : NULL;
+        Py_XDECREF(loop);
+        Py_XDECREF(flush);
+        if (handle == NULL)
+            return -1;
+        Py_DECREF(handle);
+    }
+    return 0;
+}
+
+/* A request now in flight: the connection's timeout timer runs (BufferedConnection._arm). */
+static int
+arm_timer(PyObject *conn)
+{
+    int no_timer = attr_is_none(conn, s_timer);
+    if (no_timer <= 0)
+        return no_timer;
+    PyObject *armed = PyObject_CallMethodNoArgs(conn, s_arm);
+    if (armed == NULL)
+        return -1;
+    Py_DECREF(armed);
+    return 0;
+}
+
+/* A lane's more(): 1 go on, 0 stop, -1 error. A compiled Deadline is read without a call. */
+static int
+ask_more(PyObject *more)
+{
+    if (more == Py_None)
+        return 1;
+    if (Py_IS_TYPE(more, &DeadlineType))
+        return deadline_allows((Deadline *)more);
+    PyObject *r = PyObject_CallNoArgs(more);
+    if (r == NULL)
+        return -1;
+    int go_on = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return go_on;
+}
+
+/* buffer_updated's start: n becomes _n + nbytes, _receiving is set; the buffer (a new reference),
+ * or NULL with an error. */
+static PyObject *
+receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
+{
+    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
+    if (n_obj == NULL)
+        return NULL;
+    *n = PyLong_AsSsize_t(n_obj);
+    Py_DECREF(n_obj);
+    if (*n == -1 && PyErr_Occurred())
+        return NULL;
+    *n += nbytes;
+    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    if (buf == NULL)
+        return NULL;
+    if (!PyByteArray_CheckExact(buf) || *n > PyByteArray_GET_SIZE(buf)) {
+        Py_DECREF(buf);
+        PyErr_SetString(PyExc_TypeError, "the connection's buffer is not a bytearray holding n bytes");
+        return NULL;
+    }
+    if (PyObject_SetAttr(conn, s_receiving, Py_True) < 0) {
+        Py_DECREF(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* buffer_updated's end (its finally, then the write): the first `at` bytes, answered, leave the
+ * buffer even after an error (`failed`: one is set, and kept), _receiving is cleared, and the
+ * requests the answers made go out in one write. Steals buf. */
+static PyObject *
+receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int failed)
+{
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    int cleanup_failed = PyObject_SetAttr(conn, s_receiving, Py_False) < 0;
+    if (!cleanup_failed) {
+        Py_ssize_t rest = n - at;
+        if (at && rest)
+            memmove(PyByteArray_AS_STRING(buf), PyByteArray_AS_STRING(buf) + at, (size_t)rest);
+        PyObject *left = PyLong_FromSsize_t(rest);
+        cleanup_failed = left == NULL || PyObject_SetAttr(conn, s_n, left) < 0;
+        Py_XDECREF(left);
+    }
+    Py_DECREF(buf);
+    if (failed || cleanup_failed) {
+        if (exc_type != NULL) /* the first error is the one to report (it replaces a later one) */
+            PyErr_Restore(exc_type, exc_value, exc_tb);
+        return NULL;
+    }
+    PyObject *out = PyObject_GetAttr(conn, s_out);
+    if (out == NULL)
+        return NULL;
+    int pending = PyObject_IsTrue(out);
+    Py_DECREF(out);
+    if (pending < 0)
+        return NULL;
+    if (pending)
+        return PyObject_CallMethodNoArgs(conn, s_flush);
+    Py_RETURN_NONE;
+}
+
 /* CqlConnection.send(call, EXECUTE, body) where the next stream id is free: 1 sent, 0 not tried
  * (the caller uses the Python send), -1 error. */
 static int
@@ -528,21 +646,8 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
         goto done;
     if (PyObject_SetAttr(conn, s_stream, next) < 0)
         goto done;
-    if (PyList_GET_SIZE(out) == 0) {
-        int receiving = attr_truth(conn, s_receiving);
-        if (receiving < 0)
-            goto done;
-        if (!receiving) {
-            PyObject *loop = PyObject_GetAttr(conn, s_loop);
-            PyObject *flush = loop ? PyObject_GetAttr(conn, s_flush) : NULL;
-            PyObject *handle = flush ? PyObject_CallMethodOneArg(loop, s_call_soon, flush) : NULL;
-            Py_XDECREF(loop);
-            Py_XDECREF(flush);
-            if (handle == NULL)
-                goto done;
-            Py_DECREF(handle);
-        }
-    }
+    if (schedule_flush(conn, out) < 0)
+        goto done;
     Py_ssize_t size = PyBytes_GET_SIZE(body);
     header = PyBytes_FromStringAndSize(NULL, 9);
     if (header == NULL)
@@ -562,15 +667,8 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     t0 = PyLong_FromLongLong(now_ns());
     if (t0 == NULL || PyObject_SetAttr(call, s_t0, t0) < 0 || PyDict_SetItem(inflight, stream, call) < 0)
         goto done;
-    int no_timer = attr_is_none(conn, s_timer);
-    if (no_timer < 0)
+    if (arm_timer(conn) < 0)
         goto done;
-    if (no_timer) {
-        PyObject *armed = PyObject_CallMethodNoArgs(conn, s_arm);
-        if (armed == NULL)
-            goto done;
-        Py_DECREF(armed);
-    }
     result = 1;
 done:
     Py_XDECREF(inflight);
@@ -724,20 +822,9 @@ chain_go(PyObject *conn, PyObject *call)
     Py_ssize_t n = PyObject_Length(answers), count = PyObject_Length(items);
     if (n < 0 || count < 0)
         goto done;
-    int go_on = n < count;
-    if (go_on && Py_IS_TYPE(more, &DeadlineType)) {
-        go_on = deadline_allows((Deadline *)more);
-        if (go_on < 0)
-            goto done;
-    } else if (go_on && more != Py_None) {
-        PyObject *r = PyObject_CallNoArgs(more);
-        if (r == NULL)
-            goto done;
-        go_on = PyObject_IsTrue(r);
-        Py_DECREF(r);
-        if (go_on < 0)
-            goto done;
-    }
+    int go_on = n < count ? ask_more(more) : 0;
+    if (go_on < 0)
+        goto done;
     if (!go_on) {
         PyObject *done_future = PyObject_GetAttr(call, s_done);
         if (done_future == NULL)
@@ -924,39 +1011,20 @@ static PyObject *
 cql_receive(PyObject *module, PyObject *args)
 {
     PyObject *conn;
-    Py_ssize_t nbytes;
+    Py_ssize_t nbytes, n;
     if (!PyArg_ParseTuple(args, "On:cql_receive", &conn, &nbytes))
         return NULL;
-    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
-    if (n_obj == NULL)
-        return NULL;
-    Py_ssize_t n = PyLong_AsSsize_t(n_obj);
-    Py_DECREF(n_obj);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    n += nbytes;
-    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    PyObject *buf = receive_begin(conn, nbytes, &n);
     if (buf == NULL)
         return NULL;
-    if (!PyByteArray_CheckExact(buf) || n > PyByteArray_GET_SIZE(buf)) {
-        Py_DECREF(buf);
-        PyErr_SetString(PyExc_TypeError, "cql_receive: the connection's buffer is not a bytearray holding n bytes");
-        return NULL;
-    }
-    if (PyObject_SetAttr(conn, s_receiving, Py_True) < 0) {
-        Py_DECREF(buf);
-        return NULL;
-    }
     Py_ssize_t at = 0;
     int failed = 0;
     while (n - at >= 9) {
-        int broken = attr_is_none(conn, s_broken);
-        if (broken < 0) {
-            failed = 1;
+        int healthy = attr_is_none(conn, s_broken); /* (an answer's callback may break it) */
+        if (healthy <= 0) {
+            failed = healthy < 0;
             break;
         }
-        if (!broken)
-            break;
         const unsigned char *p = (const unsigned char *)PyByteArray_AS_STRING(buf) + at;
         int flags = p[1], opcode = p[4];
         int sid = (int16_t)(((unsigned)p[2] << 8) | p[3]);
@@ -993,34 +1061,7 @@ cql_receive(PyObject *module, PyObject *args)
             break;
         }
     }
-    /* finally: as buffer_updated's (the frames answered so far are consumed, even after an error) */
-    PyObject *exc_type, *exc_value, *exc_tb;
-    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    int cleanup_failed = PyObject_SetAttr(conn, s_receiving, Py_False) < 0;
-    if (!cleanup_failed) {
-        Py_ssize_t rest = n - at;
-        if (at && rest)
-            memmove(PyByteArray_AS_STRING(buf), PyByteArray_AS_STRING(buf) + at, (size_t)rest);
-        PyObject *left = PyLong_FromSsize_t(rest);
-        cleanup_failed = left == NULL || PyObject_SetAttr(conn, s_n, left) < 0;
-        Py_XDECREF(left);
-    }
-    Py_DECREF(buf);
-    if (failed || cleanup_failed) {
-        if (exc_type != NULL)
-            PyErr_Restore(exc_type, exc_value, exc_tb);
-        return NULL;
-    }
-    PyObject *out = PyObject_GetAttr(conn, s_out);
-    if (out == NULL)
-        return NULL;
-    int pending = PyObject_IsTrue(out);
-    Py_DECREF(out);
-    if (pending < 0)
-        return NULL;
-    if (pending)
-        return PyObject_CallMethodNoArgs(conn, s_flush);
-    Py_RETURN_NONE;
+    return receive_end(conn, buf, n, at, failed);
 }
 
 /* -- the native HBase client's answers (workbench/bindings/hbase_native.py) -------------------- *
@@ -1033,7 +1074,7 @@ cql_receive(PyObject *module, PyObject *args)
 
 static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
 static long hcall_ids;
-static PyObject *s_decode, *s_make, *s_call_id, *s_hsend, *s_hanswer;
+static PyObject *s_decode, *s_make, *s_call_id, *s_hsend;
 
 static PyObject *
 hbase_setup(PyObject *module, PyObject *args)
@@ -1169,35 +1210,15 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
         PyErr_SetString(PyExc_TypeError, "hbase_receive: the connection's _out is not a list");
         goto done;
     }
-    if (PyList_GET_SIZE(out) == 0) {
-        int receiving = attr_truth(conn, s_receiving);
-        if (receiving < 0)
-            goto done;
-        if (!receiving) {
-            PyObject *loop = PyObject_GetAttr(conn, s_loop);
-            PyObject *flush = loop ? PyObject_GetAttr(conn, s_flush) : NULL;
-            PyObject *handle = flush ? PyObject_CallMethodOneArg(loop, s_call_soon, flush) : NULL;
-            Py_XDECREF(loop);
-            Py_XDECREF(flush);
-            if (handle == NULL)
-                goto done;
-            Py_DECREF(handle);
-        }
-    }
+    if (schedule_flush(conn, out) < 0)
+        goto done;
     if (PyList_Append(out, frame) < 0 || PyList_Append(out, param) < 0)
         goto done;
     t0 = PyLong_FromLongLong(now_ns());
     if (t0 == NULL || PyObject_SetAttr(chain, s_t0, t0) < 0 || PyDict_SetItem(inflight, key, chain) < 0)
         goto done;
-    int no_timer = attr_is_none(conn, s_timer);
-    if (no_timer < 0)
+    if (arm_timer(conn) < 0)
         goto done;
-    if (no_timer) {
-        PyObject *armed = PyObject_CallMethodNoArgs(conn, s_arm);
-        if (armed == NULL)
-            goto done;
-        Py_DECREF(armed);
-    }
     result = 0;
     goto done;
 python:
@@ -1324,13 +1345,8 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
             goto done;
         go_on = healthy;
     }
-    if (go_on && Py_IS_TYPE(more, &DeadlineType)) {
-        go_on = deadline_allows((Deadline *)more);
-    } else if (go_on && more != Py_None) {
-        PyObject *r = PyObject_CallNoArgs(more);
-        go_on = r ? PyObject_IsTrue(r) : -1;
-        Py_XDECREF(r);
-    }
+    if (go_on)
+        go_on = ask_more(more);
     if (go_on < 0)
         goto done;
     if (go_on)
@@ -1357,39 +1373,20 @@ static PyObject *
 hbase_receive(PyObject *module, PyObject *args)
 {
     PyObject *conn;
-    Py_ssize_t nbytes;
+    Py_ssize_t nbytes, n;
     if (!PyArg_ParseTuple(args, "On:hbase_receive", &conn, &nbytes))
         return NULL;
-    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
-    if (n_obj == NULL)
-        return NULL;
-    Py_ssize_t n = PyLong_AsSsize_t(n_obj);
-    Py_DECREF(n_obj);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    n += nbytes;
-    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    PyObject *buf = receive_begin(conn, nbytes, &n);
     if (buf == NULL)
         return NULL;
-    if (!PyByteArray_CheckExact(buf) || n > PyByteArray_GET_SIZE(buf)) {
-        Py_DECREF(buf);
-        PyErr_SetString(PyExc_TypeError, "hbase_receive: the connection's buffer is not a bytearray holding n bytes");
-        return NULL;
-    }
-    if (PyObject_SetAttr(conn, s_receiving, Py_True) < 0) {
-        Py_DECREF(buf);
-        return NULL;
-    }
     Py_ssize_t at = 0;
     int failed = 0;
     while (n - at >= 4) {
-        int healthy = attr_is_none(conn, s_broken);
-        if (healthy < 0) {
-            failed = 1;
+        int healthy = attr_is_none(conn, s_broken); /* (an answer's callback may break it) */
+        if (healthy <= 0) {
+            failed = healthy < 0;
             break;
         }
-        if (!healthy)
-            break;
         Py_ssize_t end = at + 4 + (Py_ssize_t)be32((const unsigned char *)PyByteArray_AS_STRING(buf) + at);
         if (end > n)
             break;
@@ -1405,33 +1402,7 @@ hbase_receive(PyObject *module, PyObject *args)
         }
         at = end;
     }
-    PyObject *exc_type, *exc_value, *exc_tb;
-    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    int cleanup_failed = PyObject_SetAttr(conn, s_receiving, Py_False) < 0;
-    if (!cleanup_failed) {
-        Py_ssize_t rest = n - at;
-        if (at && rest)
-            memmove(PyByteArray_AS_STRING(buf), PyByteArray_AS_STRING(buf) + at, (size_t)rest);
-        PyObject *left = PyLong_FromSsize_t(rest);
-        cleanup_failed = left == NULL || PyObject_SetAttr(conn, s_n, left) < 0;
-        Py_XDECREF(left);
-    }
-    Py_DECREF(buf);
-    if (failed || cleanup_failed) {
-        if (exc_type != NULL)
-            PyErr_Restore(exc_type, exc_value, exc_tb);
-        return NULL;
-    }
-    PyObject *out = PyObject_GetAttr(conn, s_out);
-    if (out == NULL)
-        return NULL;
-    int pending = PyObject_IsTrue(out);
-    Py_DECREF(out);
-    if (pending < 0)
-        return NULL;
-    if (pending)
-        return PyObject_CallMethodNoArgs(conn, s_flush);
-    Py_RETURN_NONE;
+    return receive_end(conn, buf, n, at, failed);
 }
 
 /* -- the module ---------------------------------------------------------------------------- */
@@ -1462,7 +1433,7 @@ PyInit__speedups(void)
     limit_name = PyUnicode_InternFromString("limit");
     struct { PyObject **name; const char *text; } names[] = {
         {&s_n, "_n"}, {&s_in, "_in"}, {&s_receiving, "_receiving"}, {&s_broken, "broken"},
-        {&s_inflight, "_inflight"}, {&s_answer, "_answer"}, {&s_out, "_out"}, {&s_flush, "_flush"},
+        {&s_inflight, "_inflight"}, {&s_out, "_out"}, {&s_flush, "_flush"},
         {&s_stmt, "stmt"}, {&s_columns, "columns"}, {&s_layout, "layout"}, {&s_answers, "answers"},
         {&s_retried, "retried"}, {&s_t0, "t0"}, {&s_go, "go"}, {&s_items, "items"}, {&s_more, "more"},
         {&s_done, "done"}, {&s_set_result, "set_result"}, {&s_body, "body"}, {&s_route, "route"},
@@ -1472,7 +1443,6 @@ PyInit__speedups(void)
         {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
         {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
         {&s_decode, "decode"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
-        {&s_hanswer, "_answer"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         *names[i].name = PyUnicode_InternFromString(names[i].text);

@@ -13,6 +13,7 @@ from struct import pack
 from types import SimpleNamespace
 
 import pytest
+from loopback import Transport, both_receive_paths  # tests/ is on sys.path
 
 from workbench.bindings import cassandra_native as cn
 from workbench.bindings.cassandra import _without_nulls
@@ -22,13 +23,7 @@ VARCHAR, INT = 0x000D, 0x0009
 COMPILED = cn._fast  # workbench._speedups where it is built
 
 
-@pytest.fixture(autouse=True, params=["C", "Python"])
-def receive_path(request, monkeypatch):
-    """Every test here runs with the compiled receive path (csrc/speedups.c) and with Python's."""
-    if request.param == "C" and COMPILED is None:
-        pytest.skip("workbench._speedups is not built here")
-    monkeypatch.setattr(cn, "_fast", COMPILED if request.param == "C" else None)
-    return request.param
+receive_path = both_receive_paths(cn)  # every test here runs on both receive paths
 
 
 def string(s: str) -> bytes:
@@ -207,20 +202,6 @@ def test_without_a_ring_requests_go_round_robin_over_the_nodes_up():
 
 def frame(stream: int, opcode: int, body: bytes, flags: int = 0) -> bytes:
     return pack(">BBhBi", 0x84, flags, stream, opcode, len(body)) + body
-
-
-class Transport:
-    def __init__(self) -> None:
-        self.written = b""
-
-    def write(self, data: bytes) -> None:
-        self.written += data
-
-    def abort(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def feed(conn: cn.CqlConnection, data: bytes, sizes: list[int]) -> None:

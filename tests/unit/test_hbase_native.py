@@ -10,6 +10,7 @@ import asyncio
 import struct
 
 import pytest
+from loopback import Transport, both_receive_paths  # tests/ is on sys.path
 
 from workbench.bindings import hbase_native
 from workbench.bindings.hbase_native import (
@@ -32,13 +33,7 @@ from workbench.bindings.hbase_native import (
 COMPILED = hbase_native._fast  # workbench._speedups where it is built
 
 
-@pytest.fixture(autouse=True, params=["C", "Python"])
-def receive_path(request, monkeypatch):
-    """Every test here runs with the compiled receive path (csrc/speedups.c) and with Python's."""
-    if request.param == "C" and COMPILED is None:
-        pytest.skip("workbench._speedups is not built here")
-    monkeypatch.setattr(hbase_native, "_fast", COMPILED if request.param == "C" else None)
-    return request.param
+receive_path = both_receive_paths(hbase_native)  # every test here runs on both receive paths
 
 
 def test_varints_round_trip_across_their_byte_lengths():
@@ -391,20 +386,6 @@ def test_an_answer_that_does_not_fit_its_message_breaks_the_connection_and_fails
         server.server.close()
 
     asyncio.run(main())
-
-
-class Transport:
-    def __init__(self) -> None:
-        self.written = b""
-
-    def write(self, data: bytes) -> None:
-        self.written += data
-
-    def abort(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def run_chains(flip: int) -> tuple[list, bytes, dict]:
