@@ -1,6 +1,7 @@
 """The optional compiled part of workbench (everything else is in pyproject.toml).
 
-workbench._speedups (csrc/speedups.c) is the key choice of a lane's hot loop in C. It is built
+workbench._speedups (csrc/speedups.c) is a lane's hot path in C (the key choice, and the native
+Cassandra and HBase clients' usual answers with their next requests). It is built
 where a C compiler and Python's headers exist (Debian: gcc and python3-dev) and skipped with a
 warning where they do not: workbench/core/speedups.py then runs the same code in Python, and a
 run records which it used (environment.speedups).

@@ -1,10 +1,12 @@
-/* workbench._speedups: the key choice of a lane's hot loop, compiled.
+/* workbench._speedups: a lane's hot path, compiled: the key choice, the lane's more(), and the
+ * usual answers of the native CQL and HBase clients with their next requests.
  *
  * An optional accelerator: setup.py builds it where a C compiler and Python's headers exist,
  * and workbench/core/speedups.py falls back to the same code in Python where it does not (or
- * with WORKBENCH_SPEEDUPS=off). Both give the very same keys from the same random stream
- * (tests/unit/test_speedups.py compares them draw by draw), so a run's choices do not depend on
- * which one it used; the run records which (environment.speedups).
+ * with WORKBENCH_SPEEDUPS=off). Both give the very same keys from the same random stream and
+ * the same answers and bytes on the wire (tests/unit/test_speedups.py, test_cassandra_native.py
+ * and test_hbase_native.py compare them), so a run's results do not depend on which one it
+ * used; the run records which (environment.speedups).
  *
  *   fnvhash64(n)      YCSB's Utils.fnvhash64 for a non-negative long (workbench/core/keys.py)
  *   KeyNamer(zeropadding, ordered)(n)
@@ -1422,7 +1424,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "workbench._speedups",
-    .m_doc = PyDoc_STR("The key choice of a lane's hot loop, compiled (workbench/core/speedups.py)."),
+    .m_doc = PyDoc_STR("A lane's hot path, compiled (workbench/core/speedups.py)."),
     .m_size = -1,
     .m_methods = methods,
 };

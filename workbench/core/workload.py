@@ -28,8 +28,9 @@ from workbench.core.values import ValueMaker, verify_row
 from workbench.metrics.recorder import Recorder
 
 _OK = Status.OK
-# Key names a worker remembers (about 100 bytes each): every hot key of a skewed distribution
-# is named once, not on every request. Python work per operation is what costs client CPU.
+# Key names a worker remembers (about 100 bytes each) on the Python path: every hot key of a
+# skewed distribution is named once, not on every request (the compiled namer, core/speedups.py,
+# builds a name for less than the lookup costs). Python work per operation costs client CPU.
 KEY_NAME_CACHE = 100_000
 CHOOSE_AHEAD = 64  # transactions a lane chooses in one go when choices cannot depend on time
 CHOOSE_AHEAD_BYTES = 256 * 1024  # ... but no more values than this per lane (large fields)

@@ -84,7 +84,7 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
         "hostname": socket.gethostname(),
         "cpus": os.cpu_count(),
         "memory_bytes": _memory_bytes(),
-        # the key choice compiled or in Python (core/speedups.py): this process's, which its
+        # the hot path compiled or in Python (core/speedups.py): this process's, which its
         # worker processes share (a Ray run's workers elsewhere may differ)
         "speedups": speedups.describe(),
     }
