@@ -14,7 +14,8 @@ import shutil
 import signal
 import tempfile
 
-import marks  # tests/ is on sys.path (rootdir conftest)
+import alongside  # tests/ is on sys.path (rootdir conftest)
+import marks
 import pytest
 from servers import SuiteDocker, SuiteServers
 
@@ -40,7 +41,11 @@ def pytest_cmdline_main(config):
     is installed (the test extra has it): its tests wait on runs of set lengths more than they
     compute, and it must stay under 3 minutes on a 2-core machine. `-n 0` (or any -n), `--pdb`,
     or WORKBENCH_TESTS_SERIAL=1 keep one process. The other tiers start servers on fixed
-    addresses and stay serial."""
+    addresses and stay serial; a run of the whole suite runs the fast tier alongside them, in a
+    process and a network namespace of its own (alongside.py)."""
+    if alongside.wanted(config):
+        alongside.start(config, FAST_TIER)
+        return
     if " ".join((config.option.markexpr or "").split()) != FAST_TIER:
         return
     if os.environ.get("WORKBENCH_TESTS_SERIAL") or os.environ.get("PYTEST_XDIST_WORKER"):

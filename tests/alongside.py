@@ -1,0 +1,118 @@
+"""The whole suite in two processes: the fast tier runs alongside the server tiers.
+
+The server tiers start servers on fixed addresses and stay serial, and most of their time is
+spent waiting for runs of set lengths and for JVMs. The fast tier (`-m "not servers and not
+docker"`, about 5 minutes in one process) needs neither: a plain `pytest` of the whole suite
+runs it at the same time, in a child pytest inside a network namespace of its own with only
+`lo` up (`unshare -n`), where no test of it can meet a port of a server the other process
+started, or hold one that a server needs. The child's report is printed after this one, and
+the run fails if either failed.
+
+Only for the whole suite (no paths, no -m, no -n), where `unshare -n` works (root, or a kernel
+that lets users make namespaces); otherwise, or with WORKBENCH_TESTS_SERIAL=1, one process runs
+everything, as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
+HEAVY = "servers or docker"
+
+_child: subprocess.Popen | None = None
+_dir: Path | None = None
+
+
+def _namespaces_work() -> bool:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    try:
+        done = subprocess.run(["unshare", "-n", "ip", "link", "set", "lo", "up"],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def wanted(config) -> bool:
+    if any(os.environ.get(name) for name in (CHILD, "WORKBENCH_TESTS_SERIAL", "PYTEST_XDIST_WORKER")):
+        return False
+    if (config.option.markexpr or "").strip() or config.option.keyword:
+        return False
+    if getattr(config.option, "numprocesses", None) is not None or config.getoption("usepdb", False):
+        return False
+    if getattr(config.option, "lf", False) or getattr(config.option, "failedfirst", False):
+        return False  # the child runs without the cache
+    if config.option.collectonly or config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return False  # paths given: the user chose what to run
+    return _namespaces_work()
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start(config, fast_tier: str) -> None:
+    """Start the fast tier in its own network namespace and keep the server tiers here."""
+    global _child, _dir
+    _dir = Path(tempfile.mkdtemp(prefix="workbench-fast-tier-"))
+    env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
+                              "WORKBENCH_STORE": str(_dir / "runs.db")})
+    argv = [sys.executable, "-m", "pytest", *config.invocation_params.args, "-m", fast_tier,
+            "-p", "no:cacheprovider", f"--basetemp={_dir / 'tmp'}", "--color=no"]
+    with open(_dir / "report.txt", "wb") as out:
+        _child = subprocess.Popen(
+            ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            cwd=config.invocation_params.dir, env=env, preexec_fn=_die_with_parent)
+    config.option.markexpr = HEAVY
+    config.pluginmanager.register(_Report(), "workbench-fast-tier-alongside")
+
+
+class _Report:
+    def pytest_report_header(self, config):
+        return (f"the fast tier runs alongside, in a network namespace of its own (pid {_child.pid}); "
+                "its report follows this one")
+
+    def pytest_collection_modifyitems(self, items):
+        """tests/integration first: the lessons' and experiments' sweeps (e2e) measure how much a
+        node does and compare steps run minutes apart, so they run once the fast tier, which
+        takes a share of the processors for its first minutes, is likely done."""
+        items.sort(key=lambda item: not item.nodeid.startswith("tests/integration/"))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        write = session.config.pluginmanager.get_plugin("terminalreporter").write_line
+        try:
+            code = _child.wait()
+        except KeyboardInterrupt:
+            _child.terminate()
+            code = _child.wait()
+        write("")
+        write(f"{'=' * 20} the fast tier ({_dir / 'report.txt'}) {'=' * 20}", bold=True)
+        text = (_dir / "report.txt").read_text(errors="replace")
+        for line in text.rstrip("\n").splitlines():
+            write(line)
+        if code == pytest.ExitCode.OK and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK  # every test was in the fast tier
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            write(f"the fast tier failed (exit status {code}): see its report above", red=True)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        else:
+            shutil.rmtree(_dir, ignore_errors=True)
+
+    def pytest_unconfigure(self, config):
+        if _child is not None and _child.poll() is None:  # the session never finished (usage error)
+            _child.terminate()
+            _child.wait()

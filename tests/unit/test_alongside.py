@@ -1,0 +1,46 @@
+"""A run of the whole suite puts the fast tier in a child pytest with a network namespace of its
+own (tests/alongside.py); its failures fail the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import alongside
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _whole_suite(tmp_path: Path, **more: str) -> tuple[subprocess.CompletedProcess, dict, dict]:
+    """pytest with no paths (as the whole suite runs), its testpaths the probe file alone."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (alongside.CHILD, "WORKBENCH_TESTS_SERIAL") and not k.startswith("PYTEST_XDIST")}
+    env.update(PROBE_DIR=str(tmp_path), **more)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                           "-o", "testpaths=tests/data/alongside", "-o", "python_files=probe_*.py"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    read = [json.loads((tmp_path / n).read_text()) if (tmp_path / n).exists() else {}
+            for n in ("fast.json", "heavy.json")]
+    return done, read[0], read[1]
+
+
+def test_the_fast_tier_runs_in_a_child_with_only_loopback_and_the_run_passes(tmp_path):
+    done, fast, heavy = _whole_suite(tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    if alongside._namespaces_work():
+        assert fast["interfaces"] == ["lo"] and fast["pid"] != heavy["pid"], (fast, heavy)
+        assert "the fast tier runs alongside" in done.stdout
+        assert "the fast tier (" in done.stdout and "1 passed, 1 deselected" in done.stdout
+    else:  # no namespaces here (not root): one process runs both, as before
+        assert fast["pid"] == heavy["pid"], (fast, heavy)
+
+
+def test_a_failure_in_the_fast_tier_fails_the_run(tmp_path):
+    done, fast, heavy = _whole_suite(tmp_path, PROBE_FAIL="1")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "failed on purpose" in done.stdout and heavy
+    if alongside._namespaces_work():
+        assert "the fast tier failed (exit status 1)" in done.stdout
