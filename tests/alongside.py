@@ -99,18 +99,17 @@ class _Report:
             _child.terminate()
             code = _child.wait()
         write("")
-        write(f"{'=' * 20} the fast tier ({_dir / 'report.txt'}) {'=' * 20}", bold=True)
+        write(f"{'=' * 20} the fast tier, run alongside {'=' * 20}", bold=True)
         text = (_dir / "report.txt").read_text(errors="replace")
         for line in text.rstrip("\n").splitlines():
             write(line)
+        shutil.rmtree(_dir, ignore_errors=True)  # its report is printed whole, pass or fail
         if code == pytest.ExitCode.OK and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # every test was in the fast tier
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             write(f"the fast tier failed (exit status {code}): see its report above", red=True)
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        else:
-            shutil.rmtree(_dir, ignore_errors=True)
 
     def pytest_unconfigure(self, config):
         if _child is not None and _child.poll() is None:  # the session never finished (usage error)
