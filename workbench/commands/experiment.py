@@ -18,6 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from workbench import interrupts
 from workbench.commands.bench import add_store_arguments, store_choice
 from workbench.config import catalog
 from workbench.errors import WorkbenchError
@@ -131,6 +132,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise WorkbenchError("an experiment needs the run store (it resumes from it)",
                              "leave out --no-store")
     console = Console(stderr=True, highlight=False)
+    interrupts.install()  # a Ctrl-C swallowed by a driver's clean-up still stops the experiment
     status = run_experiment(e, args.scale, store=store, say=console.print)
     _summary(e, args.scale, store, _console())
     return status

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from workbench import interrupts
 from workbench.commands.bench import add_store_arguments
 from workbench.config import catalog
 from workbench.errors import WorkbenchError
@@ -136,6 +137,7 @@ def run_command(args: argparse.Namespace) -> int:
                           say=lambda line: print(line, flush=True))
     if args.restart:
         runner.forget()
+    interrupts.install()  # a Ctrl-C swallowed by a driver's clean-up still stops the lesson
     try:
         done = runner.run()
     except KeyboardInterrupt:

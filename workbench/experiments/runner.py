@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench import interrupts
 from workbench.clusters.ports import require_free
 from workbench.commands.bench import execute_phase
 from workbench.config.spec import spec_from_args
@@ -177,6 +178,7 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
         with _Cluster(target, spec, shape, say, provider_factory) as cluster:
             state = _Data()
             for run in _in_order(experiment, runs, scale, store, progress, say):
+                interrupts.check()  # a Ctrl-C that a driver's clean-up swallowed
                 status = max(status, _make(experiment, run, cluster, scale, store, progress, state, say))
     return status
 

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench import interrupts
 from workbench.config.spec import spec_from_args
 from workbench.drive.session import RunRequest, Session
 from workbench.errors import WorkbenchError
@@ -153,6 +154,7 @@ class LessonRunner:
                 if step.id in done:
                     self.restore(step)
                 else:
+                    interrupts.check()  # a Ctrl-C that a driver's clean-up swallowed
                     self.do_step(position, step)
         finally:
             self.close()
