@@ -118,20 +118,22 @@ table = "t_settle"
     assert events == ["settle", "workloadc", "workloada", "settle", "workload_read_only"], said
 
 
-def test_the_shipped_saturation_sweep_reaches_the_knee_on_both_databases_at_laptop_scale(
-        suite_servers, tmp_path):
-    """The shipped saturation experiment, one repetition, at its laptop scale: its rates and its
-    stop rule as shipped, shorter warm-ups and windows (the first run on each cluster 15 s of
-    warm-up, not 60; every other 2 s + 5 s, not 5 s + 10 s): on Cassandra and on HBase the sweep
-    goes up until the database cannot keep up, and there the response time has turned up (p99
-    at least 10x the lowest step's)."""
+def test_the_shipped_saturation_sweep_reaches_the_knee_at_laptop_scale(suite_servers, tmp_path):
+    """The shipped saturation experiment, one repetition, at its laptop scale, on HBase (the
+    saturation lesson's test sweeps a Cassandra node past its knee; both databases here took 5
+    minutes of a CI run): its rates and its stop rule as shipped, shorter warm-ups and windows
+    (the first run on the cluster 15 s of warm-up, not 60; every other 2 s + 5 s, not 5 s +
+    10 s): the sweep goes up until the database cannot keep up, and there the response time has
+    turned up (p99 at least 10x the lowest step's)."""
     from workbench.experiments.report import knee, saturation_curves
 
     # Paced steps follow the cluster's unthrottled calibration run, which measures until its
     # throughput is stable (warm JVMs); a saturated step's queue still grows for 7 s, p99
     # hundreds of ms against a few ms at 10%.
-    e = dataclasses.replace(plan.load("saturation"), repetitions=1, warmup_s=2, min_measure_s=5,
-                            first_warmup_s=15)
+    shipped = plan.load("saturation")
+    assert [t.db for t in shipped.targets] == ["cassandra", "hbase"]
+    e = dataclasses.replace(shipped, targets=shipped.targets[1:], repetitions=1, warmup_s=2,
+                            min_measure_s=5, first_warmup_s=15)
     store = tmp_path / "runs.db"
     said: list[str] = []
     status = run_experiment(e, "laptop", store=store, say=said.append,
@@ -139,7 +141,7 @@ def test_the_shipped_saturation_sweep_reaches_the_knee_on_both_databases_at_lapt
                             adjust_spec=placed(suite_servers, []))
     assert status == 0, "\n".join(said)
     curves = saturation_curves(e, collect(e, "laptop", store))
-    assert sorted(curves) == ["cassandra workloada", "hbase workloada"]
+    assert sorted(curves) == ["hbase workloada"]
     for label, points in curves.items():
         paced = [p for p in points if p.rate != plan.UNTHROTTLED]
         lowest, top = paced[0], paced[-1]
