@@ -8,9 +8,8 @@ runs it at the same time, in a child pytest inside a network namespace of its ow
 started, or hold one that a server needs. The child's report is printed after this one, and
 the run fails if either failed.
 
-Only for the whole suite (no paths, no -m, no -n), where `unshare -n` works (root, or a kernel
-that lets users make namespaces); otherwise, or with WORKBENCH_TESTS_SERIAL=1, one process runs
-everything, as before.
+Only for the whole suite (no paths, no -m, -k or -n), where `unshare -n` works (as root);
+otherwise, or with WORKBENCH_TESTS_SERIAL=1, one process runs everything, as before.
 """
 
 from __future__ import annotations
