@@ -85,12 +85,13 @@ def test_freed_memory_is_given_back_at_most_once_a_minute_in_each_process(monkey
     # a run trims from its ticks (here every tick: no minimum interval)
     monkeypatch.setattr(heap, "EVERY_S", 0.0)
     calls.clear()
-    spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=1", "snapshot.interval=0.1")
+    spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=2", "snapshot.interval=0.1")
     try:
         _, snapshots = run_phase(spec)
     finally:
         cleanup_store(spec)
-    assert len(calls) >= len(snapshots) > 3
+    # (a CI rehearsal on a host at load 13 made 3 ticks of a 1 s run: not the 10 asked for)
+    assert len(calls) >= len(snapshots) >= 3
 
 
 def test_the_end_of_a_recorded_run_keeps_the_intervals_recorded_live(tmp_path, monkeypatch):
