@@ -28,10 +28,6 @@ import pytest
 CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
 
-_child: subprocess.Popen | None = None
-_dir: Path | None = None
-
-
 def _namespaces_work() -> bool:
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         return False
@@ -63,24 +59,28 @@ def _die_with_parent() -> None:
 
 def start(config, fast_tier: str) -> None:
     """Start the fast tier in its own network namespace and keep the server tiers here."""
-    global _child, _dir
-    _dir = Path(tempfile.mkdtemp(prefix="workbench-fast-tier-"))
+    folder = Path(tempfile.mkdtemp(prefix="workbench-fast-tier-"))
     env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
-                              "WORKBENCH_STORE": str(_dir / "runs.db")})
+                              "WORKBENCH_STORE": str(folder / "runs.db")})
     argv = [sys.executable, "-m", "pytest", *config.invocation_params.args, "-m", fast_tier,
-            "-p", "no:cacheprovider", f"--basetemp={_dir / 'tmp'}", "--color=no"]
-    with open(_dir / "report.txt", "wb") as out:
-        _child = subprocess.Popen(
+            "-p", "no:cacheprovider", f"--basetemp={folder / 'tmp'}", "--color=no"]
+    with open(folder / "report.txt", "wb") as out:
+        child = subprocess.Popen(
             ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv],
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             cwd=config.invocation_params.dir, env=env, preexec_fn=_die_with_parent)
     config.option.markexpr = HEAVY
-    config.pluginmanager.register(_Report(), "workbench-fast-tier-alongside")
+    config.pluginmanager.register(_Report(child, folder), "workbench-fast-tier-alongside")
 
 
 class _Report:
+    """The parent's side: the child's process and folder (its report, store and basetemp)."""
+
+    def __init__(self, child: subprocess.Popen, folder: Path) -> None:
+        self.child, self.folder = child, folder
+
     def pytest_report_header(self, config):
-        return (f"the fast tier runs alongside, in a network namespace of its own (pid {_child.pid}); "
+        return (f"the fast tier runs alongside, in a network namespace of its own (pid {self.child.pid}); "
                 "its report follows this one")
 
     def pytest_collection_modifyitems(self, items):
@@ -93,16 +93,16 @@ class _Report:
     def pytest_sessionfinish(self, session, exitstatus):
         write = session.config.pluginmanager.get_plugin("terminalreporter").write_line
         try:
-            code = _child.wait()
+            code = self.child.wait()
         except KeyboardInterrupt:
-            _child.terminate()
-            code = _child.wait()
+            self.child.terminate()
+            code = self.child.wait()
         write("")
         write(f"{'=' * 20} the fast tier, run alongside {'=' * 20}", bold=True)
-        text = (_dir / "report.txt").read_text(errors="replace")
+        text = (self.folder / "report.txt").read_text(errors="replace")
         for line in text.rstrip("\n").splitlines():
             write(line)
-        shutil.rmtree(_dir, ignore_errors=True)  # its report is printed whole, pass or fail
+        shutil.rmtree(self.folder, ignore_errors=True)  # its report is printed whole, pass or fail
         if code == pytest.ExitCode.OK and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # every test was in the fast tier
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
@@ -111,6 +111,6 @@ class _Report:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_unconfigure(self, config):
-        if _child is not None and _child.poll() is None:  # the session never finished (usage error)
-            _child.terminate()
-            _child.wait()
+        if self.child.poll() is None:  # the session never finished (usage error)
+            self.child.terminate()
+            self.child.wait()
