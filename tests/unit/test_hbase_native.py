@@ -20,6 +20,7 @@ from workbench.bindings.hbase_native import (
     RemoteError,
     RpcClient,
     decode_get,
+    decode_mutate,
     field,
     fields,
     found_cells,
@@ -346,6 +347,25 @@ def test_a_read_of_every_field_is_the_general_get_request(regions):
         method, request, _ = make(("UPDATE", key, {"field1": "v" * 100, "field7": ""}))
         assert method == b"Mutate" and request == put_request(
             table.locate(row)[0], row, db._family_name, [(b"field1", b"v" * 100), (b"field7", b"")], 0)
+
+
+@pytest.mark.parametrize("durability", [0, 3])
+def test_an_update_of_one_field_is_the_general_put_request(durability):
+    """The hot path's Put of one cell (its bytes up to the value made once per qualifier and value
+    length) is put_request's bytes: short and long rows, qualifiers and values (lengths of one
+    and two bytes at every level), with and without a durability; each pair again, from the cache."""
+    db = _binding()
+    db._durability = durability
+    table = Regions([{"start_key": b"", "name": b"t,,1.0.", "server_name": b"h", "port": 1}])
+    make = db._maker(table)
+    cases = [("user1", "field0", "v" * 100), ("u" * 200, "field0", "v" * 100), ("user2", "f" * 130, "w"),
+             ("user3", "field0", "x" * 20000), ("user4", "", ""), ("user5", "field0", "y" * 100)]
+    for _ in range(2):
+        for key, qualifier, value in cases:
+            method, request, decode = make(("UPDATE", key, {qualifier: value}))
+            assert (method, decode) == (b"Mutate", decode_mutate)
+            assert request == put_request(b"t,,1.0.", key.encode(), db._family_name,
+                                          [(qualifier.encode(), value.encode())], durability)
 
 
 def test_a_request_header_of_any_length_is_framed_whole():
