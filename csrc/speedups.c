@@ -1243,6 +1243,114 @@ done:
     return result;
 }
 
+/* hbase_make(ctx, step): NativeBinding._maker's make for a table of one region, in C, for the
+ * usual steps: a Get of every field of a row shorter than ctx's limit, and a Put of one cell
+ * (every update of YCSB's default workloads). Any other step goes to ctx's Python make, which
+ * gives the same bytes for these (test_hbase_native.py compares both). ctx is a tuple: (region
+ * specifier, the Get's Column of the family, family, what follows a Put's cell (durability),
+ * the Python make, found_cells, decode_mutate, b"Get", b"Mutate", READ). */
+static PyObject *
+hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10) {
+        PyErr_SetString(PyExc_TypeError, "hbase_make(ctx, step): ctx is a tuple of 10");
+        return NULL;
+    }
+    PyObject *ctx = args[0], *step = args[1];
+    PyObject *spec = PyTuple_GET_ITEM(ctx, 0), *every = PyTuple_GET_ITEM(ctx, 1);
+    PyObject *family = PyTuple_GET_ITEM(ctx, 2), *after = PyTuple_GET_ITEM(ctx, 3);
+    PyObject *fallback = PyTuple_GET_ITEM(ctx, 4);
+    if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 3 || !PyBytes_CheckExact(spec)
+        || !PyBytes_CheckExact(every) || !PyBytes_CheckExact(family) || !PyBytes_CheckExact(after))
+        return PyObject_CallOneArg(fallback, step);
+    PyObject *op = PyTuple_GET_ITEM(step, 0), *key = PyTuple_GET_ITEM(step, 1);
+    PyObject *arg = PyTuple_GET_ITEM(step, 2);
+    if (!PyUnicode_CheckExact(key) || !PyUnicode_CheckExact(op))
+        return PyObject_CallOneArg(fallback, step);
+    int is_read = op == PyTuple_GET_ITEM(ctx, 9) ? 1 : PyUnicode_Compare(op, PyTuple_GET_ITEM(ctx, 9)) == 0;
+    if (is_read == 0 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t lr;
+    const char *row = PyUnicode_AsUTF8AndSize(key, &lr);
+    if (row == NULL)
+        return NULL;
+    Py_ssize_t ls = PyBytes_GET_SIZE(spec);
+    PyObject *request, *out;
+    if (is_read) {
+        Py_ssize_t tail = PyBytes_GET_SIZE(every);
+        if (arg != Py_None || lr >= 0x80 - 2 - tail)
+            return PyObject_CallOneArg(fallback, step);
+        /* spec, Get (2): [row (1), Column (2) of the family] -- one-byte lengths */
+        request = PyBytes_FromStringAndSize(NULL, ls + 4 + lr + tail);
+        if (request == NULL)
+            return NULL;
+        unsigned char *at = (unsigned char *)PyBytes_AS_STRING(request);
+        memcpy(at, PyBytes_AS_STRING(spec), (size_t)ls);
+        at += ls;
+        *at++ = 0x12;
+        *at++ = (unsigned char)(2 + lr + tail);
+        *at++ = 0x0a;
+        *at++ = (unsigned char)lr;
+        memcpy(at, row, (size_t)lr);
+        memcpy(at + lr, PyBytes_AS_STRING(every), (size_t)tail);
+        out = PyTuple_Pack(3, PyTuple_GET_ITEM(ctx, 7), request, PyTuple_GET_ITEM(ctx, 5));
+        Py_DECREF(request);
+        return out;
+    }
+    if (!PyDict_CheckExact(arg) || PyDict_GET_SIZE(arg) != 1)
+        return PyObject_CallOneArg(fallback, step);
+    PyObject *qualifier, *value;
+    Py_ssize_t pos = 0;
+    PyDict_Next(arg, &pos, &qualifier, &value);
+    if (!PyUnicode_CheckExact(qualifier) || !PyUnicode_CheckExact(value))
+        return PyObject_CallOneArg(fallback, step);
+    Py_ssize_t lq, lv;
+    const char *q = PyUnicode_AsUTF8AndSize(qualifier, &lq);
+    const char *v = q ? PyUnicode_AsUTF8AndSize(value, &lv) : NULL;
+    if (v == NULL)
+        return NULL;
+    /* spec, Mutation (2): [row (1), PUT (2), ColumnValue (3): [family (1),
+     * QualifierValue (2): [qualifier (1), value (2)]], durability (6) if any] */
+    Py_ssize_t lf = PyBytes_GET_SIZE(family), la = PyBytes_GET_SIZE(after);
+    uint64_t qv = 1 + varint_size(lq) + lq + 1 + varint_size(lv) + lv;
+    uint64_t cv = 1 + varint_size(lf) + lf + 1 + varint_size(qv) + qv;
+    uint64_t put = 1 + varint_size(lr) + lr + 2 + 1 + varint_size(cv) + cv + la;
+    request = PyBytes_FromStringAndSize(NULL, ls + 1 + varint_size(put) + (Py_ssize_t)put);
+    if (request == NULL)
+        return NULL;
+    unsigned char *at = (unsigned char *)PyBytes_AS_STRING(request);
+    memcpy(at, PyBytes_AS_STRING(spec), (size_t)ls);
+    at += ls;
+    *at++ = 0x12;
+    at += put_varint(at, put);
+    *at++ = 0x0a;
+    at += put_varint(at, (uint64_t)lr);
+    memcpy(at, row, (size_t)lr);
+    at += lr;
+    *at++ = 0x10;
+    *at++ = 0x02;
+    *at++ = 0x1a;
+    at += put_varint(at, cv);
+    *at++ = 0x0a;
+    at += put_varint(at, (uint64_t)lf);
+    memcpy(at, PyBytes_AS_STRING(family), (size_t)lf);
+    at += lf;
+    *at++ = 0x12;
+    at += put_varint(at, qv);
+    *at++ = 0x0a;
+    at += put_varint(at, (uint64_t)lq);
+    memcpy(at, q, (size_t)lq);
+    at += lq;
+    *at++ = 0x12;
+    at += put_varint(at, (uint64_t)lv);
+    memcpy(at, v, (size_t)lv);
+    at += lv;
+    memcpy(at, PyBytes_AS_STRING(after), (size_t)la);
+    out = PyTuple_Pack(3, PyTuple_GET_ITEM(ctx, 8), request, PyTuple_GET_ITEM(ctx, 6));
+    Py_DECREF(request);
+    return out;
+}
+
 /* One message buf[i:end]: 1 answered here, 0 not the usual case (the caller hands it to
  * _answer, untouched), -1 error. */
 static int
@@ -1413,6 +1521,8 @@ static PyMethodDef methods[] = {
     {"fnvhash64", speedups_fnvhash64, METH_O, PyDoc_STR("YCSB's Utils.fnvhash64 of a non-negative long.")},
     {"hbase_setup", hbase_setup, METH_VARARGS,
      PyDoc_STR("hbase_setup(_Chain, _finish, _METHODS, CALL_IDS): what hbase_receive knows.")},
+    {"hbase_make", (PyCFunction)(void (*)(void))hbase_make, METH_FASTCALL,
+     PyDoc_STR("hbase_make(ctx, step): NativeBinding's make for one region, its usual steps in C.")},
     {"hbase_receive", hbase_receive, METH_VARARGS,
      PyDoc_STR("hbase_receive(conn, nbytes): RpcConnection.buffer_updated, its usual answers in C.")},
     {"cql_setup", cql_setup, METH_VARARGS, PyDoc_STR("cql_setup(_Chain, LazyRow): the classes cql_receive knows.")},

@@ -333,13 +333,13 @@ def test_call_ids_go_round_in_two_bytes_and_skip_those_still_in_flight():
 @pytest.mark.parametrize("regions", [1, 3])
 def test_a_read_of_every_field_is_the_general_get_request(regions):
     """The hot path's Get (its constant parts made once) is get_request's bytes, for rows short
-    and long and whatever region holds them."""
+    and long and whatever region holds them, compiled or not."""
     db = _binding()
     starts = [b"", b"user3", b"user5"][:regions]
     table = Regions([{"start_key": s, "name": b"t,%s,1.%d." % (s, i), "server_name": b"h", "port": 1}
                      for i, s in enumerate(starts)])
     make = db._maker(table)
-    for key in ("user1", "user4", "user9" + "9" * 90, "u" * 115, "u" * 116, "user6" + "x" * 200):
+    for key in ("user1", "user4", "user9" + "9" * 90, "u" * 115, "u" * 116, "user6" + "x" * 200, "usér7"):
         row = key.encode()
         method, request, decode = make(("READ", key, None))
         assert (method, decode) == (b"Get", found_cells)
@@ -350,22 +350,27 @@ def test_a_read_of_every_field_is_the_general_get_request(regions):
 
 
 @pytest.mark.parametrize("durability", [0, 3])
-def test_an_update_of_one_field_is_the_general_put_request(durability):
-    """The hot path's Put of one cell (its bytes up to the value made once per qualifier and value
-    length) is put_request's bytes: short and long rows, qualifiers and values (lengths of one
-    and two bytes at every level), with and without a durability; each pair again, from the cache."""
+def test_an_update_of_one_field_is_the_general_put_request(durability, receive_path):
+    """The hot path's Put of one cell (compiled, or its bytes up to the value made once per
+    qualifier and value length) is put_request's bytes: short and long rows, qualifiers and values
+    (lengths of one and two bytes at every level, text beyond ASCII), with and without a
+    durability; each pair again, from the cache. A value UTF-8 cannot encode fails alike."""
     db = _binding()
     db._durability = durability
     table = Regions([{"start_key": b"", "name": b"t,,1.0.", "server_name": b"h", "port": 1}])
     make = db._maker(table)
+    assert (getattr(make, "func", None) is getattr(COMPILED, "hbase_make", 0)) == (receive_path == "C")
     cases = [("user1", "field0", "v" * 100), ("u" * 200, "field0", "v" * 100), ("user2", "f" * 130, "w"),
-             ("user3", "field0", "x" * 20000), ("user4", "", ""), ("user5", "field0", "y" * 100)]
+             ("user3", "field0", "x" * 20000), ("user4", "", ""), ("user5", "field0", "y" * 100),
+             ("usér6", "fïeld", "välue" * 30)]
     for _ in range(2):
         for key, qualifier, value in cases:
             method, request, decode = make(("UPDATE", key, {qualifier: value}))
             assert (method, decode) == (b"Mutate", decode_mutate)
             assert request == put_request(b"t,,1.0.", key.encode(), db._family_name,
                                           [(qualifier.encode(), value.encode())], durability)
+    with pytest.raises(UnicodeEncodeError):
+        make(("UPDATE", "user1", {"field0": "\udc80"}))
 
 
 def test_a_request_header_of_any_length_is_framed_whole():

@@ -26,6 +26,7 @@ import asyncio
 import bisect
 import getpass
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from struct import Struct
 from time import perf_counter_ns
 from typing import Any
@@ -660,6 +661,9 @@ class NativeBinding(HBaseBinding):
             cells = [(f.encode(), v.encode()) for f, v in arg.items()]
             return b"Mutate", spec + mutation(row, family, cells, durability), decode_mutate
 
+        if _fast is not None and only is not None:  # the usual steps' bytes made in C, the same
+            return partial(_fast.hbase_make, (region_specifier(only), every, family, after, make,
+                                              found_cells, decode_mutate, b"Get", b"Mutate", READ))
         return make
 
     async def _steps(self, table: str, steps: Sequence[Step], more: Callable[[], bool] | None) -> list:
