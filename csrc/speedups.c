@@ -1243,6 +1243,16 @@ done:
     return result;
 }
 
+/* A length-delimited protobuf field (its key one byte) at `at`: the end of it. */
+static inline unsigned char *
+put_bytes_field(unsigned char *at, unsigned char key, const char *data, Py_ssize_t n)
+{
+    *at++ = key;
+    at += put_varint(at, (uint64_t)n);
+    memcpy(at, data, (size_t)n);
+    return at + n;
+}
+
 /* hbase_make(ctx, step): NativeBinding._maker's make for a table of one region, in C, for the
  * usual steps: a Get of every field of a row shorter than ctx's limit, and a Put of one cell
  * (every update of YCSB's default workloads). Any other step goes to ctx's Python make, which
@@ -1289,10 +1299,8 @@ hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         at += ls;
         *at++ = 0x12;
         *at++ = (unsigned char)(2 + lr + tail);
-        *at++ = 0x0a;
-        *at++ = (unsigned char)lr;
-        memcpy(at, row, (size_t)lr);
-        memcpy(at + lr, PyBytes_AS_STRING(every), (size_t)tail);
+        at = put_bytes_field(at, 0x0a, row, lr);
+        memcpy(at, PyBytes_AS_STRING(every), (size_t)tail);
         out = PyTuple_Pack(3, PyTuple_GET_ITEM(ctx, 7), request, PyTuple_GET_ITEM(ctx, 5));
         Py_DECREF(request);
         return out;
@@ -1323,28 +1331,16 @@ hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     at += ls;
     *at++ = 0x12;
     at += put_varint(at, put);
-    *at++ = 0x0a;
-    at += put_varint(at, (uint64_t)lr);
-    memcpy(at, row, (size_t)lr);
-    at += lr;
-    *at++ = 0x10;
+    at = put_bytes_field(at, 0x0a, row, lr);
+    *at++ = 0x10; /* the Mutation's type: PUT */
     *at++ = 0x02;
     *at++ = 0x1a;
     at += put_varint(at, cv);
-    *at++ = 0x0a;
-    at += put_varint(at, (uint64_t)lf);
-    memcpy(at, PyBytes_AS_STRING(family), (size_t)lf);
-    at += lf;
+    at = put_bytes_field(at, 0x0a, PyBytes_AS_STRING(family), lf);
     *at++ = 0x12;
     at += put_varint(at, qv);
-    *at++ = 0x0a;
-    at += put_varint(at, (uint64_t)lq);
-    memcpy(at, q, (size_t)lq);
-    at += lq;
-    *at++ = 0x12;
-    at += put_varint(at, (uint64_t)lv);
-    memcpy(at, v, (size_t)lv);
-    at += lv;
+    at = put_bytes_field(at, 0x0a, q, lq);
+    at = put_bytes_field(at, 0x12, v, lv);
     memcpy(at, PyBytes_AS_STRING(after), (size_t)la);
     out = PyTuple_Pack(3, PyTuple_GET_ITEM(ctx, 8), request, PyTuple_GET_ITEM(ctx, 6));
     Py_DECREF(request);
