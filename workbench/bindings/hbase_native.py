@@ -653,11 +653,11 @@ class NativeBinding(HBaseBinding):
                 return (b"Get", get_request(region, row, family,
                                             None if arg is None else [f.encode() for f in arg]), found_cells)
             if len(arg) == 1:
-                for qualifier, value in arg.items():
-                    qualifier, value = qualifier.encode(), value.encode()
-                    head = heads.get((qualifier, len(value))) or head_of(qualifier, len(value))
-                    put = b"\x0a" + varint(len(row)) + row + head + value + after
-                    return b"Mutate", spec + b"\x12" + varint(len(put)) + put, decode_mutate
+                ((qualifier, value),) = arg.items()
+                qualifier, value = qualifier.encode(), value.encode()
+                head = heads.get((qualifier, len(value))) or head_of(qualifier, len(value))
+                put = b"\x0a" + varint(len(row)) + row + head + value + after
+                return b"Mutate", spec + b"\x12" + varint(len(put)) + put, decode_mutate
             cells = [(f.encode(), v.encode()) for f, v in arg.items()]
             return b"Mutate", spec + mutation(row, family, cells, durability), decode_mutate
 
