@@ -174,3 +174,47 @@ def test_the_compiled_deadline_says_what_the_lanes_closure_says():
     del engine._halt
     with pytest.raises(AttributeError):
         more()
+
+
+def _transactions(lane, rounds: int, n: int) -> list[tuple]:
+    """What lane.choose gives over `rounds` calls, with execute as its name (lanes differ)."""
+    return [(execute.__name__, args) for _ in range(rounds) for execute, args in lane.choose(n)]
+
+
+@needs_c
+@pytest.mark.parametrize("props", [
+    ["workloada", "recordcount=5000"],
+    ["workloadb", "recordcount=1000", "requestdistribution=uniform"],
+    ["workloadc", "recordcount=200", "readallfields=false"],
+    ["workloada", "recordcount=500", "readallfields=false", "fieldcount=3", "fieldlength=1"],
+    ["workloada", "recordcount=500", "writeallfields=true"],
+    ["workloada", "recordcount=500", "fieldlengthdistribution=uniform", "fieldlength=40"],
+    ["workloada", "recordcount=500", "dataintegrity=true"],
+    ["workloada", "recordcount=500", "fieldlength=2", "fieldcount=1"],
+    ["workloadd", "recordcount=500"],
+    ["workloade", "recordcount=500"],
+    ["workloadf", "recordcount=500", "readallfields=false"],
+    ["workloada", "recordcount=500", "readproportion=0.2", "updateproportion=0.3", "scanproportion=0.1",
+     "insertproportion=0.15", "readmodifywriteproportion=0.25", "requestdistribution=hotspot"],
+])
+@pytest.mark.parametrize("python_keys", [False, True])
+def test_the_compiled_choice_of_transactions_is_pythons_draw_for_draw(monkeypatch, props, python_keys):
+    """speedups.C.choose gives the transactions LaneWorkload.choose gives in Python, in the same
+    order from the same random stream, with the compiled key source and with Python's."""
+    if python_keys:
+        monkeypatch.setattr(speedups, "C", None)
+    python, compiled = _lane(props), _lane(props)
+    monkeypatch.undo()
+    if python_keys:  # Python's key source, the compiled choice around it
+        assert compiled._choose is None
+        compiled._choose = compiled._compiled_choose(compiled._discrete)
+    python._choose = None
+    assert compiled._choose is not None
+    want = _transactions(python, 40, 97)
+    got = _transactions(compiled, 40, 97)
+    assert got == want
+    assert python.rng.random() == compiled.rng.random()  # nothing drawn more or less
+    updates = [args for name, args in got if name == "update"]
+    if updates and not any(p.startswith(("fieldlength=", "dataintegrity=")) for p in props):
+        values = [v for _, _, row in updates for v in row.values()]
+        assert all(v.isascii() and v.isprintable() for v in values) and len(set(values)) > len(values) // 2

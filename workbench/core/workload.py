@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from functools import partial
 from time import perf_counter_ns
 
 from workbench.bindings.base import READ, UPDATE, Binding, Status
@@ -126,8 +127,10 @@ class LaneWorkload:
         self.next_key = self._key_source()
         # The next transaction as (execute, choose): the same draws as `ops`.
         choosers = self._choosers()
-        self._pick = (Discrete(rng, {choosers[op]: w for op, w in weights.items()}).next
-                      if weights else None)
+        self._discrete = discrete = (Discrete(rng, {choosers[op]: w for op, w in weights.items()})
+                                     if weights else None)
+        self._pick = discrete.next if discrete else None
+        self._choose = self._compiled_choose(discrete) if discrete and speedups.C is not None else None
         # How many transactions a lane may choose ahead (1: choose each when it runs).
         self.batch = 1
         if not spec.insertproportion and self.chooser is not keys.sequential:
@@ -227,6 +230,7 @@ class LaneWorkload:
 
             def write_values(key: str) -> dict[str, str]:
                 return one_field(key, fields[field_index()])
+        self._write_values_of_update = write_values
 
         def read_args():
             key = next_key()
@@ -256,11 +260,31 @@ class LaneWorkload:
             "DELETE": (self.delete, next_key),
         }
 
+    def _compiled_choose(self, discrete: Discrete):
+        """`choose`, compiled (speedups.C.choose): the same draws in the same order. A READ or an
+        UPDATE is made in C, with its one value where the field length is constant and values
+        are random; anything else by its Python chooser."""
+        if self.field_index.lo != 0 or self.field_index.n != len(self.fields):
+            return None
+        read, update = self._sequenced
+        kinds = {read: 0, update: 1}
+        entries = tuple((execute, kinds.get(execute, 2), args) for execute, args in discrete.values)
+        spec, values = self.spec, self.values
+        compiled_value = (values._constant is not None and not self.integrity
+                          and not spec.writeallfields)
+        length = values._constant if compiled_value else -1
+        ctx = (self.rng.random, tuple(discrete.cumulative), discrete.total, entries, self.next_key,
+               tuple(self.fields), spec.readallfields, self._read_all, length, self.rng.getrandbits,
+               8 * max(length, 0), self._write_values_of_update, READ, UPDATE)
+        return partial(speedups.C.choose, ctx)
+
     def choose(self, n: int) -> list[tuple]:
         """The next n transactions as (execute, argument), in the order they are to run.
 
         A READ's argument is (READ, key, fields) and an UPDATE's (UPDATE, key, values): the
         Steps that `run_sequence` hands to the binding as they are."""
+        if self._choose is not None:
+            return self._choose(n)
         pick = self._pick
         out = []
         append = out.append
