@@ -14,6 +14,11 @@ servers; each line also shows the two parts. Every run is a separate `workbench 
 (YCSB: `site.ycsb.Client -t`; latte: `latte run`), with this checkout's workbench first on
 PYTHONPATH.
 
+Each trial also shows `host`: the CPU milliseconds a fixed piece of pure Python took just before
+it, in this process. On a shared host every client's CPU per operation moves with it (the same
+code measured 1.5x apart within an hour of session 38); read figures of different runs together
+with it.
+
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
 --baseline: another checkout of the workbench (e.g. `git worktree add /tmp/base HEAD~1`); its
   runs of each client (named base:CLIENT) alternate with this checkout's, so a change is measured
@@ -61,6 +66,15 @@ def run_latte(argv: list[str]) -> tuple[str, CpuTime, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"latte failed:\n{text[-3000:]}")
     return text, CpuTime(usage.ru_utime, usage.ru_stime), time.perf_counter() - t0
+
+
+def host_ms() -> float:
+    """CPU milliseconds of a fixed piece of pure Python (dict stores, arithmetic): the host's speed now."""
+    t0 = time.process_time()
+    d: dict[int, int] = {}
+    for i in range(200_000):
+        d[i & 1023] = i * 3 + len(d)
+    return (time.process_time() - t0) * 1e3
 
 
 class Clients:
@@ -199,25 +213,28 @@ def main() -> None:
                     turn = rep % len(clients.tools)
                     tools = clients.tools[turn:] + clients.tools[:turn]
                     for tool in tools:
+                        host = host_ms()
                         short, _ = clients.run(tool, workload, lanes, args.short)
                         long, rate = clients.run(tool, workload, lanes, args.long)
                         per_op = 1e6 / (args.long - args.short)
                         us = (long - short) * per_op
                         user = (long.user - short.user) * per_op
                         system = (long.system - short.system) * per_op
-                        rows.append((workload, lanes, tool, us, rate, user, system))
+                        rows.append((workload, lanes, tool, us, rate, user, system, host))
                         print(f"workload {workload.upper()} {lanes:3d} in flight {tool:>11}: {us:6.1f} us/op "
                               f"steady (user {user:.1f} + system {system:.1f}; {short:.2f} s for "
-                              f"{args.short:,}, {long:.2f} s for {args.long:,}), {rate:,.0f} ops/s",
+                              f"{args.short:,}, {long:.2f} s for {args.long:,}), {rate:,.0f} ops/s, "
+                              f"host {host:.0f} ms",
                               flush=True)
     finally:
         clients.drop()
-    print("\nmedians: workload, in flight, client, steady us/op (user, system), ops/s of the long runs")
+    print("\nmedians: workload, in flight, client, steady us/op (user, system), ops/s of the long runs, "
+          "host ms")
     for key in dict.fromkeys(r[:3] for r in rows):
         mine = [r for r in rows if r[:3] == key]
-        us, rate, user, system = (statistics.median(r[k] for r in mine) for k in (3, 4, 5, 6))
+        us, rate, user, system, host = (statistics.median(r[k] for r in mine) for k in (3, 4, 5, 6, 7))
         print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>11}  {us:6.1f} us/op ({user:5.1f}, {system:4.1f})"
-              f"  {rate:8,.0f} ops/s")
+              f"  {rate:8,.0f} ops/s  host {host:3.0f} ms")
 
 
 if __name__ == "__main__":

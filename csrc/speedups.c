@@ -8,6 +8,7 @@
  * and test_hbase_native.py compare them), so a run's results do not depend on which one it
  * used; the run records which (environment.speedups).
  *
+ *   choose(ctx, n)    LaneWorkload.choose: a lane's next n transactions, draw for draw
  *   fnvhash64(n)      YCSB's Utils.fnvhash64 for a non-negative long (workbench/core/keys.py)
  *   KeyNamer(zeropadding, ordered)(n)
  *                     CoreWorkload.buildKeyName: "user" + zero padding + hashed or plain n
