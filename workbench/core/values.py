@@ -52,8 +52,10 @@ class ValueMaker:
         self.length_gen = length_gen
         self.longest = getattr(length_gen, "longest", spec.fieldlength)  # an upper bound per field
         self._constant = length_gen.next() if spec.fieldlengthdistribution == "constant" else None
-        if self._constant is not None and not self.integrity:  # the usual case, on the hot path
-            randbytes, n = rng.randbytes, self._constant
+        # The usual case, on the hot path: every value random_value(rng, random_length).
+        self.random_length = self._constant if not self.integrity else None
+        if self.random_length is not None:
+            randbytes, n = rng.randbytes, self.random_length
             self.one_field = lambda key, field: {field: randbytes(n).translate(_PRINTABLE).decode("ascii")}
 
     def _value(self, key: str, field: str) -> str:

@@ -269,10 +269,9 @@ class LaneWorkload:
         read, update = self._sequenced
         kinds = {read: 0, update: 1}
         entries = tuple((execute, kinds.get(execute, 2), args) for execute, args in discrete.values)
-        spec, values = self.spec, self.values
-        compiled_value = (values._constant is not None and not self.integrity
-                          and not spec.writeallfields)
-        length = values._constant if compiled_value else -1
+        spec = self.spec
+        random_length = None if spec.writeallfields else self.values.random_length
+        length = -1 if random_length is None else random_length
         ctx = (self.rng.random, tuple(discrete.cumulative), discrete.total, entries, self.next_key,
                tuple(self.fields), spec.readallfields, self._read_all, length, self.rng.getrandbits,
                8 * max(length, 0), self._write_values_of_update, READ, UPDATE)
