@@ -1,13 +1,32 @@
-"""from_counts builds exactly the histogram that recording every tally would build."""
+"""from_counts builds exactly the histogram that recording every tally would build, and
+summarize gives hdrh's own mean and percentiles: in Python and, where workbench._speedups is
+built, in C (tally and summarize), value for value."""
 
 import gc
 import random
 import weakref
 
+import pytest
+
+from workbench.core import speedups
+from workbench.metrics import histograms, snapshot
 from workbench.metrics.histograms import HIGHEST_US, decode, encode, from_counts, new_histogram
+from workbench.metrics.snapshot import OpStats, summarize
+
+PATHS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
+    speedups.C is None, reason="workbench._speedups is not built here"))]
 
 
-def test_from_counts_equals_recording_each_value():
+@pytest.fixture(params=PATHS)
+def path(request, monkeypatch):
+    """Each test below runs once on the Python loops and once on the compiled ones."""
+    c = speedups.C if request.param == "compiled" else None
+    monkeypatch.setattr(histograms, "_C", c)
+    monkeypatch.setattr(snapshot, "_C", c)
+    return request.param
+
+
+def test_from_counts_equals_recording_each_value(path):
     rng = random.Random(3)
     tallies: dict[int, int] = {}
     for _ in range(30_000):
@@ -26,8 +45,43 @@ def test_from_counts_equals_recording_each_value():
     assert decode(encode(built)).get_value_at_percentile(99.9) == ref.get_value_at_percentile(99.9)
 
 
-def test_from_counts_of_nothing_is_empty():
+def test_from_counts_of_nothing_is_empty(path):
     assert from_counts({}).get_total_count() == 0
+
+
+def test_from_counts_clamps_a_latency_below_zero_or_beyond_the_range(path):
+    h = from_counts({-5: 2, 3: 1, HIGHEST_US * 4: 1, 2**70: 1})
+    assert h.get_total_count() == 5
+    assert (h.min_value, h.max_value) == (0, HIGHEST_US)
+    assert h.counts[0] == 2  # the two below zero, as zeros
+    ref = new_histogram()
+    ref.record_value(0, 2)
+    ref.record_value(3, 1)
+    ref.record_value(HIGHEST_US, 2)
+    assert list(h.counts) == list(ref.counts)
+    assert (h.get_min_value(), h.get_max_value()) == (ref.get_min_value(), ref.get_max_value())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_loops_build_and_summarize_as_the_python_ones(seed, monkeypatch):
+    if speedups.C is None:
+        pytest.skip("workbench._speedups is not built here")
+    rng = random.Random(seed)
+    tallies: dict[int, int] = {}
+    for _ in range(rng.choice([1, 50, 5000])):
+        v = rng.choice([0, 1, 2047, 2048, 4095, 4096, HIGHEST_US, int(rng.lognormvariate(6 + seed, 2))])
+        tallies[v] = tallies.get(v, 0) + rng.choice([1, 3, 2**40])
+    wanted = (0.0, 0.1, 1.0, 25, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
+              99.9999, 99.99999, 100.0, 100.0, 250.0, 50.0)  # more than 16, repeats, beyond 100
+    results = {}
+    for which in ("compiled", "python"):
+        c = speedups.C if which == "compiled" else None
+        monkeypatch.setattr(histograms, "_C", c)
+        monkeypatch.setattr(snapshot, "_C", c)
+        h = from_counts(tallies)
+        results[which] = (list(h.counts), h.get_total_count(), h.get_min_value(), h.get_max_value(),
+                          summarize(h, wanted), OpStats.of(h))
+    assert results["compiled"] == results["python"]
 
 
 def test_dropped_histograms_are_freed_at_once_not_by_the_cycle_collector():
@@ -42,3 +96,15 @@ def test_dropped_histograms_are_freed_at_once_not_by_the_cycle_collector():
             assert ref() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_summarize_gives_hdrhs_own_mean_and_percentiles(path, seed):
+    rng = random.Random(seed)
+    h = new_histogram()
+    for _ in range(2000):
+        h.record_value(1 + int(rng.lognormvariate(6 + seed, 1.5)))
+    wanted = (0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0)
+    mean, percentiles = summarize(h, wanted)
+    assert mean == h.get_mean_value()
+    assert percentiles == {p: h.get_value_at_percentile(p) for p in wanted}
