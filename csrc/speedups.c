@@ -1,5 +1,5 @@
-/* workbench._speedups: a lane's hot path, compiled: the key choice, the lane's more(), and the
- * usual answers of the native CQL and HBase clients with their next requests.
+/* workbench._speedups: a lane's hot path, compiled: the key choice, the lane's more(), a tick's
+ * histograms, and the usual answers of the native CQL and HBase clients with their next requests.
  *
  * An optional accelerator: setup.py builds it where a C compiler and Python's headers exist,
  * and workbench/core/speedups.py falls back to the same code in Python where it does not (or
@@ -9,6 +9,9 @@
  * used; the run records which (environment.speedups).
  *
  *   choose(ctx, n)    LaneWorkload.choose: a lane's next n transactions, draw for draw
+ *   tally(...), summarize(...)
+ *                     a tick's histograms: from_counts's loop and summarize's walk
+ *                     (workbench/metrics/histograms.py, snapshot.py), value for value
  *   fnvhash64(n)      YCSB's Utils.fnvhash64 for a non-negative long (workbench/core/keys.py)
  *   KeyNamer(zeropadding, ordered)(n)
  *                     CoreWorkload.buildKeyName: "user" + zero padding + hashed or plain n
