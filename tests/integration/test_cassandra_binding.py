@@ -293,9 +293,11 @@ def test_node_frozen_mid_run_times_out_counts_errors_and_recovers(cassandra_node
     assert run_phase("load", [], [*common, "threadcount=8"]).operations == 500
     provider = LocalProvider(state_dir=cassandra_node.run_dir.parent.parent, progress=False)
     name = cassandra_node.nodes[0].name
+    # Paced, 32 lanes: 1000 ops/s is reachable while each operation takes up to 30 ms, as on
+    # a machine whose cores two busy loops pin (8 lanes reached 430-650 ops/s there).
     proc = workbench_run(tmp_path, [*common, "operationcount=0", "maxexecutiontime=10",
                                     "cassandra.readtimeoutmillis=1000", "status.interval=1"],
-                         "-threads", "8", *(["-target", "1000"] if paced else []))
+                         *(["-threads", "32", "-target", "1000"] if paced else ["-threads", "8"]))
     try:
         # paced: 700 of 1000 ops/s, every lane connected; unpaced, any steady rate: a loaded
         # machine's unpaced python-driver run took 5 of its 10 s to reach 700 ops/s (CI
@@ -321,9 +323,12 @@ def test_node_killed_mid_run_with_two_workers_ends_and_counts_errors(cassandra_n
     assert run_phase("load", [], [*common, "threadcount=8"]).operations == 500
     provider = LocalProvider(state_dir=cassandra_node.run_dir.parent.parent, progress=False)
     name = cassandra_node.nodes[0].name
-    proc = workbench_run(tmp_path, [*common, "operationcount=0", "maxexecutiontime=8",
+    # 16 lanes a worker: each worker's 500 ops/s is reachable while an operation takes up to
+    # 30 ms (with 4 lanes a worker, two busy loops on the cores held the run to 430-650 ops/s,
+    # and its 8 s ended before it reached 700: CI rehearsal, session 39).
+    proc = workbench_run(tmp_path, [*common, "operationcount=0", "maxexecutiontime=10",
                                     "cassandra.readtimeoutmillis=1000", "status.interval=1"],
-                         "-threads", "8", "-target", "1000", "--workers", "2")
+                         "-threads", "32", "-target", "1000", "--workers", "2")
     try:
         wait_until_running(proc, 700)  # both workers (500 ops/s each) are connected
         time.sleep(1.0)
