@@ -574,6 +574,8 @@ receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
     return buf;
 }
 
+static PyObject *conn_flush(PyObject *conn, PyObject *unused);
+
 /* buffer_updated's end (its finally, then the write): the first `at` bytes, answered, leave the
  * buffer even after an error (`failed`: one is set, and kept), _receiving is cleared, and the
  * requests the answers made go out in one write. Steals buf. */
@@ -605,7 +607,7 @@ receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int fail
     if (pending < 0)
         return NULL;
     if (pending)
-        return PyObject_CallMethodNoArgs(conn, s_flush);
+        return conn_flush(conn, NULL);
     Py_RETURN_NONE;
 }
 
@@ -1014,12 +1016,9 @@ done:
 }
 
 static PyObject *
-cql_receive(PyObject *module, PyObject *args)
+cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
 {
-    PyObject *conn;
-    Py_ssize_t nbytes, n;
-    if (!PyArg_ParseTuple(args, "On:cql_receive", &conn, &nbytes))
-        return NULL;
+    Py_ssize_t n;
     PyObject *buf = receive_begin(conn, nbytes, &n);
     if (buf == NULL)
         return NULL;
@@ -1068,6 +1067,16 @@ cql_receive(PyObject *module, PyObject *args)
         }
     }
     return receive_end(conn, buf, n, at, failed);
+}
+
+static PyObject *
+cql_receive(PyObject *module, PyObject *args)
+{
+    PyObject *conn;
+    Py_ssize_t nbytes;
+    if (!PyArg_ParseTuple(args, "On:cql_receive", &conn, &nbytes))
+        return NULL;
+    return cql_receive_impl(conn, nbytes);
 }
 
 /* -- the native HBase client's answers (workbench/bindings/hbase_native.py) -------------------- *
@@ -1480,12 +1489,9 @@ done:
 }
 
 static PyObject *
-hbase_receive(PyObject *module, PyObject *args)
+hbase_receive_impl(PyObject *conn, Py_ssize_t nbytes)
 {
-    PyObject *conn;
-    Py_ssize_t nbytes, n;
-    if (!PyArg_ParseTuple(args, "On:hbase_receive", &conn, &nbytes))
-        return NULL;
+    Py_ssize_t n;
     PyObject *buf = receive_begin(conn, nbytes, &n);
     if (buf == NULL)
         return NULL;
@@ -1513,6 +1519,368 @@ hbase_receive(PyObject *module, PyObject *args)
         at = end;
     }
     return receive_end(conn, buf, n, at, failed);
+}
+
+static PyObject *
+hbase_receive(PyObject *module, PyObject *args)
+{
+    PyObject *conn;
+    Py_ssize_t nbytes;
+    if (!PyArg_ParseTuple(args, "On:hbase_receive", &conn, &nbytes))
+        return NULL;
+    return hbase_receive_impl(conn, nbytes);
+}
+
+/* -- a connection's loop hooks, without a Python frame a wake-up ------------------------------ *
+ *
+ * hooks(conn, kind) gives (get_buffer, buffer_updated, _flush) as builtins bound to conn, for
+ * the connection to set on itself (the loop then calls them as it would its methods, and a
+ * request's call_soon(self._flush) finds the compiled one): BufferedConnection.get_buffer,
+ * cql_receive or hbase_receive (kind "cql" or "hbase"), and SharedConnection._flush. Each wake-up
+ * of the loop calls all three; as methods, that is three Python frames a wake-up. */
+
+static PyObject *s_view, *s_transport, *s_write, *join_bytes; /* join_bytes: b"".join */
+
+/* BufferedConnection.get_buffer: the free part of the receive buffer; a full buffer grows in
+ * the Python method (the class's), which this does not repeat. */
+static PyObject *
+conn_get_buffer(PyObject *conn, PyObject *sizehint)
+{
+    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
+    if (n_obj == NULL)
+        return NULL;
+    Py_ssize_t n = PyLong_AsSsize_t(n_obj);
+    Py_DECREF(n_obj);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    if (buf == NULL)
+        return NULL;
+    int full = !PyByteArray_CheckExact(buf) || n >= PyByteArray_GET_SIZE(buf) || n < 0;
+    Py_DECREF(buf);
+    if (full) {
+        PyObject *method = PyObject_GetAttrString((PyObject *)Py_TYPE(conn), "get_buffer");
+        if (method == NULL)
+            return NULL;
+        PyObject *call_args[2] = {conn, sizehint};
+        PyObject *r = PyObject_Vectorcall(method, call_args, 2, NULL);
+        Py_DECREF(method);
+        return r;
+    }
+    PyObject *view = PyObject_GetAttr(conn, s_view);
+    if (view == NULL)
+        return NULL;
+    PyObject *part = PySequence_GetSlice(view, n, PY_SSIZE_T_MAX);
+    Py_DECREF(view);
+    return part;
+}
+
+/* SharedConnection._flush: what waits in _out, in one write (none once the connection broke). */
+static PyObject *
+conn_flush(PyObject *conn, PyObject *unused)
+{
+    PyObject *out = PyObject_GetAttr(conn, s_out);
+    if (out == NULL)
+        return NULL;
+    PyObject *fresh = PyList_New(0);
+    if (fresh == NULL || PyObject_SetAttr(conn, s_out, fresh) < 0) {
+        Py_XDECREF(fresh);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(fresh);
+    PyObject *result = NULL, *transport = NULL, *data = NULL;
+    transport = PyObject_GetAttr(conn, s_transport);
+    if (transport == NULL)
+        goto done;
+    int healthy = transport == Py_None ? 0 : attr_is_none(conn, s_broken);
+    if (healthy < 0)
+        goto done;
+    if (healthy) {
+        data = PyObject_CallOneArg(join_bytes, out);
+        PyObject *r = data ? PyObject_CallMethodOneArg(transport, s_write, data) : NULL;
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    result = Py_NewRef(Py_None);
+done:
+    Py_DECREF(out);
+    Py_XDECREF(transport);
+    Py_XDECREF(data);
+    return result;
+}
+
+static PyObject *
+conn_cql_receive(PyObject *conn, PyObject *nbytes)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(nbytes);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    return cql_receive_impl(conn, n);
+}
+
+static PyObject *
+conn_hbase_receive(PyObject *conn, PyObject *nbytes)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(nbytes);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    return hbase_receive_impl(conn, n);
+}
+
+static PyMethodDef hook_get_buffer = {"get_buffer", conn_get_buffer, METH_O,
+                                      PyDoc_STR("BufferedConnection.get_buffer, compiled.")};
+static PyMethodDef hook_flush = {"_flush", conn_flush, METH_NOARGS, PyDoc_STR("SharedConnection._flush, compiled.")};
+static PyMethodDef hook_cql = {"buffer_updated", conn_cql_receive, METH_O, PyDoc_STR("cql_receive(conn, nbytes).")};
+static PyMethodDef hook_hbase = {"buffer_updated", conn_hbase_receive, METH_O,
+                                 PyDoc_STR("hbase_receive(conn, nbytes).")};
+
+static PyObject *
+speedups_hooks(PyObject *module, PyObject *args)
+{
+    PyObject *conn;
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "Os:hooks", &conn, &kind))
+        return NULL;
+    PyMethodDef *receive = strcmp(kind, "cql") == 0 ? &hook_cql : strcmp(kind, "hbase") == 0 ? &hook_hbase : NULL;
+    if (receive == NULL) {
+        PyErr_Format(PyExc_ValueError, "hooks: kind is \"cql\" or \"hbase\", not %.50s", kind);
+        return NULL;
+    }
+    PyObject *get_buffer = PyCFunction_New(&hook_get_buffer, conn);
+    PyObject *updated = get_buffer ? PyCFunction_New(receive, conn) : NULL;
+    PyObject *flush = updated ? PyCFunction_New(&hook_flush, conn) : NULL;
+    PyObject *r = flush ? PyTuple_Pack(3, get_buffer, updated, flush) : NULL;
+    Py_XDECREF(get_buffer);
+    Py_XDECREF(updated);
+    Py_XDECREF(flush);
+    return r;
+}
+
+/* -- record: a sequence's outcomes into the lane's meters ------------------------------------ *
+ *
+ * record(steps, outcomes, m_read, m_update, READ, OK) is LaneWorkload.run_sequence's loop where
+ * no read is verified: outcome k (status, t0, t1, row) of step k (op, key, arg) is
+ * Meter.record(status, t0, t1, 0) of m_read if op == READ, else of m_update. An OK outcome is
+ * tallied here as Meter.record does it (ok[(t1 - t0) // 1000] += 1, n_ok += 1); any other goes
+ * to the meter's record. Gives how many outcomes were recorded (outcomes may be a prefix). */
+
+static PyObject *s_ok, *s_n_ok, *s_record, *zero; /* zero: 0, the unpaced intended start */
+
+/* d[key] += 1 for an int key and count. 0, or -1 with an error. */
+static int
+tally_one(PyObject *d, long long key)
+{
+    PyObject *k = PyLong_FromLongLong(key);
+    if (k == NULL)
+        return -1;
+    PyObject *old = PyDict_GetItemWithError(d, k); /* borrowed */
+    long long count = 0;
+    if (old == NULL && PyErr_Occurred())
+        goto fail;
+    if (old != NULL) {
+        count = PyLong_AsLongLong(old);
+        if (count == -1 && PyErr_Occurred())
+            goto fail;
+    }
+    PyObject *v = PyLong_FromLongLong(count + 1);
+    if (v == NULL)
+        goto fail;
+    int r = PyDict_SetItem(d, k, v);
+    Py_DECREF(v);
+    Py_DECREF(k);
+    return r;
+fail:
+    Py_DECREF(k);
+    return -1;
+}
+
+/* Python's floor division by 1000, for a difference of perf_counter_ns values. */
+static inline long long
+floor_us(long long ns)
+{
+    return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000);
+}
+
+static PyObject *
+speedups_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "record(steps, outcomes, m_read, m_update, READ, OK)");
+        return NULL;
+    }
+    PyObject *READ = args[4], *OK = args[5];
+    PyObject *meters[2] = {args[2], args[3]}, *oks[2] = {NULL, NULL};
+    long long n_ok[2] = {0, 0};
+    PyObject *steps = PySequence_Fast(args[0], "record: steps must be a sequence");
+    PyObject *outcomes = steps ? PySequence_Fast(args[1], "record: outcomes must be a sequence") : NULL;
+    if (outcomes == NULL) {
+        Py_XDECREF(steps);
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(outcomes), done = 0;
+    if (PySequence_Fast_GET_SIZE(steps) < count)
+        count = PySequence_Fast_GET_SIZE(steps);
+    for (int m = 0; m < 2; m++) {
+        oks[m] = PyObject_GetAttr(meters[m], s_ok);
+        if (oks[m] == NULL)
+            goto finish;
+        if (!PyDict_CheckExact(oks[m])) {
+            PyErr_SetString(PyExc_TypeError, "record: a meter's ok must be a dict");
+            goto finish;
+        }
+    }
+    for (; done < count; done++) {
+        PyObject *step = PySequence_Fast_GET_ITEM(steps, done), *outcome = PySequence_Fast_GET_ITEM(outcomes, done);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) < 1 || !PyTuple_Check(outcome)
+            || PyTuple_GET_SIZE(outcome) != 4) {
+            PyErr_SetString(PyExc_TypeError, "record: a step is (op, key, arg), an outcome (status, t0, t1, row)");
+            goto finish;
+        }
+        int is_read = PyObject_RichCompareBool(PyTuple_GET_ITEM(step, 0), READ, Py_EQ);
+        if (is_read < 0)
+            goto finish;
+        int m = is_read ? 0 : 1;
+        PyObject *status = PyTuple_GET_ITEM(outcome, 0), *t0 = PyTuple_GET_ITEM(outcome, 1);
+        PyObject *t1 = PyTuple_GET_ITEM(outcome, 2);
+        if (status != OK) {
+            PyObject *call_args[5] = {meters[m], status, t0, t1, zero};
+            PyObject *r = PyObject_VectorcallMethod(s_record, call_args, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            if (r == NULL)
+                goto finish;
+            Py_DECREF(r);
+            continue;
+        }
+        long long a = PyLong_AsLongLong(t0), b = a == -1 && PyErr_Occurred() ? 0 : PyLong_AsLongLong(t1);
+        if (PyErr_Occurred())
+            goto finish;
+        if (tally_one(oks[m], floor_us(b - a)) < 0)
+            goto finish;
+        n_ok[m]++;
+    }
+finish:;
+    /* what was tallied is counted, even after an error */
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    int failed = exc_type != NULL;
+    for (int m = 0; m < 2; m++) {
+        if (n_ok[m] == 0)
+            continue;
+        PyObject *old = PyObject_GetAttr(meters[m], s_n_ok);
+        PyObject *add = old ? PyLong_FromLongLong(n_ok[m]) : NULL;
+        PyObject *sum = add ? PyNumber_Add(old, add) : NULL;
+        if (sum == NULL || PyObject_SetAttr(meters[m], s_n_ok, sum) < 0) {
+            if (!failed)
+                PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+            else
+                PyErr_Clear();
+            failed = 1;
+        }
+        Py_XDECREF(old);
+        Py_XDECREF(add);
+        Py_XDECREF(sum);
+    }
+    Py_XDECREF(oks[0]);
+    Py_XDECREF(oks[1]);
+    Py_DECREF(steps);
+    Py_DECREF(outcomes);
+    if (failed) {
+        PyErr_Restore(exc_type, exc_value, exc_tb);
+        return NULL;
+    }
+    return PyLong_FromSsize_t(done);
+}
+
+/* -- outcomes: the CQL binding's answers as a sequence's outcomes ------------------------------ *
+ *
+ * outcomes(steps, answers, READ, OK, NOT_FOUND, failed, row_of, without_nulls) is the loop at the
+ * end of CassandraBinding.sequence: answer k (ok, value, t0, t1) of step k (op, key, arg) becomes
+ * (failed(value), t0, t1, None) if not ok; (OK, t0, t1, None) for an update; for a read, its row
+ * (row_of(value): a list's first item, None for an empty list or None, row_of's for any other
+ * value) as (NOT_FOUND, t0, t1, None) when there is none, else (OK, t0, t1, row), a dict row
+ * through without_nulls. Answers may be a prefix of the steps. */
+
+static PyObject *
+speedups_outcomes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "outcomes(steps, answers, READ, OK, NOT_FOUND, failed, row_of, without_nulls)");
+        return NULL;
+    }
+    PyObject *READ = args[2], *OK = args[3], *NOT_FOUND = args[4], *failed = args[5], *row_of = args[6];
+    PyObject *without_nulls = args[7];
+    PyObject *steps = PySequence_Fast(args[0], "outcomes: steps must be a sequence");
+    PyObject *answers = steps ? PySequence_Fast(args[1], "outcomes: answers must be a sequence") : NULL;
+    if (answers == NULL) {
+        Py_XDECREF(steps);
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(answers);
+    if (PySequence_Fast_GET_SIZE(steps) < count)
+        count = PySequence_Fast_GET_SIZE(steps);
+    PyObject *out = PyList_New(count);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *step = PySequence_Fast_GET_ITEM(steps, k), *answer = PySequence_Fast_GET_ITEM(answers, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) < 1 || !PyTuple_Check(answer)
+            || PyTuple_GET_SIZE(answer) != 4) {
+            PyErr_SetString(PyExc_TypeError, "outcomes: a step is (op, key, arg), an answer (ok, value, t0, t1)");
+            goto fail;
+        }
+        PyObject *value = PyTuple_GET_ITEM(answer, 1), *t0 = PyTuple_GET_ITEM(answer, 2);
+        PyObject *t1 = PyTuple_GET_ITEM(answer, 3);
+        int ok = PyObject_IsTrue(PyTuple_GET_ITEM(answer, 0));
+        int is_read = ok > 0 ? PyObject_RichCompareBool(PyTuple_GET_ITEM(step, 0), READ, Py_EQ) : 0;
+        if (ok < 0 || is_read < 0)
+            goto fail;
+        PyObject *status, *row = NULL;
+        if (!ok) {
+            status = PyObject_CallOneArg(failed, value);
+            if (status == NULL)
+                goto fail;
+        } else if (!is_read) {
+            status = Py_NewRef(OK);
+        } else {
+            if (value == Py_None)
+                row = Py_NewRef(Py_None);
+            else if (PyList_CheckExact(value))
+                row = Py_NewRef(PyList_GET_SIZE(value) ? PyList_GET_ITEM(value, 0) : Py_None);
+            else if ((row = PyObject_CallOneArg(row_of, value)) == NULL)
+                goto fail;
+            if (row == Py_None) {
+                status = Py_NewRef(NOT_FOUND);
+            } else {
+                status = Py_NewRef(OK);
+                if (PyDict_Check(row)) {
+                    PyObject *kept = PyObject_CallOneArg(without_nulls, row);
+                    Py_SETREF(row, kept);
+                    if (row == NULL) {
+                        Py_DECREF(status);
+                        goto fail;
+                    }
+                }
+            }
+            if (status == NOT_FOUND)
+                Py_CLEAR(row);
+        }
+        PyObject *outcome = PyTuple_Pack(4, status, t0, t1, row ? row : Py_None);
+        Py_DECREF(status);
+        Py_XDECREF(row);
+        if (outcome == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, k, outcome);
+    }
+    Py_DECREF(steps);
+    Py_DECREF(answers);
+    return out;
+fail:
+    Py_DECREF(steps);
+    Py_DECREF(answers);
+    Py_XDECREF(out);
+    return NULL;
 }
 
 /* -- choose: a lane's next transactions ------------------------------------------------------ */
@@ -1893,6 +2261,13 @@ static PyMethodDef methods[] = {
     {"hbase_receive", hbase_receive, METH_VARARGS,
      PyDoc_STR("hbase_receive(conn, nbytes): RpcConnection.buffer_updated, its usual answers in C.")},
     {"cql_setup", cql_setup, METH_VARARGS, PyDoc_STR("cql_setup(_Chain, LazyRow): the classes cql_receive knows.")},
+    {"record", (PyCFunction)(void (*)(void))speedups_record, METH_FASTCALL,
+     PyDoc_STR("record(steps, outcomes, m_read, m_update, READ, OK): run_sequence's recording.")},
+    {"outcomes", (PyCFunction)(void (*)(void))speedups_outcomes, METH_FASTCALL,
+     PyDoc_STR("outcomes(steps, answers, READ, OK, NOT_FOUND, failed, row_of, without_nulls): "
+               "CassandraBinding.sequence's answers as outcomes.")},
+    {"hooks", speedups_hooks, METH_VARARGS,
+     PyDoc_STR("hooks(conn, kind): (get_buffer, buffer_updated, _flush) compiled, bound to conn.")},
     {"cql_receive", cql_receive, METH_VARARGS,
      PyDoc_STR("cql_receive(conn, nbytes): CqlConnection.buffer_updated, its usual answers in C.")},
     {NULL, NULL, 0, NULL},
@@ -1922,13 +2297,18 @@ PyInit__speedups(void)
         {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
         {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
         {&s_decode, "decode"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
+        {&s_view, "_view"}, {&s_ok, "ok"}, {&s_n_ok, "n_ok"}, {&s_record, "record"}, {&s_transport, "transport"}, {&s_write, "write"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         *names[i].name = PyUnicode_InternFromString(names[i].text);
         if (*names[i].name == NULL)
             return NULL;
     }
-    if (limit_name == NULL || PyType_Ready(&KeyNamerType) < 0 || PyType_Ready(&ZipfianKeysType) < 0
+    PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
+    join_bytes = empty ? PyObject_GetAttrString(empty, "join") : NULL;
+    zero = PyLong_FromLong(0);
+    Py_XDECREF(empty);
+    if (limit_name == NULL || join_bytes == NULL || zero == NULL || PyType_Ready(&KeyNamerType) < 0 || PyType_Ready(&ZipfianKeysType) < 0
         || PyType_Ready(&DeadlineType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

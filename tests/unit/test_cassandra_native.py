@@ -9,6 +9,7 @@ late answers to timed-out requests, the routing when nodes are down.
 from __future__ import annotations
 
 import asyncio
+import random
 from struct import pack
 from types import SimpleNamespace
 
@@ -16,7 +17,7 @@ import pytest
 from loopback import Transport, both_receive_paths  # tests/ is on sys.path
 
 from workbench.bindings import cassandra_native as cn
-from workbench.bindings.cassandra import _without_nulls
+from workbench.bindings.cassandra import _without_nulls, outcomes
 from workbench.bindings.cassandra_errors import QueryFailed
 
 VARCHAR, INT = 0x000D, 0x0009
@@ -252,6 +253,84 @@ def test_answers_split_across_reads_out_of_order_with_warnings_and_late_ones_dro
         assert isinstance(conn.broken, ConnectionError)
 
     asyncio.run(scenario())
+
+
+def test_an_answer_larger_than_the_buffer_grows_it_and_the_loops_calls_are_compiled_where_built(receive_path):
+    """A Rows answer of 150,000 bytes, fed as a socket would fill the free part of the buffer:
+    the buffer doubles (twice) and the answer comes whole. With the extension, the loop's three
+    calls a wake-up (get_buffer, buffer_updated, _flush) are its builtins bound to the connection."""
+    async def scenario():
+        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn.connection_made(Transport())
+        hooks = (conn.get_buffer, conn.buffer_updated, conn._flush)
+        kind = "builtin_function_or_method" if receive_path == "C" else "method"
+        assert all(type(h).__name__ == kind for h in hooks)
+        stmt = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0])
+        future = asyncio.get_running_loop().create_future()
+        call = cn._One(future)
+        call.stmt, call.body = stmt, stmt.body(("k",))
+        conn.send(call, cn.EXECUTE, call.body)
+        await asyncio.sleep(0)  # the flush (the compiled _flush, where built, as call_soon's callback)
+        assert conn.transport.written == cn.HEADER.pack(4, 0, 0, cn.EXECUTE, len(call.body)) + call.body
+        value = b"abcdefghij" * 15_000
+        data = frame(0, cn.RESULT, rows_body([[value]], 1))
+        at, free = 0, []
+        while at < len(data):
+            buf = conn.get_buffer(-1)
+            size = min(len(buf), len(data) - at)
+            buf[:size] = data[at:at + size]
+            conn.buffer_updated(size)
+            free.append(len(buf))
+            at += size
+        assert free == [65536, 65536, 131072]  # full at 64 KiB and at 128 KiB: doubled each time
+        assert len(conn._in) == 262144 and conn._n == 0 and conn._inflight == {}
+        return [dict(r) for r in future.result()], value.decode()
+
+    rows, value = asyncio.run(scenario())
+    assert rows == [{"f0": value}]
+
+
+def test_the_compiled_outcomes_of_a_chain_are_the_pythons():
+    """speedups.C.outcomes is cassandra.outcomes: failures through failed(), updates OK, a read's
+    first row (a dict without its nulls) or NOT_FOUND, for answers that are a prefix of the steps."""
+    if COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+    from workbench.bindings.base import READ, UPDATE, Status
+
+    class Rows:  # a result that is not a list: row_of decides
+        def __init__(self, rows):
+            self.rows = rows
+
+    def row_of(value):
+        if isinstance(value, Rows):
+            return value.rows[0] if value.rows else None
+        return cn.NativeSession.row(value)
+
+    rng = random.Random(5)
+    lazy = object()
+    values = [[lazy], [{"f0": "a", "f1": None}], [{"f0": "b"}], [], None, Rows([{"f2": None}]), Rows([]),
+              [lazy, lazy]]
+    for _ in range(60):
+        steps = [(rng.choice([READ, UPDATE]), "k", None) for _ in range(rng.randint(0, 40))]
+        answers = []
+        for _ in range(rng.randint(0, len(steps))):
+            t0 = rng.randint(0, 10**12)
+            ok = rng.random() < 0.8
+            value = rng.choice(values) if ok else QueryFailed(rng.choice(["ReadTimeout", "Unavailable"]), "x")
+            answers.append((ok, value, t0, t0 + rng.randint(0, 10**6)))
+        got = {}
+        for name, fn in (("C", COMPILED.outcomes), ("Python", outcomes)):
+            kinds = []
+
+            def failed(exc, kinds=kinds):
+                kinds.append(exc.kind)
+                return Status.ERROR
+
+            out = fn(steps, answers, READ, Status.OK, Status.NOT_FOUND, failed, row_of, _without_nulls)
+            rows = [(s, t0, t1, row if row is lazy or row is None else dict(row)) for s, t0, t1, row in out]
+            got[name] = (rows, kinds)
+        assert got["C"] == got["Python"]
+        assert len(got["C"][0]) == len(answers)
 
 
 def test_a_chain_whose_steps_all_fail_at_once_ends_without_recursing():

@@ -218,3 +218,54 @@ def test_the_compiled_choice_of_transactions_is_pythons_draw_for_draw(monkeypatc
     if updates and not any(p.startswith(("fieldlength=", "dataintegrity=")) for p in props):
         values = [v for _, _, row in updates for v in row.values()]
         assert all(v.isascii() and v.isprintable() for v in values) and len(set(values)) > len(values) // 2
+
+
+def _meters(recorder) -> dict:
+    return {name: (m.ok, m.failed, m.iok, m.ifailed, m.n_ok, {s.value: n for s, n in m.returns.items()})
+            for name, m in recorder.meters.items()}
+
+
+@needs_c
+def test_the_compiled_recording_of_a_sequence_tallies_as_the_meters_record_does():
+    """speedups.C.record is run_sequence's loop (Meter.record of READ's or UPDATE's meter per
+    outcome): the same tallies, counts and statuses, for outcomes that are a prefix of the steps."""
+    from workbench.bindings.base import READ, UPDATE, Status
+    from workbench.metrics.recorder import Recorder
+
+    rng = random.Random(27)
+    statuses = [Status.OK] * 6 + [Status.NOT_FOUND, Status.ERROR, Status.BATCHED_OK, Status.UNEXPECTED_STATE]
+    for trial in range(40):
+        steps = [(rng.choice([READ, UPDATE]), f"user{i}", None) for i in range(rng.randint(0, 70))]
+        outcomes = []
+        for _ in range(rng.randint(0, len(steps))):
+            t0 = rng.randint(0, 10**13)
+            took = rng.choice([0, 1, 999, 1000, 1001, 123_456, 10**10, -1, -1000, -1001,
+                               rng.randint(0, 10**7)])
+            outcomes.append((rng.choice(statuses), t0, t0 + took, None))
+        python, compiled = Recorder(), Recorder()
+        for r in (python, compiled):  # (the lane makes both before it runs anything)
+            r.meter("READ"), r.meter("UPDATE")
+        for (op, _, _), (status, t0, t1, _) in zip(steps, outcomes, strict=False):
+            python.meter("READ" if op == READ else "UPDATE").record(status, t0, t1, 0)
+        if trial % 2:  # what a meter held before stays, and is added to
+            for r in (python, compiled):
+                r.meter("READ").record(Status.OK, 0, 5_000, 0)
+                r.meter("UPDATE").record(Status.ERROR, 0, 7_000, 0)
+        read, update = compiled.meter("READ"), compiled.meter("UPDATE")
+        ran = speedups.C.record(steps, outcomes, read, update, READ, Status.OK)
+        assert ran == len(outcomes)
+        assert _meters(compiled) == _meters(python)
+
+
+@needs_c
+def test_the_compiled_recording_keeps_what_it_tallied_before_an_outcome_it_cannot_read():
+    from workbench.bindings.base import READ, UPDATE, Status
+    from workbench.metrics.recorder import Recorder
+
+    recorder = Recorder()
+    read, update = recorder.meter("READ"), recorder.meter("UPDATE")
+    steps = [(READ, "a", None), (UPDATE, "b", {}), (READ, "c", None)]
+    outcomes = [(Status.OK, 0, 2_000, None), (Status.OK, 0, 3_500, None), (Status.OK, 0)]
+    with pytest.raises(TypeError, match="outcome"):
+        speedups.C.record(steps, outcomes, read, update, READ, Status.OK)
+    assert (read.ok, read.n_ok, update.ok, update.n_ok) == ({2: 1}, 1, {3: 1}, 1)

@@ -30,9 +30,11 @@ from workbench.bindings.base import READ, Binding, Outcome, ReadRow, Row, Status
 from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.bindings.cassandra_options import parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
+from workbench.core import speedups
 
 _ERROR = Status.ERROR
 _OK = Status.OK
+_NOT_FOUND = Status.NOT_FOUND
 
 __all__ = ["CassandraBinding", "QueryFailed", "kind_of"]  # the errors live in cassandra_errors.py
 
@@ -42,6 +44,30 @@ def _without_nulls(row: ReadRow) -> ReadRow:
     if isinstance(row, dict) and None in row.values():
         return {f: v for f, v in row.items() if v is not None}
     return row
+
+
+def outcomes(steps: Sequence[Step], answers: Sequence[tuple], read: str, ok: Status, not_found: Status,
+             failed: Callable[[BaseException], Status], row_of: Callable[[Any], ReadRow | None],
+             without_nulls: Callable[[ReadRow], ReadRow]) -> list[Outcome]:
+    """A chain's answers (ok, value, t0, t1) as the outcomes of its steps (a prefix of them):
+    a failure's status, an update's OK, a read's row or NOT_FOUND. speedups.C.outcomes is this,
+    compiled (tests/unit/test_cassandra_native.py compares them)."""
+    out: list[Outcome] = []
+    for (op, _, _), (answered, value, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
+        if not answered:
+            out.append((failed(value), t0, t1, None))
+        elif op != read:
+            out.append((ok, t0, t1, None))
+        else:
+            row = row_of(value)
+            if row is None:
+                out.append((not_found, t0, t1, None))
+                continue
+            out.append((ok, t0, t1, without_nulls(row)))
+    return out
+
+
+_outcomes = speedups.C.outcomes if speedups.C is not None else outcomes
 
 
 class CassandraBinding(Binding):
@@ -172,20 +198,7 @@ class CassandraBinding(Binding):
         except self._errors:  # a shape that cannot be prepared: each step reports it
             return await super().sequence(table, steps, more)
         answers = await self.db.chain(pending, more)
-        out: list[Outcome] = []
-        row_of, failed, without_nulls = self._row, self._failed, _without_nulls
-        for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
-            if not ok:
-                out.append((failed(answer), t0, t1, None))
-            elif op != READ:
-                out.append((_OK, t0, t1, None))
-            else:
-                row = row_of(answer)
-                if row is None:
-                    out.append((Status.NOT_FOUND, t0, t1, None))
-                    continue
-                out.append((_OK, t0, t1, without_nulls(row)))
-        return out
+        return _outcomes(steps, answers, READ, _OK, _NOT_FOUND, self._failed, self._row, _without_nulls)
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
         shape = self.fields if fields is None else tuple(fields)

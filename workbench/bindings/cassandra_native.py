@@ -538,6 +538,8 @@ class CqlConnection(SharedConnection):
         self._orphans: set[int] = set()  # timed out: the id is reused only once its answer came
         self._stream = 0
         self.on_lost: Callable[[CqlConnection], None] | None = None
+        if _fast is not None:  # the loop's three calls a wake-up, without a Python frame each
+            self.get_buffer, self.buffer_updated, self._flush = _fast.hooks(self, "cql")
 
     # -- sending -----------------------------------------------------------------------------------
 

@@ -309,6 +309,8 @@ class RpcConnection(SharedConnection):
         super().__init__(timeout_s, where, 65536)  # _inflight: call id -> _Chain
         self.user = user
         self._call_id = 0
+        if _fast is not None:  # the loop's three calls a wake-up, without a Python frame each
+            self.get_buffer, self.buffer_updated, self._flush = _fast.hooks(self, "hbase")
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
