@@ -451,16 +451,80 @@ be32(const unsigned char *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
+/* Slots by offset. An object of exactly a class with __slots__ keeps each slot at a fixed
+ * offset, which the slot's member descriptor gives; for the classes the setup functions are
+ * given (and objects checked to be of exactly that class), C reads and writes the slots there,
+ * without PyObject_GetAttr's lookups of the type and the descriptor. slot_get gives a new
+ * reference, or NULL with AttributeError for a slot never set, as getattr would. */
+static int
+slot_offset(PyObject *type, PyObject *name, Py_ssize_t *offset)
+{
+    PyObject *descr = PyObject_GetAttr(type, name);
+    if (descr == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        descr = Py_NewRef(Py_None);
+    }
+    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type)
+             && ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX
+             && !(((PyMemberDescrObject *)descr)->d_member->flags & READONLY);
+    if (ok)
+        *offset = ((PyMemberDescrObject *)descr)->d_member->offset;
+    Py_DECREF(descr);
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%R is not a writable slot of %R", name, type);
+        return -1;
+    }
+    return 0;
+}
+
+static inline PyObject *
+slot_get(PyObject *obj, Py_ssize_t offset, PyObject *name)
+{
+    PyObject *value = *(PyObject **)((char *)obj + offset);
+    if (value == NULL) {
+        PyErr_SetObject(PyExc_AttributeError, name);
+        return NULL;
+    }
+    return Py_NewRef(value);
+}
+
+static inline void
+slot_set(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    PyObject **at = (PyObject **)((char *)obj + offset);
+    Py_XSETREF(*at, Py_NewRef(value));
+}
+
+/* _Chain's slots (its own and _Call's) and LazyRow's, found by cql_setup */
+static Py_ssize_t ch_t0, ch_stmt, ch_body, ch_retried, ch_items, ch_more, ch_answers, ch_done, ch_route;
+static Py_ssize_t lr_columns, lr_layout, lr_buf, lr_i, lr_row;
+
 static PyObject *
 cql_setup(PyObject *module, PyObject *args)
 {
     PyObject *chain, *lazyrow, *route;
     if (!PyArg_ParseTuple(args, "OOO:cql_setup", &chain, &lazyrow, &route))
         return NULL;
-    if (!PyType_Check(lazyrow)) {
-        PyErr_SetString(PyExc_TypeError, "cql_setup: LazyRow must be a class");
+    if (!PyType_Check(lazyrow) || !PyType_Check(chain)) {
+        PyErr_SetString(PyExc_TypeError, "cql_setup: _Chain and LazyRow must be classes");
         return NULL;
     }
+    struct { Py_ssize_t *offset; PyObject *type, *name; } slots[] = {
+        {&ch_t0, chain, s_t0}, {&ch_stmt, chain, s_stmt}, {&ch_body, chain, s_body},
+        {&ch_retried, chain, s_retried}, {&ch_items, chain, s_items}, {&ch_more, chain, s_more},
+        {&ch_answers, chain, s_answers}, {&ch_done, chain, s_done}, {&ch_route, chain, s_route},
+        {&lr_columns, lazyrow, s_lr_columns}, {&lr_layout, lazyrow, s_lr_layout}, {&lr_buf, lazyrow, s_lr_buf},
+        {&lr_i, lazyrow, s_lr_i}, {&lr_row, lazyrow, s_lr_row},
+    };
+    enum { NSLOTS = sizeof(slots) / sizeof(slots[0]) };
+    Py_ssize_t found[NSLOTS]; /* all or none: the classes in use keep theirs if one is missing */
+    for (size_t k = 0; k < NSLOTS; k++)
+        if (slot_offset(slots[k].type, slots[k].name, &found[k]) < 0)
+            return NULL;
+    for (size_t k = 0; k < NSLOTS; k++)
+        *slots[k].offset = found[k];
     Py_XSETREF(chain_type, Py_NewRef(chain));
     Py_XSETREF(lazyrow_type, Py_NewRef(lazyrow));
     Py_XSETREF(route_function, Py_NewRef(route));
@@ -673,7 +737,10 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     if (PyList_Append(out, header) < 0 || PyList_Append(out, body) < 0)
         goto done;
     t0 = PyLong_FromLongLong(now_ns());
-    if (t0 == NULL || PyObject_SetAttr(call, s_t0, t0) < 0 || PyDict_SetItem(inflight, stream, call) < 0)
+    if (t0 == NULL)
+        goto done;
+    slot_set(call, ch_t0, t0); /* (the call is a _Chain: chain_go's) */
+    if (PyDict_SetItem(inflight, stream, call) < 0)
         goto done;
     if (arm_timer(conn) < 0)
         goto done;
@@ -803,13 +870,15 @@ lazy_row(PyObject *columns, PyObject *layout, PyObject *body)
     if (row == NULL)
         return NULL;
     PyObject *sixteen = PyLong_FromLong(16);
-    if (sixteen == NULL || PyObject_SetAttr(row, s_lr_columns, columns) < 0
-        || PyObject_SetAttr(row, s_lr_layout, layout) < 0 || PyObject_SetAttr(row, s_lr_buf, body) < 0
-        || PyObject_SetAttr(row, s_lr_i, sixteen) < 0 || PyObject_SetAttr(row, s_lr_row, Py_None) < 0) {
-        Py_XDECREF(sixteen);
+    if (sixteen == NULL) {
         Py_DECREF(row);
         return NULL;
     }
+    slot_set(row, lr_columns, columns);
+    slot_set(row, lr_layout, layout);
+    slot_set(row, lr_buf, body);
+    slot_set(row, lr_i, sixteen);
+    slot_set(row, lr_row, Py_None);
     Py_DECREF(sixteen);
     return row;
 }
@@ -822,9 +891,9 @@ chain_go(PyObject *conn, PyObject *call)
     int result = -1;
     PyObject *answers = NULL, *items = NULL, *more = NULL, *item = NULL, *body = NULL, *route = NULL;
     PyObject *target = NULL;
-    answers = PyObject_GetAttr(call, s_answers);
-    items = answers ? PyObject_GetAttr(call, s_items) : NULL;
-    more = items ? PyObject_GetAttr(call, s_more) : NULL;
+    answers = slot_get(call, ch_answers, s_answers);
+    items = answers ? slot_get(call, ch_items, s_items) : NULL;
+    more = items ? slot_get(call, ch_more, s_more) : NULL;
     if (more == NULL)
         goto done;
     Py_ssize_t n = PyObject_Length(answers), count = PyObject_Length(items);
@@ -834,7 +903,7 @@ chain_go(PyObject *conn, PyObject *call)
     if (go_on < 0)
         goto done;
     if (!go_on) {
-        PyObject *done_future = PyObject_GetAttr(call, s_done);
+        PyObject *done_future = slot_get(call, ch_done, s_done);
         if (done_future == NULL)
             goto done;
         PyObject *is_done = PyObject_CallMethodNoArgs(done_future, s_done_method);
@@ -863,7 +932,7 @@ chain_go(PyObject *conn, PyObject *call)
         if (body == NULL)
             goto fallback;
     }
-    route = PyObject_GetAttr(call, s_route);
+    route = slot_get(call, ch_route, s_route);
     if (route == NULL)
         goto fallback;
     if (single_connection(route, &target) < 0)
@@ -876,8 +945,8 @@ chain_go(PyObject *conn, PyObject *call)
     }
     if (target == Py_None)
         goto python;
-    if (PyObject_SetAttr(call, s_stmt, stmt) < 0 || PyObject_SetAttr(call, s_body, body) < 0)
-        goto done;
+    slot_set(call, ch_stmt, stmt);
+    slot_set(call, ch_body, body);
     int sent = send_fast(target, call, body);
     if (sent < 0)
         goto fallback;
@@ -934,7 +1003,7 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
         result = 0;
         goto done;
     }
-    stmt = PyObject_GetAttr(call, s_stmt);
+    stmt = slot_get(call, ch_stmt, s_stmt);
     if (stmt == NULL)
         goto done;
     if (stmt == Py_None) {
@@ -992,14 +1061,15 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
     if (PyDict_DelItem(inflight, key) < 0)
         goto done;
     t1 = PyLong_FromLongLong(answered_at);
-    t0 = t1 ? PyObject_GetAttr(call, s_t0) : NULL;
-    answers = t0 ? PyObject_GetAttr(call, s_answers) : NULL;
+    t0 = t1 ? slot_get(call, ch_t0, s_t0) : NULL;
+    answers = t0 ? slot_get(call, ch_answers, s_answers) : NULL;
     if (answers == NULL)
         goto done;
     /* _Chain.answered(True, value, t1) */
     entry = PyTuple_Pack(4, Py_True, value, t0, t1);
-    if (entry == NULL || PyList_Append(answers, entry) < 0 || PyObject_SetAttr(call, s_retried, Py_False) < 0)
+    if (entry == NULL || PyList_Append(answers, entry) < 0)
         goto done;
+    slot_set(call, ch_retried, Py_False);
     result = chain_go(conn, call) < 0 ? -1 : 1;
 done:
     Py_DECREF(key);
@@ -1091,6 +1161,9 @@ static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS 
 static long hcall_ids;
 static PyObject *s_decode, *s_make, *s_call_id, *s_hsend;
 
+/* hbase_native._Chain's slots, found by hbase_setup (its chains are checked to be of exactly it) */
+static Py_ssize_t hc_items, hc_make, hc_more, hc_answers, hc_decode, hc_t0;
+
 static PyObject *
 hbase_setup(PyObject *module, PyObject *args)
 {
@@ -1098,6 +1171,21 @@ hbase_setup(PyObject *module, PyObject *args)
     long call_ids;
     if (!PyArg_ParseTuple(args, "OOO!l:hbase_setup", &chain, &finish, &PyDict_Type, &methods, &call_ids))
         return NULL;
+    if (!PyType_Check(chain)) {
+        PyErr_SetString(PyExc_TypeError, "hbase_setup: _Chain must be a class");
+        return NULL;
+    }
+    struct { Py_ssize_t *offset; PyObject *name; } slots[] = {
+        {&hc_items, s_items}, {&hc_make, s_make}, {&hc_more, s_more}, {&hc_answers, s_answers},
+        {&hc_decode, s_decode}, {&hc_t0, s_t0},
+    };
+    enum { NSLOTS = sizeof(slots) / sizeof(slots[0]) };
+    Py_ssize_t found[NSLOTS]; /* all or none, as in cql_setup */
+    for (size_t k = 0; k < NSLOTS; k++)
+        if (slot_offset(chain, slots[k].name, &found[k]) < 0)
+            return NULL;
+    for (size_t k = 0; k < NSLOTS; k++)
+        *slots[k].offset = found[k];
     Py_XSETREF(hchain_type, Py_NewRef(chain));
     Py_XSETREF(hfinish, Py_NewRef(finish));
     Py_XSETREF(hmethods, Py_NewRef(methods));
@@ -1156,9 +1244,9 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
     int result = -1;
     PyObject *items = NULL, *item = NULL, *made = NULL, *inflight = NULL, *out = NULL, *frame = NULL;
     PyObject *last = NULL, *key = NULL, *t0 = NULL;
-    items = PyObject_GetAttr(chain, s_items);
+    items = slot_get(chain, hc_items, s_items);
     item = items ? PySequence_GetItem(items, step) : NULL;
-    PyObject *make = item ? PyObject_GetAttr(chain, s_make) : NULL;
+    PyObject *make = item ? slot_get(chain, hc_make, s_make) : NULL;
     if (make == NULL)
         goto done;
     made = PyObject_CallOneArg(make, item);
@@ -1194,8 +1282,9 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
         if (!taken)
             break;
     }
-    if (PyObject_SetAttr(conn, s_call_id, key) < 0 || PyObject_SetAttr(chain, s_decode, decode) < 0)
+    if (PyObject_SetAttr(conn, s_call_id, key) < 0)
         goto done;
+    slot_set(chain, hc_decode, decode);
     /* RequestHeader: call_id = 1, then the method's constant fields; the message: total length,
      * header length, header, param length (then the param, appended as it is) */
     Py_ssize_t mlen = PyBytes_GET_SIZE(method_header), plen = PyBytes_GET_SIZE(param);
@@ -1230,7 +1319,10 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
     if (PyList_Append(out, frame) < 0 || PyList_Append(out, param) < 0)
         goto done;
     t0 = PyLong_FromLongLong(now_ns());
-    if (t0 == NULL || PyObject_SetAttr(chain, s_t0, t0) < 0 || PyDict_SetItem(inflight, key, chain) < 0)
+    if (t0 == NULL)
+        goto done;
+    slot_set(chain, hc_t0, t0);
+    if (PyDict_SetItem(inflight, key, chain) < 0)
         goto done;
     if (arm_timer(conn) < 0)
         goto done;
@@ -1415,15 +1507,15 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
         result = 0;
         goto done;
     }
-    decode = PyObject_GetAttr(chain, s_decode);
+    decode = slot_get(chain, hc_decode, s_decode);
     if (decode == NULL)
         goto done;
     if (PyDict_DelItem(inflight, key) < 0)
         goto done;
     long long answered_at = now_ns(); /* as _answer: out of _inflight, then the time */
     t1 = PyLong_FromLongLong(answered_at);
-    t0 = t1 ? PyObject_GetAttr(chain, s_t0) : NULL;
-    answers = t0 ? PyObject_GetAttr(chain, s_answers) : NULL;
+    t0 = t1 ? slot_get(chain, hc_t0, s_t0) : NULL;
+    answers = t0 ? slot_get(chain, hc_answers, s_answers) : NULL;
     body = answers ? PyBytes_FromStringAndSize((const char *)b + i, (Py_ssize_t)size) : NULL;
     if (body == NULL)
         goto done;
@@ -1450,8 +1542,8 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
     if (entry == NULL || PyList_Append(answers, entry) < 0)
         goto done;
     /* _next: another step while there is one, the connection stands and the lane says go on */
-    items = PyObject_GetAttr(chain, s_items);
-    more = items ? PyObject_GetAttr(chain, s_more) : NULL;
+    items = slot_get(chain, hc_items, s_items);
+    more = items ? slot_get(chain, hc_more, s_more) : NULL;
     if (more == NULL)
         goto done;
     Py_ssize_t n = PyList_GET_SIZE(answers), count = PyObject_Length(items);
@@ -1792,14 +1884,17 @@ finish:;
     return PyLong_FromSsize_t(done);
 }
 
-/* -- outcomes: the CQL binding's answers as a sequence's outcomes ------------------------------ *
+/* -- outcomes: a chain's answers as a sequence's outcomes --------------------------------------- *
  *
- * outcomes(steps, answers, READ, OK, NOT_FOUND, failed, row_of, without_nulls) is the loop at the
- * end of CassandraBinding.sequence: answer k (ok, value, t0, t1) of step k (op, key, arg) becomes
- * (failed(value), t0, t1, None) if not ok; (OK, t0, t1, None) for an update; for a read, its row
- * (row_of(value): a list's first item, None for an empty list or None, row_of's for any other
- * value) as (NOT_FOUND, t0, t1, None) when there is none, else (OK, t0, t1, row), a dict row
- * through without_nulls. Answers may be a prefix of the steps. */
+ * outcomes(steps, answers, READ, OK, NOT_FOUND, failed, row_of, without_nulls) is
+ * workbench/bindings/base.py's chain_outcomes, the end of the native clients' sequences: answer
+ * k (ok, value, t0, t1) of step k (op, key, arg) becomes (failed(value), t0, t1, None) if not ok;
+ * (OK, t0, t1, None) for an update; for a read, (NOT_FOUND, t0, t1, None) when it has no row,
+ * else (OK, t0, t1, row), a dict row through without_nulls (unless that is None). The row: the
+ * value (row_of None), the first of a list of rows ("first": None or an empty list, none), or
+ * row_of(value). Answers may be a prefix of the steps. */
+
+static PyObject *s_first; /* "first": base.FIRST_ROW */
 
 static PyObject *
 speedups_outcomes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -1811,6 +1906,13 @@ speedups_outcomes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *READ = args[2], *OK = args[3], *NOT_FOUND = args[4], *failed = args[5], *row_of = args[6];
     PyObject *without_nulls = args[7];
+    int first = PyUnicode_Check(row_of) ? PyUnicode_Compare(row_of, s_first) == 0 : 0;
+    if (PyErr_Occurred())
+        return NULL;
+    if (!first && row_of != Py_None && !PyCallable_Check(row_of)) {
+        PyErr_SetString(PyExc_TypeError, "outcomes: row_of is None, \"first\" or a callable");
+        return NULL;
+    }
     PyObject *steps = PySequence_Fast(args[0], "outcomes: steps must be a sequence");
     PyObject *answers = steps ? PySequence_Fast(args[1], "outcomes: answers must be a sequence") : NULL;
     if (answers == NULL) {
@@ -1844,17 +1946,29 @@ speedups_outcomes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         } else if (!is_read) {
             status = Py_NewRef(OK);
         } else {
-            if (value == Py_None)
-                row = Py_NewRef(Py_None);
-            else if (PyList_CheckExact(value))
-                row = Py_NewRef(PyList_GET_SIZE(value) ? PyList_GET_ITEM(value, 0) : Py_None);
-            else if ((row = PyObject_CallOneArg(row_of, value)) == NULL)
+            if (row_of == Py_None) {
+                row = Py_NewRef(value);
+            } else if (first) {
+                if (value == Py_None || (PyList_CheckExact(value) && PyList_GET_SIZE(value) == 0)) {
+                    row = Py_NewRef(Py_None);
+                } else if (PyList_CheckExact(value)) {
+                    row = Py_NewRef(PyList_GET_ITEM(value, 0));
+                } else { /* value[0] if value else None, for another sequence */
+                    int truth = PyObject_IsTrue(value);
+                    if (truth < 0)
+                        goto fail;
+                    row = truth ? PySequence_GetItem(value, 0) : Py_NewRef(Py_None);
+                    if (row == NULL)
+                        goto fail;
+                }
+            } else if ((row = PyObject_CallOneArg(row_of, value)) == NULL) {
                 goto fail;
+            }
             if (row == Py_None) {
                 status = Py_NewRef(NOT_FOUND);
             } else {
                 status = Py_NewRef(OK);
-                if (PyDict_Check(row)) {
+                if (without_nulls != Py_None && PyDict_Check(row)) {
                     PyObject *kept = PyObject_CallOneArg(without_nulls, row);
                     Py_SETREF(row, kept);
                     if (row == NULL) {
@@ -1880,6 +1994,88 @@ fail:
     Py_DECREF(steps);
     Py_DECREF(answers);
     Py_XDECREF(out);
+    return NULL;
+}
+
+/* -- pending: a CQL sequence's statements and values ------------------------------------------- *
+ *
+ * pending(steps, READ, read_every, updates) is the first loop of CassandraBinding.sequence where
+ * every statement is prepared already: a read of every field (arg None) is (read_every, (key,)),
+ * an update (op, key, values) is (updates[tuple(values)], (*values.values(), key)). None where a
+ * step needs the Python loop (a read of some fields, no read_every, an update of a shape not
+ * prepared yet, values that are not a dict), or steps are not a list. */
+
+static PyObject *
+speedups_pending(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "pending(steps, READ, read_every, updates)");
+        return NULL;
+    }
+    PyObject *READ = args[1], *read_every = args[2], *updates = args[3];
+    if (!PyList_CheckExact(args[0]) || !PyDict_CheckExact(updates))
+        Py_RETURN_NONE;
+    PyObject *steps = args[0];
+    Py_ssize_t count = PyList_GET_SIZE(steps);
+    PyObject *out = PyList_New(count);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *step = PyList_GET_ITEM(steps, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 3) {
+            PyErr_SetString(PyExc_TypeError, "pending: a step is (op, key, arg)");
+            goto fail;
+        }
+        PyObject *key = PyTuple_GET_ITEM(step, 1), *arg = PyTuple_GET_ITEM(step, 2), *bind, *params;
+        int is_read = PyObject_RichCompareBool(PyTuple_GET_ITEM(step, 0), READ, Py_EQ);
+        if (is_read < 0)
+            goto fail;
+        if (is_read) {
+            if (arg != Py_None || read_every == Py_None)
+                goto python;
+            bind = read_every;
+            params = PyTuple_Pack(1, key);
+            if (params == NULL)
+                goto fail;
+        } else {
+            if (!PyDict_CheckExact(arg))
+                goto python;
+            Py_ssize_t n = PyDict_GET_SIZE(arg), pos = 0, i = 0;
+            PyObject *shape = PyTuple_New(n), *field, *value;
+            if (shape == NULL)
+                goto fail;
+            params = PyTuple_New(n + 1);
+            if (params == NULL) {
+                Py_DECREF(shape);
+                goto fail;
+            }
+            while (i < n && PyDict_Next(arg, &pos, &field, &value)) {
+                PyTuple_SET_ITEM(shape, i, Py_NewRef(field));
+                PyTuple_SET_ITEM(params, i, Py_NewRef(value));
+                i++;
+            }
+            PyTuple_SET_ITEM(params, n, Py_NewRef(key));
+            bind = i == n ? PyDict_GetItemWithError(updates, shape) : NULL; /* borrowed */
+            Py_DECREF(shape);
+            if (bind == NULL) {
+                Py_DECREF(params);
+                if (PyErr_Occurred())
+                    goto fail;
+                goto python;
+            }
+        }
+        PyObject *item = PyTuple_Pack(2, bind, params);
+        Py_DECREF(params);
+        if (item == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, k, item);
+    }
+    return out;
+python:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(out);
     return NULL;
 }
 
@@ -2266,6 +2462,9 @@ static PyMethodDef methods[] = {
     {"outcomes", (PyCFunction)(void (*)(void))speedups_outcomes, METH_FASTCALL,
      PyDoc_STR("outcomes(steps, answers, READ, OK, NOT_FOUND, failed, row_of, without_nulls): "
                "CassandraBinding.sequence's answers as outcomes.")},
+    {"pending", (PyCFunction)(void (*)(void))speedups_pending, METH_FASTCALL,
+     PyDoc_STR("pending(steps, READ, read_every, updates): CassandraBinding.sequence's statements, "
+               "or None.")},
     {"hooks", speedups_hooks, METH_VARARGS,
      PyDoc_STR("hooks(conn, kind): (get_buffer, buffer_updated, _flush) compiled, bound to conn.")},
     {"cql_receive", cql_receive, METH_VARARGS,
@@ -2297,7 +2496,7 @@ PyInit__speedups(void)
         {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
         {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
         {&s_decode, "decode"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
-        {&s_view, "_view"}, {&s_ok, "ok"}, {&s_n_ok, "n_ok"}, {&s_record, "record"}, {&s_transport, "transport"}, {&s_write, "write"},
+        {&s_view, "_view"}, {&s_first, "first"}, {&s_ok, "ok"}, {&s_n_ok, "n_ok"}, {&s_record, "record"}, {&s_transport, "transport"}, {&s_write, "write"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         *names[i].name = PyUnicode_InternFromString(names[i].text);

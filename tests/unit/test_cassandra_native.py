@@ -17,7 +17,8 @@ import pytest
 from loopback import Transport, both_receive_paths  # tests/ is on sys.path
 
 from workbench.bindings import cassandra_native as cn
-from workbench.bindings.cassandra import _without_nulls, outcomes
+from workbench.bindings.base import FIRST_ROW, chain_outcomes
+from workbench.bindings.cassandra import _without_nulls
 from workbench.bindings.cassandra_errors import QueryFailed
 
 VARCHAR, INT = 0x000D, 0x0009
@@ -290,9 +291,11 @@ def test_an_answer_larger_than_the_buffer_grows_it_and_the_loops_calls_are_compi
     assert rows == [{"f0": value}]
 
 
-def test_the_compiled_outcomes_of_a_chain_are_the_pythons():
-    """speedups.C.outcomes is cassandra.outcomes: failures through failed(), updates OK, a read's
-    first row (a dict without its nulls) or NOT_FOUND, for answers that are a prefix of the steps."""
+@pytest.mark.parametrize("mode", ["first", "value", "call"])
+def test_the_compiled_outcomes_of_a_chain_are_the_pythons(mode):
+    """speedups.C.outcomes is base.chain_outcomes: failures through failed(), updates OK, a read's
+    row (the value, the first of a list, or row_of's; a dict through without_nulls where given)
+    or NOT_FOUND, for answers that are a prefix of the steps."""
     if COMPILED is None:
         pytest.skip("workbench._speedups is not built here")
     from workbench.bindings.base import READ, UPDATE, Status
@@ -308,9 +311,13 @@ def test_the_compiled_outcomes_of_a_chain_are_the_pythons():
 
     rng = random.Random(5)
     lazy = object()
-    values = [[lazy], [{"f0": "a", "f1": None}], [{"f0": "b"}], [], None, Rows([{"f2": None}]), Rows([]),
-              [lazy, lazy]]
-    for _ in range(60):
+    values = [[lazy], [{"f0": "a", "f1": None}], [{"f0": "b"}], [], None, [lazy, lazy], (), ({"f3": None},)]
+    if mode == "call":
+        values += [Rows([{"f2": None}]), Rows([])]
+    if mode == "value":
+        values += [lazy, {"f4": None}]
+    how = {"first": FIRST_ROW, "value": None, "call": row_of}[mode]
+    for trial in range(60):
         steps = [(rng.choice([READ, UPDATE]), "k", None) for _ in range(rng.randint(0, 40))]
         answers = []
         for _ in range(rng.randint(0, len(steps))):
@@ -318,19 +325,57 @@ def test_the_compiled_outcomes_of_a_chain_are_the_pythons():
             ok = rng.random() < 0.8
             value = rng.choice(values) if ok else QueryFailed(rng.choice(["ReadTimeout", "Unavailable"]), "x")
             answers.append((ok, value, t0, t0 + rng.randint(0, 10**6)))
+        strip = _without_nulls if trial % 3 else None
         got = {}
-        for name, fn in (("C", COMPILED.outcomes), ("Python", outcomes)):
+        for name, fn in (("C", COMPILED.outcomes), ("Python", chain_outcomes)):
             kinds = []
 
             def failed(exc, kinds=kinds):
                 kinds.append(exc.kind)
                 return Status.ERROR
 
-            out = fn(steps, answers, READ, Status.OK, Status.NOT_FOUND, failed, row_of, _without_nulls)
-            rows = [(s, t0, t1, row if row is lazy or row is None else dict(row)) for s, t0, t1, row in out]
-            got[name] = (rows, kinds)
+            out = fn(steps, answers, READ, Status.OK, Status.NOT_FOUND, failed, how, strip)
+            got[name] = ([(s, t0, t1, dict(row) if isinstance(row, dict) else row) for s, t0, t1, row in out],
+                         kinds)
         assert got["C"] == got["Python"]
         assert len(got["C"][0]) == len(answers)
+    with pytest.raises(TypeError, match="row_of"):
+        COMPILED.outcomes([], [], READ, Status.OK, Status.NOT_FOUND, None, "second", None)
+
+
+def test_the_compiled_statements_of_a_sequence_are_the_pythons_or_none_where_one_is_not_prepared():
+    """speedups.C.pending is CassandraBinding._statements where every statement is prepared: a read
+    of every field binds read_every to (key,), an update its shape's statement to (*values, key).
+    Where a step needs a statement not prepared yet (or values it cannot take) it says None, and
+    the Python prepares it."""
+    if COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+    from workbench.bindings.base import READ, UPDATE
+    from workbench.bindings.cassandra import CassandraBinding
+
+    binding = CassandraBinding.__new__(CassandraBinding)
+    binding.fields = ("f0", "f1")
+    binding._read_every, binding._cache = "read f0 f1", {}
+    binding._updates = {("f1",): "update f1", ("f0", "f1"): "update f0 f1"}
+
+    async def never(kind, shape):
+        raise AssertionError(f"{kind} {shape} is prepared already")
+
+    binding._prepare = never
+    rng = random.Random(8)
+    shapes = [{"f1": "v"}, {"f0": "a", "f1": "b"}]
+    for _ in range(30):
+        steps = [(READ, f"user{rng.randint(0, 99)}", None) if rng.random() < 0.5
+                 else (UPDATE, f"user{rng.randint(0, 99)}", dict(rng.choice(shapes)))
+                 for _ in range(rng.randint(0, 64))]
+        compiled = COMPILED.pending(steps, READ, binding._read_every, binding._updates)
+        assert compiled == asyncio.run(binding._statements(steps))
+    usual = [(READ, "k", None), (UPDATE, "k", {"f1": "v"})]
+    for odd in [(READ, "k", ["f0"]), (UPDATE, "k", {"f0": "v"}), (UPDATE, "k", {"f1": "a", "f0": "b"}),
+                (UPDATE, "k", [("f1", "v")])]:
+        assert COMPILED.pending([*usual, odd], READ, binding._read_every, binding._updates) is None
+    assert COMPILED.pending(usual, READ, None, binding._updates) is None  # no read_every
+    assert COMPILED.pending(tuple(usual), READ, binding._read_every, binding._updates) is None
 
 
 def test_a_chain_whose_steps_all_fail_at_once_ends_without_recursing():
@@ -505,6 +550,34 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     assert [{"f0": "a", "f1": "b"}] in [value for _, value in flat]  # the second layout, decoded
     if flip:
         assert sum(len(chain) for chain in got) < 6 + 5 + 5
+
+
+def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_its_own_otherwise(
+        monkeypatch):
+    """C reads and writes _Chain's and LazyRow's slots where their member descriptors say they
+    are; a class without one of them is refused, and the classes in use stay in use."""
+    if COMPILED is None:
+        pytest.skip("workbench._speedups is not built here")
+
+    class Chain:  # the same names, in a __dict__
+        def __init__(self):
+            self.items = self.more = self.answers = self.done = self.route = None
+
+    class Row:
+        __slots__ = ("_columns", "_layout", "_buf", "_i")  # no _row
+
+    route = cn.NativeSession._route
+    with pytest.raises(TypeError, match="slot"):
+        COMPILED.cql_setup(Chain, cn.LazyRow, route)
+    with pytest.raises(TypeError, match="_row"):
+        COMPILED.cql_setup(cn._Chain, Row, route)
+    from workbench.bindings import hbase_native
+    with pytest.raises(TypeError, match="slot"):
+        COMPILED.hbase_setup(Chain, hbase_native._finish, hbase_native._METHODS, hbase_native.CALL_IDS)
+    monkeypatch.setattr(cn, "_fast", COMPILED)
+    compiled = run_chains(0)
+    monkeypatch.setattr(cn, "_fast", None)
+    assert compiled == run_chains(0)
 
 
 def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_datacenter():

@@ -69,6 +69,42 @@ class Status(enum.Enum):
         return self is Status.OK or self is Status.BATCHED_OK
 
 
+# chain_outcomes' row_of for answers whose value is a list of rows (or None): the row is its first.
+FIRST_ROW = "first"
+
+
+def chain_outcomes(steps: Sequence[Step], answers: Sequence[tuple], read: str, ok: Status,
+                   not_found: Status, failed: Callable[[Any], Status],
+                   row_of: Callable[[Any], ReadRow | None] | str | None,
+                   without_nulls: Callable[[ReadRow], ReadRow] | None) -> list[Outcome]:
+    """A chain's answers (ok, value, t0, t1) as the outcomes of its steps (answers may be a
+    prefix of them): a failure's status from failed(value), an update's `ok`, a read's row or
+    `not_found`. The row of a read's value: the value itself (row_of None), the first of a list
+    of rows (FIRST_ROW; None or an empty list: none), or row_of(value); a dict row goes through
+    without_nulls where one is given. speedups.C.outcomes is this, compiled (the native clients'
+    sequences use it; tests/unit/test_cassandra_native.py compares the two)."""
+    out: list[Outcome] = []
+    for (op, _, _), (answered, value, t0, t1) in zip(steps, answers, strict=False):
+        if not answered:
+            out.append((failed(value), t0, t1, None))
+        elif op != read:
+            out.append((ok, t0, t1, None))
+        else:
+            if row_of is None:
+                row = value
+            elif row_of == FIRST_ROW:
+                row = value[0] if value else None
+            else:
+                row = row_of(value)  # type: ignore[operator]
+            if row is None:
+                out.append((not_found, t0, t1, None))
+            elif without_nulls is not None and isinstance(row, dict):
+                out.append((ok, t0, t1, without_nulls(row)))
+            else:
+                out.append((ok, t0, t1, row))
+    return out
+
+
 class Binding:
     """Base class for database bindings. Subclasses override the five operations."""
 

@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.bindings.base import READ, Binding, Outcome, ReadRow, Row, Status, Step
+from workbench.bindings.base import READ, Binding, Outcome, ReadRow, Row, Status, Step, chain_outcomes
 from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.bindings.cassandra_options import parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
@@ -46,28 +46,8 @@ def _without_nulls(row: ReadRow) -> ReadRow:
     return row
 
 
-def outcomes(steps: Sequence[Step], answers: Sequence[tuple], read: str, ok: Status, not_found: Status,
-             failed: Callable[[BaseException], Status], row_of: Callable[[Any], ReadRow | None],
-             without_nulls: Callable[[ReadRow], ReadRow]) -> list[Outcome]:
-    """A chain's answers (ok, value, t0, t1) as the outcomes of its steps (a prefix of them):
-    a failure's status, an update's OK, a read's row or NOT_FOUND. speedups.C.outcomes is this,
-    compiled (tests/unit/test_cassandra_native.py compares them)."""
-    out: list[Outcome] = []
-    for (op, _, _), (answered, value, t0, t1) in zip(steps, answers, strict=False):  # answers: a prefix
-        if not answered:
-            out.append((failed(value), t0, t1, None))
-        elif op != read:
-            out.append((ok, t0, t1, None))
-        else:
-            row = row_of(value)
-            if row is None:
-                out.append((not_found, t0, t1, None))
-                continue
-            out.append((ok, t0, t1, without_nulls(row)))
-    return out
-
-
-_outcomes = speedups.C.outcomes if speedups.C is not None else outcomes
+_outcomes = speedups.C.outcomes if speedups.C is not None else chain_outcomes
+_pending = speedups.C.pending if speedups.C is not None else None
 
 
 class CassandraBinding(Binding):
@@ -81,6 +61,7 @@ class CassandraBinding(Binding):
         self.db: Any = None
         self._execute: Any = None
         self._row: Any = None
+        self._row_of: Any = None
         self._rows: Any = None
         self._errors: tuple[type[BaseException], ...] = (QueryFailed,)
         self.errors: dict[str, int] = {}
@@ -120,6 +101,7 @@ class CassandraBinding(Binding):
             from workbench.bindings.cassandra_acsylla import AcsyllaSession as Session
         self.db = db = await Session.connect(self.options)
         self._execute, self._row, self._rows, self._errors = db.execute, db.row, db.rows, db.errors
+        self._row_of = getattr(db, "row_of", db.row)  # a sequence's reads' rows (see chain_outcomes)
         every = self.fields
         await asyncio.gather(self._prepare("read", every), self._prepare("insert", every),
                              self._prepare("update", every), return_exceptions=True)
@@ -175,30 +157,39 @@ class CassandraBinding(Binding):
             return Status.NOT_FOUND, None
         return _OK, _without_nulls(row)
 
-    async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
-        """Reads and updates as one chain of requests in the driver (see Binding.sequence)."""
-        pending = []  # (bind, params): bound by the chain as each is sent
+    async def _statements(self, steps: Sequence[Step]) -> list[tuple]:
+        """Each step's prepared statement and values, preparing those not prepared yet."""
+        pending = []
         append = pending.append
         read_every, updates, cache = self._read_every, self._updates, self._cache
-        try:
-            for op, key, arg in steps:
-                if op == READ:
-                    if arg is None and read_every is not None:
-                        bind = read_every
-                    else:
-                        shape = self.fields if arg is None else tuple(arg)
-                        bind = cache.get(("read", shape)) or await self._prepare("read", shape)
-                    append((bind, (key,)))
+        for op, key, arg in steps:
+            if op == READ:
+                if arg is None and read_every is not None:
+                    bind = read_every
                 else:
-                    shape = tuple(arg)
-                    bind = updates.get(shape)
-                    if bind is None:
-                        bind = updates[shape] = await self._prepare("update", shape)
-                    append((bind, (*arg.values(), key)))
-        except self._errors:  # a shape that cannot be prepared: each step reports it
-            return await super().sequence(table, steps, more)
+                    shape = self.fields if arg is None else tuple(arg)
+                    bind = cache.get(("read", shape)) or await self._prepare("read", shape)
+                append((bind, (key,)))
+            else:
+                shape = tuple(arg)
+                bind = updates.get(shape)
+                if bind is None:
+                    bind = updates[shape] = await self._prepare("update", shape)
+                append((bind, (*arg.values(), key)))
+        return pending
+
+    async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
+        """Reads and updates as one chain of requests in the driver (see Binding.sequence)."""
+        # (bind, params): bound by the chain as each is sent. Compiled where every statement is
+        # prepared already (None where one is not: _statements prepares it).
+        pending = _pending(steps, READ, self._read_every, self._updates) if _pending is not None else None
+        if pending is None:
+            try:
+                pending = await self._statements(steps)
+            except self._errors:  # a shape that cannot be prepared: each step reports it
+                return await super().sequence(table, steps, more)
         answers = await self.db.chain(pending, more)
-        return _outcomes(steps, answers, READ, _OK, _NOT_FOUND, self._failed, self._row, _without_nulls)
+        return _outcomes(steps, answers, READ, _OK, _NOT_FOUND, self._failed, self._row_of, _without_nulls)
 
     async def scan(self, table: str, start_key: str, count: int, fields: Sequence[str] | None):
         shape = self.fields if fields is None else tuple(fields)

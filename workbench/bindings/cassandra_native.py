@@ -42,7 +42,7 @@ from struct import Struct
 from time import perf_counter_ns
 from typing import Any
 
-from workbench.bindings.base import LazyMapping
+from workbench.bindings.base import FIRST_ROW, LazyMapping
 from workbench.bindings.cassandra_errors import QueryFailed
 from workbench.bindings.cassandra_schema import KEY
 from workbench.bindings.wire import SharedConnection
@@ -929,6 +929,8 @@ class NativeSession:
     @staticmethod
     def row(result: list[Any] | None) -> Mapping[str, Any] | None:
         return result[0] if result else None
+
+    row_of = FIRST_ROW  # what row() does, as chain_outcomes (compiled or not) does it without a call
 
     @staticmethod
     def rows(result: list[Any] | None) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ from struct import Struct
 from time import perf_counter_ns
 from typing import Any
 
-from workbench.bindings.base import READ, LazyMapping, Outcome, Row, Status, Step
+from workbench.bindings.base import READ, LazyMapping, Outcome, Row, Status, Step, chain_outcomes
 from workbench.bindings.hbase import HBaseBinding, error_kind
 from workbench.bindings.wire import SharedConnection
 from workbench.core import speedups
@@ -482,6 +482,7 @@ def _finish(chain: _Chain) -> None:
 # The compiled receive path (csrc/speedups.c, hbase_receive), or None: RpcConnection's
 # buffer_updated then answers every message in Python (tests switch between the two by setting this).
 _fast = speedups.C
+_chain_outcomes = _fast.outcomes if _fast is not None else chain_outcomes
 if _fast is not None:
     _fast.hbase_setup(_Chain, _finish, _METHODS, CALL_IDS)
 
@@ -697,17 +698,8 @@ class NativeBinding(HBaseBinding):
         return answers
 
     def _outcomes(self, steps: Sequence[Step], answers: list) -> list[Outcome]:
-        out: list[Outcome] = []
-        for (op, _, _), (ok, answer, t0, t1) in zip(steps, answers, strict=False):
-            if not ok:
-                out.append((self._failed(answer), t0, t1, None))
-            elif op != READ:
-                out.append((Status.OK, t0, t1, None))
-            elif answer is None:
-                out.append((Status.NOT_FOUND, t0, t1, None))
-            else:  # a LazyCells
-                out.append((Status.OK, t0, t1, answer))
-        return out
+        """A read's answer is its LazyCells, or None: not found."""
+        return _chain_outcomes(steps, answers, READ, Status.OK, Status.NOT_FOUND, self._failed, None, None)
 
     async def sequence(self, table: str, steps: Sequence[Step], more: Callable[[], bool]) -> list[Outcome]:
         if self._buffering:
