@@ -426,6 +426,7 @@ static PyTypeObject DeadlineType = {
 
 static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
 static PyObject *route_function;              /* NativeSession._route */
+static PyObject *s_view, *s_transport, *s_call_id; /* (the HBase and hooks sections' too) */
 static PyObject *s_n, *s_in, *s_receiving, *s_broken, *s_inflight, *s_out, *s_flush,
     *s_stmt, *s_columns, *s_layout, *s_answers, *s_retried, *s_t0, *s_go, *s_items, *s_more, *s_done,
     *s_set_result, *s_body, *s_route, *s_orphans, *s_stream, *s_loop, *s_call_soon, *s_timer, *s_arm,
@@ -531,11 +532,82 @@ cql_setup(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* A connection's slots (wire.py's BufferedConnection and SharedConnection, and CqlConnection's
+ * and RpcConnection's own), at their offsets for a connection of exactly a class conn_setup was
+ * given; any other object's attributes, and a name that is not a slot, by PyObject_GetAttr. */
+#define CONN_SLOTS 14
+static PyObject **conn_slot_names[CONN_SLOTS] = {
+    &s_n, &s_in, &s_view, &s_receiving, &s_broken, &s_inflight, &s_out, &s_timer, &s_loop, &s_transport,
+    &s_orphans, &s_stream, &s_version, &s_call_id,
+};
+static struct { PyObject *type; Py_ssize_t offset[CONN_SLOTS]; } conn_layouts[2]; /* CQL, HBase */
+
+static inline Py_ssize_t
+conn_slot(PyObject *conn, PyObject *name)
+{
+    for (int t = 0; t < 2; t++) {
+        if ((PyObject *)Py_TYPE(conn) != conn_layouts[t].type)
+            continue;
+        for (int k = 0; k < CONN_SLOTS; k++)
+            if (*conn_slot_names[k] == name)
+                return conn_layouts[t].offset[k];
+        return -1;
+    }
+    return -1;
+}
+
+static inline PyObject *
+cget(PyObject *conn, PyObject *name)
+{
+    Py_ssize_t offset = conn_slot(conn, name);
+    return offset > 0 ? slot_get(conn, offset, name) : PyObject_GetAttr(conn, name);
+}
+
+static inline int
+cset(PyObject *conn, PyObject *name, PyObject *value)
+{
+    Py_ssize_t offset = conn_slot(conn, name);
+    if (offset > 0) {
+        slot_set(conn, offset, value);
+        return 0;
+    }
+    return PyObject_SetAttr(conn, name, value);
+}
+
+/* conn_setup(cls, kind): the slots of a connection class (kind "cql": CqlConnection, "hbase":
+ * RpcConnection); a name that is not a writable slot of it stays an attribute. */
+static PyObject *
+conn_setup(PyObject *module, PyObject *args)
+{
+    PyObject *cls;
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "O!s:conn_setup", &PyType_Type, &cls, &kind))
+        return NULL;
+    int t = strcmp(kind, "cql") == 0 ? 0 : strcmp(kind, "hbase") == 0 ? 1 : -1;
+    if (t < 0) {
+        PyErr_Format(PyExc_ValueError, "conn_setup: kind is \"cql\" or \"hbase\", not %.50s", kind);
+        return NULL;
+    }
+    Py_ssize_t found[CONN_SLOTS];
+    for (int k = 0; k < CONN_SLOTS; k++) {
+        if (slot_offset(cls, *conn_slot_names[k], &found[k]) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                return NULL;
+            PyErr_Clear();
+            found[k] = -1;
+        }
+    }
+    Py_CLEAR(conn_layouts[t].type); /* (no layout while it changes) */
+    memcpy(conn_layouts[t].offset, found, sizeof(found));
+    conn_layouts[t].type = Py_NewRef(cls);
+    Py_RETURN_NONE;
+}
+
 /* 1: attribute is None, 0: it is not, -1: error */
 static int
 attr_is_none(PyObject *obj, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(obj, name);
+    PyObject *v = cget(obj, name);
     if (v == NULL)
         return -1;
     int none = v == Py_None;
@@ -547,7 +619,7 @@ attr_is_none(PyObject *obj, PyObject *name)
 static int
 attr_truth(PyObject *obj, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(obj, name);
+    PyObject *v = cget(obj, name);
     if (v == NULL)
         return -1;
     int truth = PyObject_IsTrue(v);
@@ -568,8 +640,8 @@ schedule_flush(PyObject *conn, PyObject *out)
     if (receiving <= 0) {
         if (receiving < 0)
             return -1;
-        PyObject *loop = PyObject_GetAttr(conn, s_loop);
-        PyObject *flush = loop ? PyObject_GetAttr(conn, s_flush) : NULL;
+        PyObject *loop = cget(conn, s_loop);
+        PyObject *flush = loop ? cget(conn, s_flush) : NULL;
         PyObject *handle = flush ? PyObject_CallMethodOneArg(loop, s_call_soon, flush) : NULL;
         Py_XDECREF(loop);
         Py_XDECREF(flush);
@@ -615,7 +687,7 @@ ask_more(PyObject *more)
 static PyObject *
 receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
 {
-    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
+    PyObject *n_obj = cget(conn, s_n);
     if (n_obj == NULL)
         return NULL;
     *n = PyLong_AsSsize_t(n_obj);
@@ -623,7 +695,7 @@ receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
     if (*n == -1 && PyErr_Occurred())
         return NULL;
     *n += nbytes;
-    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    PyObject *buf = cget(conn, s_in);
     if (buf == NULL)
         return NULL;
     if (!PyByteArray_CheckExact(buf) || *n > PyByteArray_GET_SIZE(buf)) {
@@ -631,7 +703,7 @@ receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
         PyErr_SetString(PyExc_TypeError, "the connection's buffer is not a bytearray holding n bytes");
         return NULL;
     }
-    if (PyObject_SetAttr(conn, s_receiving, Py_True) < 0) {
+    if (cset(conn, s_receiving, Py_True) < 0) {
         Py_DECREF(buf);
         return NULL;
     }
@@ -648,13 +720,13 @@ receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int fail
 {
     PyObject *exc_type, *exc_value, *exc_tb;
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    int cleanup_failed = PyObject_SetAttr(conn, s_receiving, Py_False) < 0;
+    int cleanup_failed = cset(conn, s_receiving, Py_False) < 0;
     if (!cleanup_failed) {
         Py_ssize_t rest = n - at;
         if (at && rest)
             memmove(PyByteArray_AS_STRING(buf), PyByteArray_AS_STRING(buf) + at, (size_t)rest);
         PyObject *left = PyLong_FromSsize_t(rest);
-        cleanup_failed = left == NULL || PyObject_SetAttr(conn, s_n, left) < 0;
+        cleanup_failed = left == NULL || cset(conn, s_n, left) < 0;
         Py_XDECREF(left);
     }
     Py_DECREF(buf);
@@ -663,7 +735,7 @@ receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int fail
             PyErr_Restore(exc_type, exc_value, exc_tb);
         return NULL;
     }
-    PyObject *out = PyObject_GetAttr(conn, s_out);
+    PyObject *out = cget(conn, s_out);
     if (out == NULL)
         return NULL;
     int pending = PyObject_IsTrue(out);
@@ -683,9 +755,9 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     int result = -1;
     PyObject *inflight = NULL, *orphans = NULL, *stream = NULL, *out = NULL, *version = NULL;
     PyObject *next = NULL, *header = NULL, *t0 = NULL;
-    inflight = PyObject_GetAttr(conn, s_inflight);
-    orphans = inflight ? PyObject_GetAttr(conn, s_orphans) : NULL;
-    stream = orphans ? PyObject_GetAttr(conn, s_stream) : NULL;
+    inflight = cget(conn, s_inflight);
+    orphans = inflight ? cget(conn, s_orphans) : NULL;
+    stream = orphans ? cget(conn, s_stream) : NULL;
     if (stream == NULL)
         goto done;
     if (!PyDict_CheckExact(inflight) || !PyLong_CheckExact(stream) || !PyBytes_CheckExact(body)) {
@@ -705,8 +777,8 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
         goto done;
     }
     next = PyLong_FromLong((sid + 1) & 0x7FFF);
-    out = next ? PyObject_GetAttr(conn, s_out) : NULL;
-    version = out ? PyObject_GetAttr(conn, s_version) : NULL;
+    out = next ? cget(conn, s_out) : NULL;
+    version = out ? cget(conn, s_version) : NULL;
     if (version == NULL)
         goto done;
     if (!PyList_CheckExact(out)) {
@@ -716,7 +788,7 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     long v = PyLong_AsLong(version);
     if (v == -1 && PyErr_Occurred())
         goto done;
-    if (PyObject_SetAttr(conn, s_stream, next) < 0)
+    if (cset(conn, s_stream, next) < 0)
         goto done;
     if (schedule_flush(conn, out) < 0)
         goto done;
@@ -1122,7 +1194,7 @@ cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
             break;
         }
         at = end;
-        PyObject *inflight = PyObject_GetAttr(conn, s_inflight);
+        PyObject *inflight = cget(conn, s_inflight);
         int done = inflight ? answer_fast(conn, inflight, flags, sid, opcode, body) : -1;
         Py_XDECREF(inflight);
         if (done == 0) {
@@ -1159,7 +1231,7 @@ cql_receive(PyObject *module, PyObject *args)
 
 static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
 static long hcall_ids;
-static PyObject *s_decode, *s_make, *s_call_id, *s_hsend;
+static PyObject *s_decode, *s_make, *s_hsend;
 
 /* hbase_native._Chain's slots, found by hbase_setup (its chains are checked to be of exactly it) */
 static Py_ssize_t hc_items, hc_make, hc_more, hc_answers, hc_decode, hc_t0;
@@ -1260,12 +1332,12 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
     PyObject *method_header = PyDict_GetItemWithError(hmethods, method); /* borrowed */
     if (method_header == NULL || !PyBytes_CheckExact(method_header) || !PyBytes_CheckExact(param))
         goto python; /* (an error from the lookup is left to the Python _send too) */
-    inflight = PyObject_GetAttr(conn, s_inflight);
+    inflight = cget(conn, s_inflight);
     if (inflight == NULL)
         goto done;
     if (!PyDict_CheckExact(inflight) || PyDict_GET_SIZE(inflight) >= hcall_ids)
         goto python;
-    last = PyObject_GetAttr(conn, s_call_id);
+    last = cget(conn, s_call_id);
     if (last == NULL)
         goto done;
     long call_id = PyLong_AsLong(last);
@@ -1282,7 +1354,7 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
         if (!taken)
             break;
     }
-    if (PyObject_SetAttr(conn, s_call_id, key) < 0)
+    if (cset(conn, s_call_id, key) < 0)
         goto done;
     slot_set(chain, hc_decode, decode);
     /* RequestHeader: call_id = 1, then the method's constant fields; the message: total length,
@@ -1307,7 +1379,7 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
     memcpy(at, PyBytes_AS_STRING(method_header), (size_t)mlen);
     at += mlen;
     put_varint(at, (uint64_t)plen);
-    out = PyObject_GetAttr(conn, s_out);
+    out = cget(conn, s_out);
     if (out == NULL)
         goto done;
     if (!PyList_CheckExact(out)) {
@@ -1489,7 +1561,7 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
     int result = -1;
     PyObject *inflight = NULL, *key = NULL, *decode = NULL, *body = NULL, *value = NULL, *t0 = NULL;
     PyObject *t1 = NULL, *answers = NULL, *entry = NULL, *chain = NULL, *items = NULL, *more = NULL;
-    inflight = PyObject_GetAttr(conn, s_inflight);
+    inflight = cget(conn, s_inflight);
     key = inflight ? PyLong_FromLong(call_id) : NULL;
     if (key == NULL)
         goto done;
@@ -1631,21 +1703,21 @@ hbase_receive(PyObject *module, PyObject *args)
  * cql_receive or hbase_receive (kind "cql" or "hbase"), and SharedConnection._flush. Each wake-up
  * of the loop calls all three; as methods, that is three Python frames a wake-up. */
 
-static PyObject *s_view, *s_transport, *s_write, *join_bytes; /* join_bytes: b"".join */
+static PyObject *s_write, *join_bytes; /* join_bytes: b"".join */
 
 /* BufferedConnection.get_buffer: the free part of the receive buffer; a full buffer grows in
  * the Python method (the class's), which this does not repeat. */
 static PyObject *
 conn_get_buffer(PyObject *conn, PyObject *sizehint)
 {
-    PyObject *n_obj = PyObject_GetAttr(conn, s_n);
+    PyObject *n_obj = cget(conn, s_n);
     if (n_obj == NULL)
         return NULL;
     Py_ssize_t n = PyLong_AsSsize_t(n_obj);
     Py_DECREF(n_obj);
     if (n == -1 && PyErr_Occurred())
         return NULL;
-    PyObject *buf = PyObject_GetAttr(conn, s_in);
+    PyObject *buf = cget(conn, s_in);
     if (buf == NULL)
         return NULL;
     int full = !PyByteArray_CheckExact(buf) || n >= PyByteArray_GET_SIZE(buf) || n < 0;
@@ -1659,7 +1731,7 @@ conn_get_buffer(PyObject *conn, PyObject *sizehint)
         Py_DECREF(method);
         return r;
     }
-    PyObject *view = PyObject_GetAttr(conn, s_view);
+    PyObject *view = cget(conn, s_view);
     if (view == NULL)
         return NULL;
     PyObject *part = PySequence_GetSlice(view, n, PY_SSIZE_T_MAX);
@@ -1671,18 +1743,18 @@ conn_get_buffer(PyObject *conn, PyObject *sizehint)
 static PyObject *
 conn_flush(PyObject *conn, PyObject *unused)
 {
-    PyObject *out = PyObject_GetAttr(conn, s_out);
+    PyObject *out = cget(conn, s_out);
     if (out == NULL)
         return NULL;
     PyObject *fresh = PyList_New(0);
-    if (fresh == NULL || PyObject_SetAttr(conn, s_out, fresh) < 0) {
+    if (fresh == NULL || cset(conn, s_out, fresh) < 0) {
         Py_XDECREF(fresh);
         Py_DECREF(out);
         return NULL;
     }
     Py_DECREF(fresh);
     PyObject *result = NULL, *transport = NULL, *data = NULL;
-    transport = PyObject_GetAttr(conn, s_transport);
+    transport = cget(conn, s_transport);
     if (transport == NULL)
         goto done;
     int healthy = transport == Py_None ? 0 : attr_is_none(conn, s_broken);
@@ -2465,6 +2537,8 @@ static PyMethodDef methods[] = {
     {"pending", (PyCFunction)(void (*)(void))speedups_pending, METH_FASTCALL,
      PyDoc_STR("pending(steps, READ, read_every, updates): CassandraBinding.sequence's statements, "
                "or None.")},
+    {"conn_setup", conn_setup, METH_VARARGS,
+     PyDoc_STR("conn_setup(cls, kind): the slots of CqlConnection (\"cql\") or RpcConnection (\"hbase\").")},
     {"hooks", speedups_hooks, METH_VARARGS,
      PyDoc_STR("hooks(conn, kind): (get_buffer, buffer_updated, _flush) compiled, bound to conn.")},
     {"cql_receive", cql_receive, METH_VARARGS,

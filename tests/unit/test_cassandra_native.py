@@ -256,12 +256,18 @@ def test_answers_split_across_reads_out_of_order_with_warnings_and_late_ones_dro
     asyncio.run(scenario())
 
 
-def test_an_answer_larger_than_the_buffer_grows_it_and_the_loops_calls_are_compiled_where_built(receive_path):
+class SubConnection(cn.CqlConnection):
+    """Not exactly CqlConnection: the compiled path reads its fields by name, not at offsets."""
+
+
+@pytest.mark.parametrize("cls", [cn.CqlConnection, SubConnection])
+def test_an_answer_larger_than_the_buffer_grows_it_and_the_loops_calls_are_compiled_where_built(receive_path,
+                                                                                                  cls):
     """A Rows answer of 150,000 bytes, fed as a socket would fill the free part of the buffer:
     the buffer doubles (twice) and the answer comes whole. With the extension, the loop's three
     calls a wake-up (get_buffer, buffer_updated, _flush) are its builtins bound to the connection."""
     async def scenario():
-        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn = cls(4, 30, "test:9042")
         conn.connection_made(Transport())
         hooks = (conn.get_buffer, conn.buffer_updated, conn._flush)
         kind = "builtin_function_or_method" if receive_path == "C" else "method"
@@ -574,6 +580,8 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
     from workbench.bindings import hbase_native
     with pytest.raises(TypeError, match="slot"):
         COMPILED.hbase_setup(Chain, hbase_native._finish, hbase_native._METHODS, hbase_native.CALL_IDS)
+    with pytest.raises(ValueError, match="kind"):
+        COMPILED.conn_setup(cn.CqlConnection, "thrift")
     monkeypatch.setattr(cn, "_fast", COMPILED)
     compiled = run_chains(0)
     monkeypatch.setattr(cn, "_fast", None)

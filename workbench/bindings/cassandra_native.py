@@ -531,6 +531,7 @@ class CqlConnection(SharedConnection):
     """One connection to one node, shared by every lane of the worker."""
 
     server = "Cassandra node"
+    __slots__ = ("version", "_orphans", "_stream", "on_lost")
 
     def __init__(self, version: int, timeout_s: float, where: str) -> None:
         super().__init__(timeout_s, where, 65536)  # _inflight: stream id -> _Call
@@ -955,6 +956,7 @@ class NativeSession:
 _fast = speedups.C
 if _fast is not None:
     _fast.cql_setup(_Chain, LazyRow, NativeSession._route)
+    _fast.conn_setup(CqlConnection, "cql")
 
 
 def failure(exc: BaseException) -> QueryFailed:

@@ -304,6 +304,7 @@ class RpcConnection(SharedConnection):
     """One connection to a RegionServer's ClientService, shared by many chains."""
 
     server = "RegionServer"
+    __slots__ = ("user", "_call_id")
 
     def __init__(self, user: str, timeout_s: float, where: str) -> None:
         super().__init__(timeout_s, where, 65536)  # _inflight: call id -> _Chain
@@ -485,6 +486,7 @@ _fast = speedups.C
 _chain_outcomes = _fast.outcomes if _fast is not None else chain_outcomes
 if _fast is not None:
     _fast.hbase_setup(_Chain, _finish, _METHODS, CALL_IDS)
+    _fast.conn_setup(RpcConnection, "hbase")
 
 
 def _user() -> str:

@@ -16,6 +16,11 @@ class BufferedConnection(asyncio.BufferedProtocol):
     connection, not one per request."""
 
     server = "server"  # how messages name the other end
+    # Slots for what the receive path reads on every wake-up (workbench._speedups reads them at
+    # their offsets, without a lookup), and a __dict__ for the rest (a subclass's own, the
+    # compiled hooks a connection sets on itself).
+    __slots__ = ("loop", "timeout_s", "where", "transport", "broken", "_in", "_view", "_n", "_timer",
+                 "__dict__")
 
     def __init__(self, timeout_s: float, where: str, size: int) -> None:
         self.loop = asyncio.get_running_loop()
@@ -81,6 +86,8 @@ class SharedConnection(BufferedConnection):
     Requests made in one turn of the loop wait in `_out` and go out in one write (`_flush`, made
     a callback by the first of them); those made while `_receiving` (the callbacks of the answers
     one read brought) go out when the read has been answered, in the subclass's buffer_updated."""
+
+    __slots__ = ("_out", "_inflight", "_receiving")
 
     def __init__(self, timeout_s: float, where: str, size: int) -> None:
         super().__init__(timeout_s, where, size)
