@@ -1,5 +1,6 @@
 /* workbench._speedups: a lane's hot path, compiled: the key choice, the lane's more(), a tick's
- * histograms, and the usual answers of the native CQL and HBase clients with their next requests.
+ * histograms, a sequence's statements, outcomes and recording, and the usual answers of the
+ * native CQL and HBase clients with their next requests.
  *
  * An optional accelerator: setup.py builds it where a C compiler and Python's headers exist,
  * and workbench/core/speedups.py falls back to the same code in Python where it does not (or
@@ -18,6 +19,13 @@
  *   ZipfianKeys(...)()
  *                     the next key name of YCSB's default request distribution (scrambled
  *                     zipfian): LaneWorkload._key_source's closure, draw for draw
+ *   pending(...)      CassandraBinding._statements where every statement is prepared
+ *   outcomes(...)     bindings/base.py's chain_outcomes: a chain's answers as outcomes
+ *   record(...)       LaneWorkload.run_sequence's recording into the meters
+ *   hooks(conn, kind) a connection's get_buffer, buffer_updated and _flush as builtins
+ *   cql_receive, hbase_receive (and their setup functions)
+ *                     the native clients' usual answers and next requests, reading the
+ *                     chains', rows' and connections' slots at their offsets
  *
  * Floating point: the zipfian draw is ((eta * u) - eta) + 1 raised to alpha, as Python
  * evaluates it; setup.py compiles with -ffp-contract=off so that no multiply-add is fused,
