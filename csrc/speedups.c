@@ -23,7 +23,8 @@
  *   outcomes(...)     bindings/base.py's chain_outcomes: a chain's answers as outcomes
  *   record(...)       LaneWorkload.run_sequence's recording into the meters
  *   hooks(conn, kind) a connection's get_buffer, buffer_updated and _flush as builtins
- *   cql_receive, hbase_receive (and their setup functions)
+ *   hooks(conn, "cql" / "hbase")'s buffer_updated (cql_receive, hbase_receive), with
+ *   cql_setup, hbase_setup, conn_setup
  *                     the native clients' usual answers and next requests, reading the
  *                     chains', rows' and connections' slots at their offsets
  *
@@ -1219,16 +1220,6 @@ cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
     return receive_end(conn, buf, n, at, failed);
 }
 
-static PyObject *
-cql_receive(PyObject *module, PyObject *args)
-{
-    PyObject *conn;
-    Py_ssize_t nbytes;
-    if (!PyArg_ParseTuple(args, "On:cql_receive", &conn, &nbytes))
-        return NULL;
-    return cql_receive_impl(conn, nbytes);
-}
-
 /* -- the native HBase client's answers (workbench/bindings/hbase_native.py) -------------------- *
  *
  * hbase_receive(conn, nbytes) is RpcConnection.buffer_updated. An answer whose header is the
@@ -1691,16 +1682,6 @@ hbase_receive_impl(PyObject *conn, Py_ssize_t nbytes)
         at = end;
     }
     return receive_end(conn, buf, n, at, failed);
-}
-
-static PyObject *
-hbase_receive(PyObject *module, PyObject *args)
-{
-    PyObject *conn;
-    Py_ssize_t nbytes;
-    if (!PyArg_ParseTuple(args, "On:hbase_receive", &conn, &nbytes))
-        return NULL;
-    return hbase_receive_impl(conn, nbytes);
 }
 
 /* -- a connection's loop hooks, without a Python frame a wake-up ------------------------------ *
@@ -2534,8 +2515,6 @@ static PyMethodDef methods[] = {
      PyDoc_STR("hbase_setup(_Chain, _finish, _METHODS, CALL_IDS): what hbase_receive knows.")},
     {"hbase_make", (PyCFunction)(void (*)(void))hbase_make, METH_FASTCALL,
      PyDoc_STR("hbase_make(ctx, step): NativeBinding's make for one region, its usual steps in C.")},
-    {"hbase_receive", hbase_receive, METH_VARARGS,
-     PyDoc_STR("hbase_receive(conn, nbytes): RpcConnection.buffer_updated, its usual answers in C.")},
     {"cql_setup", cql_setup, METH_VARARGS, PyDoc_STR("cql_setup(_Chain, LazyRow): the classes cql_receive knows.")},
     {"record", (PyCFunction)(void (*)(void))speedups_record, METH_FASTCALL,
      PyDoc_STR("record(steps, outcomes, m_read, m_update, READ, OK): run_sequence's recording.")},
@@ -2549,8 +2528,6 @@ static PyMethodDef methods[] = {
      PyDoc_STR("conn_setup(cls, kind): the slots of CqlConnection (\"cql\") or RpcConnection (\"hbase\").")},
     {"hooks", speedups_hooks, METH_VARARGS,
      PyDoc_STR("hooks(conn, kind): (get_buffer, buffer_updated, _flush) compiled, bound to conn.")},
-    {"cql_receive", cql_receive, METH_VARARGS,
-     PyDoc_STR("cql_receive(conn, nbytes): CqlConnection.buffer_updated, its usual answers in C.")},
     {NULL, NULL, 0, NULL},
 };
 

@@ -580,12 +580,10 @@ class CqlConnection(SharedConnection):
         """Answer every whole frame received; the requests their callbacks make (the chains' next
         steps) go out in one write when all are answered, not in a loop turn of their own.
 
-        With workbench._speedups built, its cql_receive does this, and the usual answer to a
-        chain's step (no flags, a Void or one row of the layout) with the next step, in C; every
-        other frame comes to _answer here as below."""
-        if _fast is not None:
-            _fast.cql_receive(self, nbytes)
-            return
+        With workbench._speedups built, a connection replaces this with the compiled one (see
+        __init__: speedups.c's cql_receive), which answers the usual answer to a chain's step (no
+        flags, a Void or one row of the layout) with the next step in C; every other frame comes
+        to _answer here as below."""
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
         self._receiving = True
@@ -951,8 +949,9 @@ class NativeSession:
         self.conns = [None] * len(self.conns)
 
 
-# The compiled receive path (csrc/speedups.c, cql_receive), or None: CqlConnection.buffer_updated's
-# Python then answers every frame (tests switch between the two by setting this).
+# The compiled receive path (csrc/speedups.c, cql_receive), or None: a CqlConnection made while
+# it is None keeps the Python buffer_updated, which answers every frame (tests switch between the
+# two by setting this before they make their connections).
 _fast = speedups.C
 if _fast is not None:
     _fast.cql_setup(_Chain, LazyRow, NativeSession._route)

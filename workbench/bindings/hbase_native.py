@@ -322,12 +322,10 @@ class RpcConnection(SharedConnection):
         """Answer every whole message received; the requests their callbacks make (the chains'
         next steps) go out in one write when all are answered, not in a loop turn of their own.
 
-        With workbench._speedups built, its hbase_receive does this, and the usual answer (a
-        header of the call id alone, to a chain's call) with the chain's next request, in C;
-        every other message comes to _answer here as below."""
-        if _fast is not None:
-            _fast.hbase_receive(self, nbytes)
-            return
+        With workbench._speedups built, a connection replaces this with the compiled one (see
+        __init__: speedups.c's hbase_receive), which answers the usual answer (a header of the
+        call id alone, to a chain's call) with the chain's next request in C; every other
+        message comes to _answer here as below."""
         self._n += nbytes
         buf, at, n = self._in, 0, self._n
         self._receiving = True
@@ -480,8 +478,9 @@ def _finish(chain: _Chain) -> None:
         chain.done.set_result(chain.answers)
 
 
-# The compiled receive path (csrc/speedups.c, hbase_receive), or None: RpcConnection's
-# buffer_updated then answers every message in Python (tests switch between the two by setting this).
+# The compiled receive path (csrc/speedups.c, hbase_receive), or None: an RpcConnection made while
+# it is None keeps the Python buffer_updated, which answers every message (tests switch between the
+# two by setting this before they make their connections).
 _fast = speedups.C
 _chain_outcomes = _fast.outcomes if _fast is not None else chain_outcomes
 if _fast is not None:
