@@ -1224,42 +1224,49 @@ cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
  *
  * hbase_receive(conn, nbytes) is RpcConnection.buffer_updated. An answer whose header is the
  * call id alone (nearly all are) to a chain's call is answered here as RpcConnection._answer,
- * _next and _send do: its body decoded by the chain's decode (Python: found_cells or
- * decode_mutate), the lane asked, the next request made by the chain's make (Python) and framed
- * here. Every other answer, and every step that does not go as usual, goes to that Python code. */
+ * _next and _send do: its body decoded as the chain's decode would (found_cells's usual answer,
+ * a LazyCells, and decode_mutate's None are made here; any other decode is called), the lane
+ * asked, the next request made by the chain's make (Python) and framed here. Every other answer, and every step that does not go as usual, goes to that Python code. */
 
 static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
+static PyObject *hfound_cells, *hdecode_mutate, *hcells_type; /* found_cells, decode_mutate, LazyCells */
 static long hcall_ids;
-static PyObject *s_decode, *s_make, *s_hsend;
+static PyObject *s_decode, *s_make, *s_hsend, *s_lc_body;
 
-/* hbase_native._Chain's slots, found by hbase_setup (its chains are checked to be of exactly it) */
-static Py_ssize_t hc_items, hc_make, hc_more, hc_answers, hc_decode, hc_t0;
+/* hbase_native._Chain's slots, found by hbase_setup (its chains are checked to be of exactly it),
+ * and LazyCells's */
+static Py_ssize_t hc_items, hc_make, hc_more, hc_answers, hc_decode, hc_t0, lc_body, lc_row;
 
 static PyObject *
 hbase_setup(PyObject *module, PyObject *args)
 {
-    PyObject *chain, *finish, *methods;
+    PyObject *chain, *finish, *methods, *found_cells, *decode_mutate, *cells;
     long call_ids;
-    if (!PyArg_ParseTuple(args, "OOO!l:hbase_setup", &chain, &finish, &PyDict_Type, &methods, &call_ids))
+    if (!PyArg_ParseTuple(args, "OOO!lOOO:hbase_setup", &chain, &finish, &PyDict_Type, &methods, &call_ids,
+                          &found_cells, &decode_mutate, &cells))
         return NULL;
-    if (!PyType_Check(chain)) {
-        PyErr_SetString(PyExc_TypeError, "hbase_setup: _Chain must be a class");
+    if (!PyType_Check(chain) || !PyType_Check(cells)) {
+        PyErr_SetString(PyExc_TypeError, "hbase_setup: _Chain and LazyCells must be classes");
         return NULL;
     }
-    struct { Py_ssize_t *offset; PyObject *name; } slots[] = {
-        {&hc_items, s_items}, {&hc_make, s_make}, {&hc_more, s_more}, {&hc_answers, s_answers},
-        {&hc_decode, s_decode}, {&hc_t0, s_t0},
+    struct { Py_ssize_t *offset; PyObject *type, *name; } slots[] = {
+        {&hc_items, chain, s_items}, {&hc_make, chain, s_make}, {&hc_more, chain, s_more},
+        {&hc_answers, chain, s_answers}, {&hc_decode, chain, s_decode}, {&hc_t0, chain, s_t0},
+        {&lc_body, cells, s_lc_body}, {&lc_row, cells, s_lr_row},
     };
     enum { NSLOTS = sizeof(slots) / sizeof(slots[0]) };
     Py_ssize_t found[NSLOTS]; /* all or none, as in cql_setup */
     for (size_t k = 0; k < NSLOTS; k++)
-        if (slot_offset(chain, slots[k].name, &found[k]) < 0)
+        if (slot_offset(slots[k].type, slots[k].name, &found[k]) < 0)
             return NULL;
     for (size_t k = 0; k < NSLOTS; k++)
         *slots[k].offset = found[k];
     Py_XSETREF(hchain_type, Py_NewRef(chain));
     Py_XSETREF(hfinish, Py_NewRef(finish));
     Py_XSETREF(hmethods, Py_NewRef(methods));
+    Py_XSETREF(hfound_cells, Py_NewRef(found_cells));
+    Py_XSETREF(hdecode_mutate, Py_NewRef(decode_mutate));
+    Py_XSETREF(hcells_type, Py_NewRef(cells));
     hcall_ids = call_ids;
     Py_RETURN_NONE;
 }
@@ -1523,6 +1530,29 @@ hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* hbase_native.found_cells(body): a LazyCells of the body (made without its __init__'s Python
+ * frame: the same two slots) where the body starts as a row's result with a cell, as nearly every
+ * read's does; any other body goes to the Python found_cells, which walks it. */
+static PyObject *
+found_cells(PyObject *body)
+{
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(body);
+    Py_ssize_t n = PyBytes_GET_SIZE(body);
+    if (n > 3 && p[0] == 0x0A && p[1]) {
+        int at = p[1] < 0x80 ? 2 : p[2] < 0x80 ? 3 : 0;
+        if (at && p[at] == 0x0A) {
+            PyTypeObject *type = (PyTypeObject *)hcells_type;
+            PyObject *cells = type->tp_alloc(type, 0);
+            if (cells == NULL)
+                return NULL;
+            slot_set(cells, lc_body, body);
+            slot_set(cells, lc_row, Py_None);
+            return cells;
+        }
+    }
+    return PyObject_CallOneArg(hfound_cells, body);
+}
+
 /* One message buf[i:end]: 1 answered here, 0 not the usual case (the caller hands it to
  * _answer, untouched), -1 error. */
 static int
@@ -1587,10 +1617,16 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
     t1 = PyLong_FromLongLong(answered_at);
     t0 = t1 ? slot_get(chain, hc_t0, s_t0) : NULL;
     answers = t0 ? slot_get(chain, hc_answers, s_answers) : NULL;
-    body = answers ? PyBytes_FromStringAndSize((const char *)b + i, (Py_ssize_t)size) : NULL;
-    if (body == NULL)
+    if (answers == NULL)
         goto done;
-    value = PyObject_CallOneArg(decode, body);
+    if (decode == hdecode_mutate) /* an update's answer: decode_mutate's None, its body unread */
+        value = Py_NewRef(Py_None);
+    else {
+        body = PyBytes_FromStringAndSize((const char *)b + i, (Py_ssize_t)size);
+        if (body == NULL)
+            goto done;
+        value = decode == hfound_cells ? found_cells(body) : PyObject_CallOneArg(decode, body);
+    }
     if (value == NULL) {
         /* an answer that does not parse: that step's error, the chain ends, the stream is suspect */
         if (!PyErr_ExceptionMatches(PyExc_Exception))
@@ -2512,7 +2548,8 @@ static PyMethodDef methods[] = {
      PyDoc_STR("summarize(buckets, shift, half, unit, wanted, targets): summarize's walk.")},
     {"fnvhash64", speedups_fnvhash64, METH_O, PyDoc_STR("YCSB's Utils.fnvhash64 of a non-negative long.")},
     {"hbase_setup", hbase_setup, METH_VARARGS,
-     PyDoc_STR("hbase_setup(_Chain, _finish, _METHODS, CALL_IDS): what hbase_receive knows.")},
+     PyDoc_STR("hbase_setup(_Chain, _finish, _METHODS, CALL_IDS, found_cells, decode_mutate, LazyCells): "
+               "what hbase_receive knows.")},
     {"hbase_make", (PyCFunction)(void (*)(void))hbase_make, METH_FASTCALL,
      PyDoc_STR("hbase_make(ctx, step): NativeBinding's make for one region, its usual steps in C.")},
     {"cql_setup", cql_setup, METH_VARARGS, PyDoc_STR("cql_setup(_Chain, LazyRow): the classes cql_receive knows.")},
@@ -2554,7 +2591,7 @@ PyInit__speedups(void)
         {&s_size, "size"}, {&s_done_method, "done"}, {&s_break, "_break"}, {&s_halt, "_halt"},
         {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
         {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
-        {&s_decode, "decode"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
+        {&s_decode, "decode"}, {&s_lc_body, "_body"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
         {&s_view, "_view"}, {&s_first, "first"}, {&s_ok, "ok"}, {&s_n_ok, "n_ok"}, {&s_record, "record"}, {&s_transport, "transport"}, {&s_write, "write"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

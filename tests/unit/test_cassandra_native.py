@@ -579,7 +579,11 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
         COMPILED.cql_setup(cn._Chain, Row, route)
     from workbench.bindings import hbase_native
     with pytest.raises(TypeError, match="slot"):
-        COMPILED.hbase_setup(Chain, hbase_native._finish, hbase_native._METHODS, hbase_native.CALL_IDS)
+        COMPILED.hbase_setup(Chain, hbase_native._finish, hbase_native._METHODS, hbase_native.CALL_IDS,
+                             hbase_native.found_cells, hbase_native.decode_mutate, hbase_native.LazyCells)
+    with pytest.raises(TypeError, match="_body"):  # LazyCells's slots, checked with the chain's
+        COMPILED.hbase_setup(hbase_native._Chain, hbase_native._finish, hbase_native._METHODS,
+                             hbase_native.CALL_IDS, hbase_native.found_cells, hbase_native.decode_mutate, Row)
     with pytest.raises(ValueError, match="kind"):
         COMPILED.conn_setup(cn.CqlConnection, "thrift")
     monkeypatch.setattr(cn, "_fast", COMPILED)

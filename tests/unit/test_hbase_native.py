@@ -505,3 +505,60 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
         assert len(flat) < 4 + 4 + 3 + 6
     assert any(not ok and v.startswith("RegionTooBusyException") for ok, v in flat)
     assert ((False, "ValueError: an answer that does not parse") in flat) and broken
+
+
+def test_answers_decoded_in_c_are_what_found_cells_and_decode_mutate_make(monkeypatch, receive_path):
+    """The compiled receive path makes found_cells's usual answer (a LazyCells, nothing decoded)
+    and decode_mutate's None itself; any other body goes to found_cells. What each step gets is
+    the same on both paths, and in C only the body with a field before its result made its
+    LazyCells through Python (__init__)."""
+    from workbench.bindings.hbase_native import RpcConnection
+
+    bodies = {
+        b"row": field(1, cell(b"field0", b"a" * 20) + cell(b"field1", b"")),  # nearly every read
+        b"long": field(1, cell(b"field0", "é".encode() * 150)),  # its result's length takes 2 bytes
+        b"late": number(9, 1) + field(1, cell(b"f", b"v")),  # a field first: found_cells walks it
+        b"none": field(1, number(2, 0)),  # not found
+        b"empty": b"",
+        b"put": b"",
+        b"put-body": field(1, number(1, 1)),  # an update answered with a result: still None
+    }
+    inits = []
+    real_init = LazyCells.__init__
+    monkeypatch.setattr(LazyCells, "__init__",
+                        lambda self, body: (inits.append(body), real_init(self, body))[1])
+
+    def make_step(tag):
+        if tag.startswith(b"put"):
+            return b"Mutate", field(1, tag), decode_mutate
+        return b"Get", field(1, tag), found_cells
+
+    async def main():
+        conn = RpcConnection("me", 30, "test:16020")
+        conn.connection_made(Transport())
+        tags = list(bodies)
+        chains = [conn.run(tags[k:] + tags[:k], make_step) for k in range(len(tags))]
+        while any(not c.done() for c in chains):
+            data = b"".join(answer(cid, bodies[chain.items[len(chain.answers)]])
+                            for cid, chain in sorted(conn._inflight.items()))
+            buf = conn.get_buffer(len(data))
+            buf[:len(data)] = data
+            conn.buffer_updated(len(data))
+            await asyncio.sleep(0)
+        return [[(ok, type(value).__name__, value._row if isinstance(value, LazyCells) else None,
+                  dict(value) if isinstance(value, LazyCells) else value) for ok, value, _, _ in c.result()]
+                for c in chains]
+
+    got = asyncio.run(main())
+    for k, chain in enumerate(got):
+        tags = list(bodies)
+        tags = tags[k:] + tags[:k]
+        for tag, (ok, kind, row, value) in zip(tags, chain, strict=True):
+            assert ok and row is None  # found, nothing decoded yet
+            expected = None if tag.startswith(b"put") else decode_get(bodies[tag])
+            if expected is None:
+                assert (kind, value) == ("NoneType", None), tag
+            else:
+                assert kind == "LazyCells" and value == {q.decode(): v.decode() for q, v in expected.items()}
+    assert set(inits) == ({bodies[b"late"]} if receive_path == "C" else
+                              {bodies[b"row"], bodies[b"long"], bodies[b"late"]})

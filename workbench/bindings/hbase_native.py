@@ -484,7 +484,7 @@ def _finish(chain: _Chain) -> None:
 _fast = speedups.C
 _chain_outcomes = _fast.outcomes if _fast is not None else chain_outcomes
 if _fast is not None:
-    _fast.hbase_setup(_Chain, _finish, _METHODS, CALL_IDS)
+    _fast.hbase_setup(_Chain, _finish, _METHODS, CALL_IDS, found_cells, decode_mutate, LazyCells)
     _fast.conn_setup(RpcConnection, "hbase")
 
 
