@@ -3,7 +3,7 @@
     workbench cluster up cassandra-single            # or hbase-standalone, with --db hbase
     python bench/bench_cpu.py --db cassandra [--cluster NAME] [--workloads a,c] [--lanes 16,64]
         [--short 10000] [--long 160000] [--repeat 2] [--clients native,acsylla] [-p KEY=VALUE ...]
-        [--ycsb-home DIR]  [--latte PATH] [--baseline DIR]
+        [--ycsb-home DIR]  [--latte PATH] [--baseline DIR] [--fresh]
 
 For each workload and in-flight count, each client makes a short run and a long run of the same
 workload on the same loaded table, in alternation, `--repeat` times. Steady-state CPU per
@@ -23,6 +23,12 @@ different runs together with it.
   wait (up to --host-wait seconds) until `host` is at most MS; a trial with `host` above MS before
   or after it is printed, marked `repeated`, and made again, up to --attempts times (the last is
   kept whatever its host). The summary counts the repeated trials per client.
+
+--fresh: load the table(s) anew before every trial (dropping the last), so that each client's
+  trial starts from the same table: on HBase, a table that has taken many updates answers reads
+  more slowly (versions pile up in its memstore until a flush), and a slower server makes every
+  client's CPU per operation rise (fewer answers per wake-up). Without it, one table serves every
+  trial, and later trials meet the updates of the earlier ones.
 
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
 --baseline: another checkout of the workbench (e.g. `git worktree add /tmp/base HEAD~1`); its
@@ -104,7 +110,8 @@ class Clients:
             raise SystemExit("benchmarks only target 127.0.0.0/8")
         self.overrides = binding_overrides(self.cluster) + list(args.p or [])
         self.clients = (args.clients or default_clients.split(",")[0]).split(",")
-        self.table = f"bench_cpu_{int(time.time())}"
+        self.stamp, self.loads = int(time.time()), 0
+        self.table = f"bench_cpu_{self.stamp}"
         self.conf = Path(tempfile.mkdtemp(prefix="bench-cpu-conf-"))
         self.classpath = ycsb_classpath(Path(args.ycsb_home), binding) if args.ycsb_home else None
         host, port = self.cluster.contact_points[0]
@@ -173,6 +180,13 @@ class Clients:
         print(f"load: {self.args.records:,} records into {self.table} in {time.perf_counter() - t0:.1f} s",
               flush=True)
 
+    def reload(self) -> None:
+        """--fresh: a new table (and latte's anew) for the next trial, the last one dropped."""
+        self.drop()
+        self.loads += 1
+        self.table = f"bench_cpu_{self.stamp}_{self.loads}"
+        self.load()
+
     def drop(self) -> None:
         host, port = self.cluster.contact_points[0]
         if self.args.db == "cassandra":
@@ -215,6 +229,7 @@ def main() -> None:
     ap.add_argument("--host-limit", type=float, help="repeat a trial whose host ms exceeded this")
     ap.add_argument("--host-wait", type=float, default=300.0)
     ap.add_argument("--attempts", type=int, default=3)
+    ap.add_argument("--fresh", action="store_true", help="load the table anew before every trial")
     args = ap.parse_args()
     if args.latte and args.db != "cassandra":
         raise SystemExit("latte speaks CQL only: --latte needs --db cassandra")
@@ -232,6 +247,8 @@ def main() -> None:
                     tools = clients.tools[turn:] + clients.tools[:turn]
                     for tool in tools:
                         for attempt in range(1, args.attempts + 1):
+                            if args.fresh:
+                                clients.reload()
                             host = quiet_host(args.host_limit, args.host_wait)
                             short, _ = clients.run(tool, workload, lanes, args.short)
                             long, rate = clients.run(tool, workload, lanes, args.long)
