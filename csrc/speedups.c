@@ -1226,7 +1226,8 @@ cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
  * call id alone (nearly all are) to a chain's call is answered here as RpcConnection._answer,
  * _next and _send do: its body decoded as the chain's decode would (found_cells's usual answer,
  * a LazyCells, and decode_mutate's None are made here; any other decode is called), the lane
- * asked, the next request made by the chain's make (Python) and framed here. Every other answer, and every step that does not go as usual, goes to that Python code. */
+ * asked, the next request made by the chain's make (Python) and framed here. Every other
+ * answer, and every step that does not go as usual, goes to that Python code. */
 
 static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
 static PyObject *hfound_cells, *hdecode_mutate, *hcells_type; /* found_cells, decode_mutate, LazyCells */
