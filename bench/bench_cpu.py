@@ -26,7 +26,7 @@ different runs together with it.
 
 --fresh: load the table(s) anew before every trial (dropping the last), so that each client's
   trial starts from the same table: on HBase, a table that has taken many updates answers reads
-  more slowly (versions pile up in its memstore until a flush), and a slower server makes every
+  more slowly (most likely the versions in its memstore until a flush), and a slower server makes every
   client's CPU per operation rise (fewer answers per wake-up). Without it, one table serves every
   trial, and later trials meet the updates of the earlier ones.
 
