@@ -1,3 +1,4 @@
 """workbench: an interactive terminal workbench for YCSB-style NoSQL benchmarks."""
 
-__version__ = "0.1.0"
+# The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic).
+__version__ = "0.2.0"

@@ -65,6 +65,7 @@ def test_the_csv_has_a_row_per_run_and_operation_and_the_terminal_the_anova(repo
     assert len(rows) == 6 * 2 + 6 * 1
     assert {r["operation"] for r in rows if r["workload"] == "workloadc"} == {"READ"}
     assert all(float(r["throughput_ops_s"]) > 0 and int(r["p99_us"]) >= int(r["p50_us"]) for r in rows)
+    assert {r["client"].partition(" (hot path")[0] for r in rows} == {"memory (in-process)"}
     assert "two-way ANOVA of throughput" in made.stdout and "operationcount x workload" in made.stdout
 
 
@@ -76,6 +77,7 @@ def test_the_html_is_self_contained(report):
     # throughput, READ, UPDATE (the memory binding's latencies can all be below 1 us: still a chart)
     assert page.count("<figure class=chart") == 3
     assert "Two-way ANOVA" in page and "95% interval (t on the log scale)" in page
+    assert "client that measured it" in page and "memory (in-process) (hot path" in page
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")

@@ -52,6 +52,7 @@ def test_a_lab_report_has_every_step_its_figures_verdicts_and_answers(classroom)
     zipfian = next(s for s in ann["steps"] if s["id"] == "zipfian")
     assert 0.1 < zipfian["figures"]["keys.hottest_1pct"] < 0.5 and zipfian["run_id"] is not None
     assert zipfian["checks"][0]["passed"] is True
+    assert zipfian["client"].startswith("memory (in-process) (hot path")  # the client that measured it
     assert zipfian["questions"][0] == {"ask": "With zipfian choices, what do the hottest 1% of the keys get?",
                                        "choices": zipfian["questions"][0]["choices"], "answer": 2, "given": 2,
                                        "right": True}
@@ -61,6 +62,7 @@ def test_a_lab_report_has_every_step_its_figures_verdicts_and_answers(classroom)
     assert next(s for s in bo["steps"] if s["id"] == "zipfian")["questions"][0]["right"] is False
     page = (out / "key-distributions-ann.html").read_text()
     assert page.count("<h2>") == 5 and 'data-chart="throughput"' in page and "class='check pass'" in page
+    assert "measured by memory (in-process)" in page
     assert "✓ right" in page and "unanswered" in page and "<code>requestdistribution=zipfian</code>" in page
     cy = json.loads((out / "key-distributions-cy.json").read_text())
     assert cy["done"] == 2 and "not done yet" in (out / "key-distributions-cy.html").read_text()

@@ -15,6 +15,7 @@ from pathlib import Path
 import capabilities  # tests/ is on sys.path (rootdir conftest)
 import pytest
 
+from workbench.core import speedups
 from workbench.results.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,3 +231,30 @@ def test_a_store_that_cannot_be_written_is_one_line_before_the_run(tmp_path, tro
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("workbench: error: the run store"), proc.stderr
     assert says in lines[0] and "--no-store" in lines[0]
+
+
+def test_every_run_says_which_client_measured_it_and_a_comparison_says_when_they_differ(tmp_path):
+    store = tmp_path / "runs.db"
+    compiled = workbench(store, "run", "-P", WORKLOAD_A, "-p", "operationcount=2000", "-q",
+                         f"--export=json={tmp_path / 'one.json'}")
+    assert compiled.returncode == 0, compiled.stderr
+    env = dict(os.environ, WORKBENCH_STORE=str(store), WORKBENCH_SPEEDUPS="off")
+    python = subprocess.run([sys.executable, "-m", "workbench", "run", "-P", WORKLOAD_A, "-p",
+                             "operationcount=2000", "-p", "eventloop=asyncio", "-q"],
+                            capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
+    assert python.returncode == 0, python.stderr
+    client = json.loads((tmp_path / "one.json").read_text())["run"]["environment"]["client"]
+    assert client["name"] == "memory (in-process)"
+    assert client["compiled"] is (speedups.C is not None)
+    assert client["event_loop"].startswith("uvloop")
+    shown = workbench(store, "runs", "show", "2")
+    assert "client: memory (in-process) (hot path in Python, asyncio)" in shown.stdout
+    with RunStore(store) as s:  # the stored result says the same
+        assert s.result(2).client == "memory (in-process) (hot path in Python, asyncio)"
+    compared = workbench(store, "runs", "compare", "1", "2")
+    assert compared.returncode == 0, compared.stderr
+    text = " ".join(compared.stdout.split())  # the caption wraps
+    assert "client: memory (in-process) (hot path" in text and "/ memory (in-process) (hot path in Python, asyncio)" in text
+    imported = workbench(store, "runs", "import", str(YCSB_RUN))
+    assert imported.returncode == 0, imported.stderr
+    assert "client: YCSB (imported)" in workbench(store, "runs", "show", "3").stdout

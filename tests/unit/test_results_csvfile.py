@@ -25,8 +25,9 @@ def test_summary_has_one_row_per_measurement_with_unrounded_numbers(tmp_path) ->
     assert header[:12] == ["measurement", "operations", "throughput_ops_s", "mean_us", "min_us",
                            "max_us", "p50_us", "p90_us", "p95_us", "p99_us", "p99.9_us",
                            "p99.99_us"]
-    assert header[12:] == ["Return=OK", "Return=ERROR", "database", "server"]
+    assert header[12:] == ["Return=OK", "Return=ERROR", "database", "server", "client"]
     assert rows[0]["database"] == run.database
+    assert rows[0]["client"] == run.client
     read, m = rows[0], run.measurement("READ")
     assert int(read["operations"]) == m.operations
     assert float(read["throughput_ops_s"]) == m.operations * 1000 / run.runtime_ms

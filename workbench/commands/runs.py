@@ -165,6 +165,7 @@ def show_command(args: argparse.Namespace) -> int:
     server = (result.environment.get("cluster") or {}).get("server_version")
     if server:
         console.print(f"server: {server}")
+    console.print(f"client: {result.client}", highlight=False)
     if result.environment.get("ray"):
         console.print(ray_placement(result.environment["ray"]), highlight=False)
     if result.measurements or result.operations:

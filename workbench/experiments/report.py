@@ -53,6 +53,7 @@ class RunRecord:
     interval_rates: list[float] = field(default_factory=list)  # ops/s of each measured interval
     warmup_s: float = 0.0
     server: str = ""  # what the server said it is (the run store's environment), "" if unknown
+    client: str = ""  # the client that measured it (RunResult.client)
 
     @property
     def database(self) -> str:
@@ -87,7 +88,7 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
             result = s.result(run_id)
             record = RunRecord(run_id, step, rep, result.throughput, result.runtime_ms,
                                result.started_at or 0.0, _target(result), warmup_s=result.warmup_s,
-                               server=_server(result))
+                               server=_server(result), client=result.client)
             measured = [i for i in result.intervals if not i.warmup and i.duration_s >= 0.5]
             record.interval_rates = [i.throughput for i in measured]
             sampled = [i for i in measured if i.in_flight is not None]
@@ -126,6 +127,17 @@ def servers(records: list[RunRecord]) -> dict[str, list[str]]:
     return out
 
 
+def clients(records: list[RunRecord]) -> dict[str, list[str]]:
+    """Each database's clients as its runs recorded them (the "Servers" table's second column):
+    more than one for a database means its figures mix clients."""
+    out: dict[str, list[str]] = {}
+    for r in records:
+        seen = out.setdefault(r.database, [])
+        if r.client and r.client not in seen:
+            seen.append(r.client)
+    return out
+
+
 def _target(result) -> float | None:
     value = (result.properties or {}).get("target")
     try:
@@ -136,7 +148,7 @@ def _target(result) -> float | None:
 
 def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
     swept = [p for p, _ in e.sweep]
-    header = ["experiment", "scale", "run_id", "database", "server", "workload", *swept, "repetition",
+    header = ["experiment", "scale", "run_id", "database", "server", "client", "workload", *swept, "repetition",
               "throughput_ops_s", "offered_ops_s", "runtime_ms", "operation", "count", "mean_us",
               *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
     with open(path, "w", newline="", encoding="utf-8") as f:
@@ -145,7 +157,7 @@ def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -
         for r in records:
             values = dict(r.step.values)
             for name, op in r.ops.items():
-                w.writerow([e.name, scale, r.run_id, r.database, r.server, r.step.workload,
+                w.writerow([e.name, scale, r.run_id, r.database, r.server, r.client, r.step.workload,
                             *[values[p] for p in swept], r.repetition, round(r.throughput, 3),
                             "" if r.target is None else round(r.target), r.runtime_ms, name, op.count,
                             round(op.mean_us, 3),
@@ -199,9 +211,11 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
              f"swept {_h('; '.join(f'{p} = {list(v)}' for p, v in e.sweep) or 'nothing')} · "
              f"{e.repetitions} repetitions, order {_h(e.order)} · report of "
              f"{datetime.now().strftime('%Y-%m-%d %H:%M')}</p>"]
-    rows = [[name, "; ".join(found) or ("in-process (no server)" if name == "memory" else "not recorded")]
+    measured_by = clients(records)
+    rows = [[name, "; ".join(found) or ("in-process (no server)" if name == "memory" else "not recorded"),
+             "; ".join(measured_by.get(name, ())) or "not recorded"]
             for name, found in servers(records).items()]
-    parts.append(_table(["database", "server, as it answered"], rows, "Servers"))
+    parts.append(_table(["database", "server, as it answered", "client that measured it"], rows, "Servers"))
     if RATE in dict(e.sweep):
         parts += _saturation_section(e, records)
     parts.append("<h2>Throughput</h2>")

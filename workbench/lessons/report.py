@@ -33,7 +33,7 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
     """The student's lesson as a JSON-ready dict (FORMAT)."""
     with RunStore(store if store not in (None, False) else None) as s:
         done = {d.step: d for d in s.lesson_steps(lesson.name, student)}
-        servers = {d.run_id: _server(s, d.run_id) for d in done.values() if d.run_id is not None}
+        where = {d.run_id: _where(s, d.run_id) for d in done.values() if d.run_id is not None}
     steps = []
     for step in lesson.steps:
         record = done.get(step.id)
@@ -41,7 +41,9 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
             "id": step.id, "title": step.title, "text": step.text, "action": step.action,
             "measures": step.measures, "done": record is not None,
             "run_id": record.run_id if record else None,
-            "server": servers.get(record.run_id, "") if record else "",  # as the server answered
+            # as the server answered, and the client that measured the run
+            "server": where.get(record.run_id, ("", ""))[0] if record else "",
+            "client": where.get(record.run_id, ("", ""))[1] if record else "",
             "figures": {k: v for k, v in (record.figures if record else {}).items()
                         if not isinstance(v, list)},  # a repeated step's means, not each run's
             "checks": record.checks if record else [],
@@ -52,11 +54,13 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
             "done": sum(s["done"] for s in steps), "of": len(steps)}
 
 
-def _server(store: RunStore, run_id: int) -> str:
+def _where(store: RunStore, run_id: int) -> tuple[str, str]:
+    """The run's server and client as it recorded them."""
     try:
-        return store.result(run_id).server
+        result = store.result(run_id)
     except WorkbenchError:  # a run removed from the store since: the report still shows its figures
-        return ""
+        return "", ""
+    return result.server, result.client
 
 
 def _answer(question, number: int, record) -> dict:
@@ -102,6 +106,7 @@ def render_lab_report(report: dict) -> str:
             rows = [[name, show_value(f"{step['id']}.{name}", value)]
                     for name, value in step["figures"].items() if name in SHOWN]
             on = f", on {step['server']}" if step.get("server") else ""
+            on += f", measured by {step['client']}" if step.get("client") else ""
             run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
             body.append(page._table(["figure", "value"], rows, caption=f"measured{run}"))
         for check in step["checks"]:

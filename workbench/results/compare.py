@@ -3,8 +3,9 @@
 `compare(results, labels)` gathers the figures; `comparison_table` draws them with rich (the
 app's Compare screen and the command line share it); `comparison_rows` is the same as CSV rows;
 `percentile_curves` gives each run's latency at each percentile, for an overlaid chart;
-`spec_differences` says in what, besides the database, the runs' properties differ (a
-comparison of two different workloads is not a comparison of two databases).
+`spec_differences` says in what, besides the database, the runs differ: their properties and the
+client that measured them (a comparison of two different workloads, or of cassandra-driver
+against the native client, is not a comparison of two databases).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Comparison:
     throughput: tuple[float, ...]
     ops: dict[str, tuple[OpFigures | None, ...]]  # operation -> figures per run
     differences: tuple[str, ...]
+    clients: tuple[str, ...] = ()  # the client that measured each run (RunResult.client)
 
 
 def compare(results: Sequence[RunResult], labels: Sequence[str]) -> Comparison:
@@ -52,7 +54,7 @@ def compare(results: Sequence[RunResult], labels: Sequence[str]) -> Comparison:
     names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
     ops = {name: tuple(_figures(r, name) for r in results) for name in names}
     return Comparison(tuple(labels), tuple(r.throughput for r in results), ops,
-                      tuple(spec_differences(results)))
+                      tuple(spec_differences(results)), tuple(r.client for r in results))
 
 
 def _is_operation(name: str) -> bool:
@@ -81,9 +83,11 @@ def difference(first: float | None, other: float | None, higher_is_better: bool)
 
 
 def spec_differences(results: Sequence[RunResult]) -> list[str]:
-    """`key: a / b` for every property that differs between the runs, where they went aside.
-    Runs imported from YCSB text carry no properties: they are left out of this check."""
+    """`key: a / b` for every property that differs between the runs, where they went aside, and
+    `client: a / b` when the clients that measured them differ (name, compiled or not, loop).
+    Runs imported from YCSB text carry no properties: they are left out of the properties' check."""
     out = []
+    everyone = results
     unknown = [i + 1 for i, r in enumerate(results) if not r.properties]
     if unknown:
         out.append(f"properties of run {', '.join(map(str, unknown))} unknown (YCSB text), not compared")
@@ -95,9 +99,12 @@ def spec_differences(results: Sequence[RunResult]) -> list[str]:
         values = [r.properties.get(key, "-") for r in results]
         if len(set(values)) > 1:
             out.append(f"{key}: {' / '.join(values)}")
-    phases = [r.phase for r in results]
+    phases = [r.phase for r in everyone]
     if len(set(phases)) > 1:
         out.insert(0, f"phase: {' / '.join(phases)}")
+    clients = [r.client for r in everyone]
+    if len(set(clients)) > 1:
+        out.insert(0, f"client: {' / '.join(clients)}")
     return out
 
 
@@ -114,6 +121,8 @@ def comparison_table(c: Comparison) -> Table:
     for i, label in enumerate(c.labels):
         table.add_column(label if i == 0 else f"{label}\n(Δ vs first)", justify="right")
     first = c.throughput[0]
+    if c.clients:
+        table.add_row("client", *c.clients)
     table.add_row("throughput ops/s", *[f"{t:,.0f}" + ("" if i == 0 else f"\n{difference(first, t, True)}")
                                         for i, t in enumerate(c.throughput)])
     for name, per_run in c.ops.items():
@@ -145,6 +154,8 @@ def comparison_rows(c: Comparison) -> list[list[object]]:
     rows: list[list[object]] = [["run", "operation", "figure", "value", "diff_vs_first_pct"]]
     for i, label in enumerate(c.labels):
         t = c.throughput[i]
+        if c.clients:
+            rows.append([label, "OVERALL", "client", c.clients[i], ""])
         rows.append([label, "OVERALL", "throughput_ops_s", t, _pct(c.throughput[0], t) if i else ""])
         for name, per_run in c.ops.items():
             f, base = per_run[i], per_run[0]

@@ -35,8 +35,8 @@ def summary_rows(result: RunResult) -> list[list[object]]:
                             "min_us", "max_us"]
     header += [percentile_column(p) + "_us" for p in SUMMARY_PERCENTILES]
     header += [f"Return={s}" for s in statuses]
-    header += ["database", "server"]  # which database measured, named as it answered
-    server = result.server
+    header += ["database", "server", "client"]  # which database answered, which client measured
+    server, client = result.server, result.client
     rows = [header]
     for m in result.measurements:
         # Per-operation throughput over the whole phase, as YCSB computes the overall figure.
@@ -44,7 +44,7 @@ def summary_rows(result: RunResult) -> list[list[object]]:
         row: list[object] = [m.name, m.operations, throughput, m.average_us, m.min_us, m.max_us]
         row += [m.percentiles.get(p, "") for p in SUMMARY_PERCENTILES]
         row += [m.returns.get(s, "") for s in statuses]
-        row += [result.database, server]
+        row += [result.database, server, client]
         rows.append(row)
     return rows
 

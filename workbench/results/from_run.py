@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from hdrh.histogram import HdrHistogram
 
 from workbench import __version__
+from workbench.bindings.clients import client_record
 from workbench.core import speedups
 from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
@@ -75,8 +76,9 @@ def _versions(packages: tuple[str, ...]) -> dict[str, str]:
 
 
 def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None) -> dict[str, object]:
-    """Where a run ran: workbench and Python, the machine, the database drivers and, for a
-    cluster the workbench started, its provider, topology and server version."""
+    """Where a run ran: workbench and Python, the machine, the database client that measured it
+    (bindings/clients.py) and the drivers installed, and, for a cluster the workbench started,
+    its provider, topology and server version."""
     env: dict[str, object] = {
         "workbench": __version__,
         "python": sys.version.split()[0],
@@ -88,6 +90,8 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
         # worker processes share (a Ray run's workers elsewhere may differ)
         "speedups": speedups.describe(),
     }
+    if spec is not None:
+        env["client"] = client_record(spec.db, dict(spec.binding_properties))
     if spec is not None and spec.db in _DRIVERS:
         env["drivers"] = _versions(_DRIVERS[spec.db])
     if cluster is not None:
@@ -156,6 +160,8 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         env["ray"] = outcome.ray
     if outcome.event_loop:
         env["event_loop"] = outcome.event_loop
+        if "client" in env:
+            env["client"]["event_loop"] = outcome.event_loop
     return RunResult(
         phase=outcome.phase,
         db=spec.db,

@@ -109,6 +109,23 @@ class RunResult:
         return next((n.removeprefix("server: ") for n in notes if n.startswith("server: ")), "")
 
     @property
+    def client(self) -> str:
+        """The database client that measured the run, in one line: "native CQL v4 (hot path
+        compiled, uvloop 0.21.0)"; an imported YCSB file's "YCSB (imported)"; "not recorded" for a run
+        stored before runs named their client (environment.client, bindings/clients.py)."""
+        env = self.environment or {}
+        client = env.get("client")
+        if isinstance(client, dict) and client.get("name"):
+            how = ["hot path compiled" if client.get("compiled") else "hot path in Python"]
+            loop = client.get("event_loop") or env.get("event_loop")
+            if loop:
+                how.append(str(loop))
+            return f"{client['name']} ({', '.join(how)})"
+        if self.source != "workbench":
+            return "YCSB (imported)"
+        return "not recorded"
+
+    @property
     def database(self) -> str:
         """The database as the app labels it: `db`, and "(FerretDB)" when the server that
         answered was FerretDB (named in the cluster's server_version or the binding's notes), so
