@@ -254,7 +254,8 @@ def test_every_run_says_which_client_measured_it_and_a_comparison_says_when_they
     compared = workbench(store, "runs", "compare", "1", "2")
     assert compared.returncode == 0, compared.stderr
     text = " ".join(compared.stdout.split())  # the caption wraps
-    assert "client: memory (in-process) (hot path" in text and "/ memory (in-process) (hot path in Python, asyncio)" in text
+    assert "client: memory (in-process) (hot path" in text
+    assert "/ memory (in-process) (hot path in Python, asyncio)" in text
     imported = workbench(store, "runs", "import", str(YCSB_RUN))
     assert imported.returncode == 0, imported.stderr
     assert "client: YCSB (imported)" in workbench(store, "runs", "show", "3").stdout

@@ -20,8 +20,10 @@ from workbench.results.model import RunResult
     ("cassandra", {"cassandra.driver": "python", "cassandra.protocolversion": "5"},
      f"cassandra-driver {metadata.version('cassandra-driver')} (CQL v5)"),
     ("hbase", {}, "native HBase RPC"),
-    ("hbase", {"hbase.client": "async"}, f"HBase Thrift (thriftpy2 {metadata.version('thriftpy2')}, asyncio)"),
-    ("hbase", {"hbase.protocol": "compact"}, f"HBase Thrift (happybase {metadata.version('happybase')}, threads)"),
+    ("hbase", {"hbase.client": "async"},
+     f"HBase Thrift (thriftpy2 {metadata.version('thriftpy2')}, asyncio)"),
+    ("hbase", {"hbase.protocol": "compact"},
+     f"HBase Thrift (happybase {metadata.version('happybase')}, threads)"),
     ("mongodb", {}, f"pymongo {metadata.version('pymongo')} (asyncio)"),
     ("memory", {}, "memory (in-process)"),
 ])

@@ -148,9 +148,9 @@ def _target(result) -> float | None:
 
 def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
     swept = [p for p, _ in e.sweep]
-    header = ["experiment", "scale", "run_id", "database", "server", "client", "workload", *swept, "repetition",
-              "throughput_ops_s", "offered_ops_s", "runtime_ms", "operation", "count", "mean_us",
-              *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
+    header = ["experiment", "scale", "run_id", "database", "server", "client", "workload", *swept,
+              "repetition", "throughput_ops_s", "offered_ops_s", "runtime_ms", "operation", "count",
+              "mean_us", *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(header)
