@@ -188,3 +188,107 @@ def test_readiness_checks_use_execution_profiles_not_legacy_parameters(cassandra
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # "Legacy execution parameters ..."
         assert node_serves(cassandra_node.nodes[0].address, 0)
+
+
+def _requests_per_node(cluster, driver_name: str) -> dict[str, int]:
+    """Requests that each node has coordinated for the clients named driver_name, as the node
+    itself counts them (system_views.clients, asked of each node alone): an independent check of
+    where a client sent its requests."""
+    out = {}
+    for node in cluster.nodes:
+        driver, session = session_for(cluster, only=node.address)
+        try:
+            rows = session.execute("SELECT driver_name, request_count FROM system_views.clients")
+            out[node.address] = sum(r.request_count or 0 for r in rows if r.driver_name == driver_name)
+        finally:
+            driver.shutdown()
+    return out
+
+
+def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_does(cassandra_cluster3):
+    """cassandra.replicas=shuffle (the default): a key's requests go to any of its live replicas,
+    as the DataStax drivers' token-aware policy does with shuffling; `first` keeps them on the
+    key's first replica. Counted by the nodes themselves, for the native client and for
+    cassandra-driver (the reference) side by side: (1) hot keys that all have node A as first
+    replica; (2) uniform keys, each node's share against what the token ring gives it."""
+    import asyncio
+    import random
+
+    from workbench.bindings.cassandra_native import NativeSession
+    from workbench.bindings.cassandra_options import parse_options
+    from workbench.bindings.cassandra_python import make_cluster
+
+    driver, session = session_for(cassandra_cluster3)
+    host, port = cassandra_cluster3.contact_points[0]
+    try:
+        replication = ", ".join(f"'{k}': '{v}'" for k, v in cassandra_cluster3.replication.items())
+        session.execute(f"CREATE KEYSPACE IF NOT EXISTS shares WITH replication = {{{replication}}}")
+        session.execute("CREATE TABLE IF NOT EXISTS shares.t (y_id varchar PRIMARY KEY, v varchar)")
+        driver.refresh_schema_metadata()
+        replicas = {}
+        for i in range(20_000):
+            key = f"user{i}"
+            replicas[key] = [h.address for h in driver.metadata.get_replicas("shares", key.encode())]
+    finally:
+        driver.shutdown()
+    assert {len(r) for r in replicas.values()} == {2}
+    first = cassandra_cluster3.nodes[0].address
+    hot = [k for k, r in replicas.items() if r[0] == first][:300]
+    uniform = random.Random(7).choices(list(replicas), k=6000)
+
+    def native_reads(mode: str, keys: list[str]) -> dict[str, int]:
+        async def scenario() -> dict[str, int]:
+            opts = parse_options({"hosts": host, "port": str(port), "cassandra.keyspace": "shares",
+                                  "cassandra.replicas": mode})
+            native = await NativeSession.connect(opts)
+            try:
+                read = await native.prepare("SELECT * FROM shares.t WHERE y_id = ?", "ONE")
+                before = await asyncio.to_thread(_requests_per_node, cassandra_cluster3, "workbench")
+                lanes = [keys[i::16] for i in range(16)]
+                done = await asyncio.gather(*(native.chain([read((k,)) for k in lane], lambda: True)
+                                              for lane in lanes))
+                assert all(ok for answers in done for ok, *_ in answers)
+                after = await asyncio.to_thread(_requests_per_node, cassandra_cluster3, "workbench")
+                return {a: after[a] - before[a] for a in after}
+            finally:
+                await native.close()
+        return asyncio.run(scenario())
+
+    def reference_reads(mode: str, keys: list[str]) -> dict[str, int]:
+        ref = make_cluster(parse_options({"hosts": host, "port": str(port), "cassandra.replicas": mode}))
+        ref_session = ref.connect()
+        try:
+            read = ref_session.prepare("SELECT * FROM shares.t WHERE y_id = ?")
+            read.consistency_level = ConsistencyLevel.ONE
+            before = _requests_per_node(cassandra_cluster3, "Apache Cassandra Python Driver")
+            for k in keys:
+                ref_session.execute(read, (k,))
+            after = _requests_per_node(cassandra_cluster3, "Apache Cassandra Python Driver")
+            return {a: after[a] - before[a] for a in after}
+        finally:
+            ref.shutdown()
+
+    def share(counts: dict[str, int], address: str) -> float:
+        return counts[address] / sum(counts.values())
+
+    # (1) hot keys whose first replica is `first`: all of them there with `first`, about half
+    # there with shuffle (the rest on each key's other replica), for both clients
+    seen = {}
+    for client, reads in (("native", native_reads), ("cassandra-driver", reference_reads)):
+        for mode in ("first", "shuffle"):
+            seen[client, mode] = counts = reads(mode, hot)
+            assert sum(counts.values()) >= len(hot), (client, mode, counts)
+    for client in ("native", "cassandra-driver"):
+        assert share(seen[client, "first"], first) > 0.97, (client, seen[client, "first"])
+        assert 0.35 < share(seen[client, "shuffle"], first) < 0.65, (client, seen[client, "shuffle"])
+    # (2) uniform keys: each node's share is what the ring gives it, within 15%: a key's requests
+    # are spread evenly over its two replicas (the ring's own balance, with random tokens, is
+    # the provider's: see README)
+    expected = dict.fromkeys(seen["native", "first"], 0.0)
+    for key in uniform:
+        for address in replicas[key]:
+            expected[address] += 1 / len(replicas[key]) / len(uniform)
+    counts = native_reads("shuffle", uniform)
+    print(f"requests per node: hot keys {seen}; uniform {counts}, the ring's shares {expected}")
+    for address, wanted in expected.items():
+        assert abs(share(counts, address) - wanted) <= 0.15 * wanted, (address, counts, expected)

@@ -9,6 +9,8 @@ late answers to timed-out requests, the routing when nodes are down.
 from __future__ import annotations
 
 import asyncio
+import struct
+import collections
 import random
 from struct import pack
 from types import SimpleNamespace
@@ -175,6 +177,7 @@ def ring_session(owners: list[int], up: list[bool]) -> cn.NativeSession:
     session.conns = [SimpleNamespace(broken=None if ok else OSError(), name=i) for i, ok in enumerate(up)]
     session._ring = [-(2**62), 0, 2**62]
     session._owners = owners
+    session._replicas, session._shuffle = [], True
     session._rr = 0
     return session
 
@@ -193,6 +196,43 @@ def test_a_key_goes_to_the_owner_of_its_token_or_the_next_node_up():
     assert session._route(stmt, (keys[1],)).name == 2  # node 1 down: the next on the ring
     session = ring_session([0, 1, 2], [False, False, False])
     assert session._route(stmt, (keys[1],)) is None
+
+
+def test_replica_sets_are_the_distinct_hosts_from_each_token_on_round_the_ring():
+    assert cn.replica_sets([0, 1, 2], 2) == [(0, 1), (1, 2), (2, 0)]
+    assert cn.replica_sets([0, 0, 1, 2, 1], 2) == [(0, 1), (0, 1), (1, 2), (2, 1), (1, 0)]
+    assert cn.replica_sets([0, 1, 2], 5) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]  # no more than the hosts
+    assert cn.replica_sets([0, 1], 0) == [(0,), (1,)]
+
+
+def _keys_by_position(n: int = 3) -> dict[int, str]:
+    keys: dict[int, str] = {}
+    for i in range(300):
+        t = cn.murmur3(f"user{i}".encode())
+        keys.setdefault(0 if t <= -(2**62) else 1 if t <= 0 else 2 if t <= 2**62 else 0, f"user{i}")
+    assert sorted(keys) == list(range(n))
+    return keys
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_key_goes_to_any_of_its_live_replicas_shuffled_or_its_first(shuffle):
+    stmt = statement([("y_id", VARCHAR)], None, [0])
+    keys = _keys_by_position()
+    session = ring_session([0, 1, 2], [True, True, True])
+    session._replicas, session._shuffle = cn.replica_sets([0, 1, 2], 2), shuffle
+    for at, replicas in ((0, {0, 1}), (1, {1, 2}), (2, {2, 0})):
+        seen = collections.Counter(session._route(stmt, (keys[at],)).name for _ in range(2000))
+        if shuffle:  # both replicas, about half each; never the third node
+            assert set(seen) == replicas and min(seen.values()) > 800, seen
+        else:  # cassandra.replicas=first: the token's owner, always
+            assert seen == {at: 2000}
+    session = ring_session([0, 1, 2], [True, False, True])
+    session._replicas, session._shuffle = cn.replica_sets([0, 1, 2], 2), shuffle
+    assert {session._route(stmt, (keys[1],)).name for _ in range(200)} == {2}  # the live replica
+    assert {session._route(stmt, (keys[0],)).name for _ in range(200)} == {0}
+    session = ring_session([0, 1, 2], [False, True, False])  # no replica of position 2 is up
+    session._replicas, session._shuffle = cn.replica_sets([0, 1, 2], 2), shuffle
+    assert session._route(stmt, (keys[2],)).name == 1  # the next node up on the ring
 
 
 def test_without_a_ring_requests_go_round_robin_over_the_nodes_up():
@@ -449,9 +489,9 @@ def test_a_node_that_lost_a_statement_is_given_it_again_once_and_a_broken_answer
         third = one()
         await turns()
         feed(conn, frame(6, cn.RESULT, pack(">iiii", cn.ROWS, cn.NO_METADATA, 1, 3) + cell(b"v")), [])
-        with pytest.raises(QueryFailed, match="error"):
+        with pytest.raises(QueryFailed, match="MalformedAnswer"):
             third.result()
-        assert conn.broken is not None
+        assert type(conn.broken).__name__ == "MalformedAnswer"
 
     asyncio.run(scenario())
 
@@ -595,12 +635,16 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
 def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_datacenter():
     async def scenario():
         session = cn.NativeSession.__new__(cn.NativeSession)
-        session.opts = SimpleNamespace(port=9042)
+        session.opts = SimpleNamespace(port=9042, keyspace="ycsb")
         session.hosts, session.conns = [("127.0.0.1", 9042)], ["contact"]
         session._ring, session._owners, session._reconnecting, session._closed = [], [], {}, False
+        session._replicas, session.unreachable = [], []
         tables = {
             "SELECT * FROM system.local": [{"partitioner": "org.apache.cassandra.dht.Murmur3Partitioner",
                                            "data_center": "dc1", "tokens": ["0", "-100"]}],
+            "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'ycsb'": [
+                {"replication": {"class": "org.apache.cassandra.locator.NetworkTopologyStrategy",
+                                 "dc1": "2", "dc2": "3"}}],
             "SELECT * FROM system.peers_v2": [
                 {"peer": "127.0.0.2", "native_address": "127.0.0.2", "native_port": 9042,
                  "data_center": "dc1", "tokens": ["100"]},
@@ -625,5 +669,23 @@ def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_da
         assert session.hosts == [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9043)]
         assert session._ring == [-100, 0, 100, 200] and session._owners == [0, 0, 1, 2]
         assert opened == [("127.0.0.2", 9042), ("127.0.0.3", 9043), ("again", 1), ("again", 2)]
+        # two replicas in dc1 (its own count, not dc2's): each token's owner and the next host round
+        assert session._replicas == [(0, 1), (0, 1), (1, 2), (2, 0)]
+        # a discovered node that was not reached is named, with why
+        assert session.unreachable == ["127.0.0.2:9042 (ConnectionRefusedError: down for now)",
+                                       "127.0.0.3:9043 (ConnectionRefusedError: down for now)"]
 
     asyncio.run(scenario())
+
+
+def test_a_map_column_decodes_to_a_dict_and_a_short_one_is_refused():
+    def element(b: bytes | None) -> bytes:
+        return struct.pack(">i", -1) if b is None else struct.pack(">i", len(b)) + b
+
+    decode, kind, end = cn.read_option(struct.pack(">HHH", 0x0021, 0x000D, 0x000D), 0)
+    assert (kind, end) == (0x0021, 6)
+    data = struct.pack(">i", 2) + element(b"class") + element(b"SimpleStrategy") \
+        + element(b"replication_factor") + element(None)
+    assert decode(data) == {"class": "SimpleStrategy", "replication_factor": None}
+    with pytest.raises(ValueError, match="runs past its map"):
+        decode(data[:-10] + struct.pack(">i", 50))

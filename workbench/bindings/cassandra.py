@@ -50,6 +50,19 @@ _outcomes = speedups.C.outcomes if speedups.C is not None else chain_outcomes
 _pending = speedups.C.pending if speedups.C is not None else None
 
 
+async def unreachable_nodes(opts: Any) -> list[str]:
+    """A note for each node the native client discovers but cannot reach (the workers' sessions
+    skip it and try it again in the background): asked once, before the workers connect."""
+    from workbench.bindings.cassandra_native import NativeSession
+
+    session = await NativeSession.connect(opts)
+    try:
+        return [f"node {where} was discovered but not reached at the start: requests went to the other "
+                "nodes until it answered" for where in session.unreachable]
+    finally:
+        await session.close()
+
+
 class CassandraBinding(Binding):
     name = "cassandra"
 
@@ -83,6 +96,8 @@ class CassandraBinding(Binding):
         self._notes += await asyncio.to_thread(
             ensure_schema, make_cluster(opts), opts.keyspace, self.spec.table, self.fields,
             opts.replication, drop)
+        if opts.driver == "native":
+            self._notes += await unreachable_nodes(opts)
 
     async def nothing_loaded(self, table: str) -> str | None:
         from workbench.bindings.cassandra_python import make_cluster

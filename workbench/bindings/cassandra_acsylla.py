@@ -77,6 +77,7 @@ class AcsyllaSession:
             protocol_version=opts.protocol_version,  # 3 or 4 (options.py refuses 5 here)
             consistency=acsylla.Consistency[opts.read_consistency],
             retry_policy="fallthrough",  # no hidden retries: every failure is counted by kind
+            token_aware_routing_shuffle_replicas=opts.replicas == "shuffle",
             application_name="workbench",
             **ssl,
         )

@@ -33,6 +33,9 @@ PROPERTIES: dict[str, tuple[str, str]] = {
     "cassandra.protocolversion": ("4", "native protocol version: 3, 4 or 5"),
     "cassandra.driver": ("native", "load driver: native (the workbench's own CQL client on the event "
                                    "loop), acsylla (ScyllaDB's C++ driver) or python (cassandra-driver)"),
+    "cassandra.replicas": ("shuffle", "which of a key's replicas coordinates its request: shuffle (any "
+                                      "live one at random, as the DataStax drivers do by default) or "
+                                      "first (the key's first replica on the ring)"),
     "cassandra.drop": ("false", "true: drop and recreate the table before a load"),
     "cassandra.replication.class": ("SimpleStrategy", "replication strategy of a new keyspace"),
     "cassandra.replication.factor": ("1", "replication factor of a new keyspace"),
@@ -63,6 +66,7 @@ class CassandraOptions:
     ssl_verify: str
     protocol_version: int
     driver: str
+    replicas: str  # "shuffle" | "first"
     drop: bool
     replication: dict[str, str]
 
@@ -148,6 +152,7 @@ def parse_options(properties: dict[str, str]) -> CassandraOptions:
         ssl_verify=verify,
         protocol_version=protocol,
         driver=driver,
+        replicas=_choice("cassandra.replicas", p["cassandra.replicas"], ("shuffle", "first")),
         drop=_choice("cassandra.drop", p["cassandra.drop"], ("true", "false")) == "true",
         replication={
             "class": strategy,

@@ -46,7 +46,9 @@ def make_cluster(opts: Any, row_factory: Callable = tuple_factory) -> Cluster:
     """A cassandra-driver Cluster for these options (not connected yet)."""
     auth = PlainTextAuthProvider(opts.username, opts.password or "") if opts.username else None
     profile = ExecutionProfile(
-        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+        # cassandra.replicas: a key's replicas shuffled (the Java and C++ drivers' default) or the first
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(),
+                                               shuffle_replicas=opts.replicas == "shuffle"),
         retry_policy=FallthroughRetryPolicy(),  # no hidden retries: every failure is counted by kind
         request_timeout=opts.read_timeout_ms / 1000,
         row_factory=row_factory,
