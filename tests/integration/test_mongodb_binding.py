@@ -102,7 +102,14 @@ def test_the_server_lost_mid_run_is_counted_and_the_run_goes_on_after(suite_serv
     assert "failed operations by kind:" in err
     if fault == "pause":
         assert "NetworkTimeout" in err, err  # answered by no one within mongodb.timeout
-    ops = [i["operations"] for i in json.loads(report.read_text())["run"]["intervals"]]
+    intervals = json.loads(report.read_text())["run"]["intervals"]
+    ops = [i["operations"] for i in intervals]
     low = min(range(len(ops) - 1), key=ops.__getitem__)
+    # per-node figures: every command went to the one server, and its failures are counted there
+    assert {node for i in intervals for node in i["nodes"]} == {f"{host}:{port}"}
+    sent = sum(i["nodes"][f"{host}:{port}"][0] for i in intervals if i["nodes"])
+    # (an operation that found no connection to take sent no command: no request to count)
+    assert sum(ops) * 0.95 <= sent <= sum(ops) + 10
+    assert sum(i["nodes"][f"{host}:{port}"][1] for i in intervals if i["nodes"]) > 0
     assert ops[low] < max(ops) / 10, ops  # the outage is visible
     assert max(ops[low + 1:]) > max(ops) / 3, ops  # and the run went on once the server was back

@@ -79,3 +79,32 @@ def test_throughput_chart_marks_events_under_their_tick():
     assert rows[3][10] == "T" and rows[3][30] == "!"
     assert event_line(state) == "10.5s T target 2,500 · 30.2s ! node2 killed"
     assert "no events yet" in event_line(live_state())
+
+
+def test_the_node_line_gives_each_nodes_request_rate_and_its_errors():
+    from workbench.ui.views import node_line
+
+    nodes = {"127.0.0.1:9042": (5210, 0), "127.0.0.2:9042": (2490, 3)}
+    assert node_line(nodes, 1.0) == "nodes 127.0.0.1 5,210/s · 127.0.0.2 2,490/s 3 err"
+    assert node_line(nodes, 2.0) == "nodes 127.0.0.1 2,605/s · 127.0.0.2 1,245/s 3 err"
+    mixed = {"127.0.0.1:16020": (10, 0), "127.0.0.1:16030": (20, 0)}  # two RegionServers on one host
+    assert node_line(mixed, 1.0) == "nodes 127.0.0.1:16020 10/s · 127.0.0.1:16030 20/s"
+    assert node_line({}, 1.0) == ""
+
+
+def test_runs_show_lists_requests_per_node_with_share_errors_and_last_interval_served():
+    from rich.console import Console
+
+    from workbench.commands.runs import _nodes_table
+    from workbench.results.model import Interval, RunResult
+
+    intervals = [Interval(1.0, 1.0, 30, 30, nodes={"a:1": [20, 0], "b:1": [10, 1]}),
+                 Interval(2.0, 1.0, 20, 50, nodes={"a:1": [20, 2]})]  # b served nothing in the 2nd
+    result = RunResult("run", "cassandra", 2000, 50, 25.0, intervals=intervals)
+    assert result.node_totals() == {"a:1": (40, 2), "b:1": (10, 1)}
+    console = Console(width=100, record=True)
+    console.print(_nodes_table(result, result.node_totals()))
+    text = console.export_text()
+    assert "a:1" in text and "80.0%" in text and "20.0%" in text
+    row_b = next(line for line in text.splitlines() if line.strip().startswith("b:1"))
+    assert row_b.split()[-1] == "1.0"  # last seen in the first interval

@@ -70,7 +70,9 @@ def register_stall_binding():
 
 
 class FlakyBinding:
-    """A memory binding where every 10th update fails with a made-up driver error kind."""
+    """A memory binding where every 10th update fails with a made-up driver error kind, and
+    whose 'client' counts each update as sent to one of three made-up nodes by its key (the
+    engine's per-node figures: Binding.node_counts)."""
 
     def __new__(cls, spec, properties, context):
         from workbench.bindings.base import Status
@@ -81,16 +83,23 @@ class FlakyBinding:
                 super().__init__(*a)
                 self.updates = 0
                 self.kinds: dict[str, int] = {}
+                self.nodes: dict[str, list[int]] = {}
 
             async def update(self, table, key, values):
                 self.updates += 1
+                counts = self.nodes.setdefault(f"node{sum(key.encode()) % 3}:9042", [0, 0])
+                counts[0] += 1
                 if self.updates % 10 == 0:
                     self.kinds["FakeTimeout"] = self.kinds.get("FakeTimeout", 0) + 1
+                    counts[1] += 1
                     return Status.ERROR
                 return await super().update(table, key, values)
 
             def error_kinds(self):
                 return self.kinds
+
+            def node_counts(self):
+                return {node: tuple(c) for node, c in self.nodes.items()}
 
             def notes(self):
                 return ["every 10th update fails on purpose"]

@@ -14,6 +14,7 @@ from workbench.core.keys import build_key_name
 from workbench.core.runner import STOP_GRACE_S
 from workbench.core.workers import CHUNK, SharedBudget
 from workbench.results.from_run import to_run_result
+from workbench.results.jsonfile import from_json_dict, to_json_dict
 
 
 def returns(outcome, op):
@@ -277,6 +278,14 @@ def test_failed_operations_are_counted_by_status_and_kind(workers):
     result = to_run_result(outcome, props.as_dict())
     assert result.error_count() == failed
     assert result.environment["notes"] == ["every 10th update fails on purpose"]
+    # requests and errors per node, per interval, summed over the workers
+    nodes = result.node_totals()
+    assert sorted(nodes) == ["node0:9042", "node1:9042", "node2:9042"]
+    assert sum(r for r, _ in nodes.values()) == 4000 and sum(e for _, e in nodes.values()) == failed
+    assert all(r > 400 for r, _ in nodes.values())
+    assert any(len(i.nodes) == 3 for i in result.intervals)
+    again = from_json_dict(to_json_dict(result))  # kept in the JSON export
+    assert again.node_totals() == nodes and again.intervals[0].nodes == result.intervals[0].nodes
 
 
 def test_a_failed_cleanup_is_reported_not_lost():

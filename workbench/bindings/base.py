@@ -179,6 +179,13 @@ class Binding:
         Asked of the instance that ran prepare(), so they may depend on configuration only."""
         return []
 
+    def node_counts(self) -> dict[str, tuple[int, int]]:
+        """Requests sent to each node (coordinator, RegionServer, server) and the errors among
+        their answers, since init(): {"127.0.0.1:9042": (requests, errors)}. Read once a tick
+        by the engine, which records the differences per interval; {} where the client does
+        not count them (the run then has no per-node figures)."""
+        return {}
+
     def error_kinds(self) -> dict[str, int]:
         """Failed operations by driver error kind (e.g. {"ReadTimeout": 3}) since init().
 

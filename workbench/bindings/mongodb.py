@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pymongo import AsyncMongoClient, ReplaceOne
+from pymongo import AsyncMongoClient, ReplaceOne, monitoring
 from pymongo.errors import (
     BulkWriteError,
     ConfigurationError,
@@ -108,6 +108,32 @@ class _Ops:
             setattr(self, name, getattr(collection, name))
 
 
+class PerServer(monitoring.CommandListener):
+    """Commands sent to each server and the failed ones among them (the run's per-node
+    figures): pymongo's command monitoring names the server of every command, so a replica set's
+    primary and secondaries are told apart."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, list[int]] = {}
+
+    def _count(self, event: Any) -> list[int]:
+        host, port = event.connection_id[:2]
+        where = f"{host}:{port}"
+        counts = self.counts.get(where)
+        if counts is None:
+            counts = self.counts[where] = [0, 0]
+        return counts
+
+    def started(self, event: Any) -> None:
+        self._count(event)[0] += 1
+
+    def succeeded(self, event: Any) -> None:
+        pass
+
+    def failed(self, event: Any) -> None:
+        self._count(event)[1] += 1
+
+
 class MongoDBBinding(Binding):
     name = "mongodb"
 
@@ -118,6 +144,7 @@ class MongoDBBinding(Binding):
         self.db: Any = None
         self.server = ""  # describe_server() of the server reached
         self.errors: dict[str, int] = {}
+        self.per_server = PerServer()
         self._notes: list[str] = []
         self._ops: dict[str, _Ops] = {}
         self._queues: dict[str, list[dict]] = {}
@@ -137,7 +164,8 @@ class MongoDBBinding(Binding):
             return
         opts = self.options
         try:
-            client = AsyncMongoClient(opts.url, **dict(opts.client_options))
+            client = AsyncMongoClient(opts.url, event_listeners=[self.per_server],
+                                      **dict(opts.client_options))
         except (PyMongoError, ValueError, TypeError) as exc:
             raise BindingError(f"mongodb.url cannot be used: {_one_line(exc)}", URL_FIX) from None
         try:
@@ -207,6 +235,9 @@ class MongoDBBinding(Binding):
 
     def error_kinds(self) -> dict[str, int]:
         return dict(self.errors)
+
+    def node_counts(self) -> dict[str, tuple[int, int]]:
+        return {where: (c[0], c[1]) for where, c in self.per_server.counts.items()}
 
     def _failed(self, exc: BaseException) -> Status:
         kind = kind_of(exc)

@@ -174,6 +174,9 @@ def show_command(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     if result.intervals:
         console.print(_intervals_table(result))
+    nodes = result.node_totals()
+    if nodes:
+        console.print(_nodes_table(result, nodes))
     if result.events:
         console.print("events: " + "; ".join(
             f"{e.elapsed_s:.1f} s {e.kind}" + ("" if e.value is None else f" {e.value}")
@@ -189,6 +192,22 @@ def ray_placement(ray: dict) -> str:
              + (", LOST" if w.get("lost") else "") for w in workers]
     return (f"Ray cluster {ray.get('address', '?')} (Ray {ray.get('ray', '?')}): {len(workers)} workers on "
             f"{ray.get('nodes', '?')} nodes; " + "; ".join(parts))
+
+
+def _nodes_table(result: RunResult, nodes: dict[str, tuple[int, int]]) -> Table:
+    """Requests and errors per node over the run, its share, and its busiest interval."""
+    table = Table(title="requests per node (as the client sent them)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for name in ("node", "requests", "share", "errors", "peak req/s", "last seen s"):
+        table.add_column(name, justify="left" if name == "node" else "right")
+    total = sum(requests for requests, _ in nodes.values()) or 1
+    for node, (requests, errors) in nodes.items():
+        rates = [(i.nodes[node][0] / i.duration_s if i.duration_s > 0 else 0.0, i.elapsed_s)
+                 for i in result.intervals if node in (i.nodes or {})]
+        last = max((t for rate, t in rates if rate > 0), default=None)
+        table.add_row(node, f"{requests:,}", f"{requests / total:.1%}", f"{errors:,}",
+                      f"{max((r for r, _ in rates), default=0):,.0f}", "-" if last is None else f"{last:.1f}")
+    return table
 
 
 def _intervals_table(result: RunResult) -> Table:

@@ -45,6 +45,7 @@ class StoredInterval:
     histograms: dict[str, str]
     in_flight: float = 0.0  # operations in the system, mean of the workers' samples (summed)
     warmup: bool = False  # a warm-up interval: done, not measured
+    nodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # (requests, errors) per node
 
 
 @dataclass
@@ -324,8 +325,12 @@ class Controller:
         merged: dict[str, HdrHistogram] = {}
         returns: dict[str, dict[str, int]] = {}
         ops = 0
+        nodes: dict[str, tuple[int, int]] = {}
         for t in ticks:
             ops += t.operations
+            for node, (requests, errors) in (t.nodes or {}).items():
+                before = nodes.get(node, (0, 0))
+                nodes[node] = (before[0] + requests, before[1] + errors)
             for kind, n in (t.error_kinds or {}).items():
                 self._error_kinds[kind] = self._error_kinds.get(kind, 0) + n
             for name, h in t.histograms.items():
@@ -366,11 +371,12 @@ class Controller:
             returns=returns,
             histograms=merged,
             final=final,
+            nodes=dict(sorted(nodes.items())),
         )
         stored = StoredInterval(
             snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
             self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
-            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring,
+            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring, nodes=snapshot.nodes,
         )
         if self._measuring:
             self._window_ticks.append((interval_s, ops))

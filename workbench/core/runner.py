@@ -125,6 +125,7 @@ class WorkerEngine:
         self._paced_base = 0  # operations completed when the schedule became active
         self._in_flight_sum = 0.0  # samples of the operations in the system since the last drain
         self._in_flight_n = 0
+        self._nodes_seen: dict[str, tuple[int, int]] = {}  # the binding's node totals at the last drain
 
     # -- live controls (call on the worker's loop) -------------------------------------------
 
@@ -195,12 +196,26 @@ class WorkerEngine:
         if self._in_flight_n:
             tick.in_flight = self._in_flight_sum / self._in_flight_n
             self._in_flight_sum, self._in_flight_n = 0.0, 0
+        if self.db is not None:
+            tick.nodes = self._node_deltas(self.db.node_counts())
         if self.done.is_set() and self.db is not None:
             tick.error_kinds = dict(self.db.error_kinds())
             if self.cleanup_error is not None:
                 kind = f"cleanup {type(self.cleanup_error).__name__}: {self.cleanup_error}"
                 tick.error_kinds[kind] = 1
         return tick
+
+    def _node_deltas(self, counts: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]] | None:
+        """This tick's requests and errors per node, from the binding's totals since init."""
+        if not counts:
+            return None
+        seen, out = self._nodes_seen, {}
+        for node, (requests, errors) in counts.items():
+            before = seen.get(node, (0, 0))
+            if requests != before[0] or errors != before[1]:
+                out[node] = (requests - before[0], errors - before[1])
+            seen[node] = (requests, errors)
+        return out
 
     # -- running -----------------------------------------------------------------------------
 

@@ -91,6 +91,8 @@ class TickData:
     returns: dict[str, dict[str, int]]
     error_kinds: dict[str, int] | None = None  # the binding's totals, on a worker's last tick
     in_flight: float = 0.0  # operations in the system, sampled over the tick (mean)
+    # requests and errors per node (coordinator) this tick: {address: (requests, errors)}
+    nodes: dict[str, tuple[int, int]] | None = None
 
 
 class Recorder:

@@ -95,6 +95,9 @@ class IntervalSnapshot:
     returns: Mapping[str, Mapping[str, int]]
     histograms: Mapping[str, HdrHistogram]
     final: bool = False
+    # requests and errors per node this interval, as the binding's client counted them
+    # (Binding.node_counts): {address: (requests, errors)}; empty where the client does not count
+    nodes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def throughput(self) -> float:

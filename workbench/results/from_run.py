@@ -95,14 +95,14 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
     if spec is not None and spec.db in _DRIVERS:
         env["drivers"] = _versions(_DRIVERS[spec.db])
     if cluster is not None:
-        from workbench.clusters.distributions import VERSIONS  # noqa: PLC0415
-
+        # a local Cassandra or HBase names its pinned release ("4.1.10"); a cluster started
+        # before clusters named theirs: its spec's (the default, if it has no version field)
+        pinned = getattr(cluster.spec, "release", "") if cluster.provider == "local" else ""
         env["cluster"] = {
             "name": cluster.name,
             "provider": cluster.provider,
             "kind": cluster.kind,
-            "server_version": cluster.server_version or (
-                VERSIONS.get(cluster.kind, "unknown") if cluster.provider == "local" else "unknown"),
+            "server_version": cluster.server_version or pinned or "unknown",
             "nodes": cluster.nodes_seen or len(cluster.nodes),
             "heap": getattr(cluster.spec, "heap", None),
             "replication_factor": getattr(cluster.spec, "replication_factor", None),
@@ -128,6 +128,7 @@ def interval_from_stored(i: StoredInterval) -> Interval:
         paused=i.paused,
         in_flight=round(i.in_flight, 3),
         warmup=i.warmup,
+        nodes={node: [requests, errors] for node, (requests, errors) in i.nodes.items()},
     )
 
 

@@ -62,6 +62,9 @@ class Interval:
     paused: bool = False
     in_flight: float | None = None  # operations in the system, sampled over the interval (mean)
     warmup: bool = False  # before the measured window: done, not counted in the run's figures
+    # requests and errors per node (Cassandra coordinator, HBase RegionServer, server) in this
+    # interval, as the client counted them: {"127.0.0.1:9042": [requests, errors]}
+    nodes: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def throughput(self) -> float:
@@ -135,6 +138,16 @@ class RunResult:
         if "FerretDB" in server or any(str(n).startswith("server: FerretDB") for n in env.get("notes") or ()):
             return f"{self.db} (FerretDB)"
         return self.db
+
+    def node_totals(self) -> dict[str, tuple[int, int]]:
+        """Requests and errors per node over the whole run (warm-up included: every request the
+        nodes served), from the intervals; {} for a client that does not count them."""
+        out: dict[str, tuple[int, int]] = {}
+        for interval in self.intervals:
+            for node, (requests, errors) in (interval.nodes or {}).items():
+                before = out.get(node, (0, 0))
+                out[node] = (before[0] + requests, before[1] + errors)
+        return dict(sorted(out.items()))
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

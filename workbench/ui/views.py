@@ -38,6 +38,20 @@ def fmt_rate(rate: float) -> str:
     return "none" if rate <= 0 else f"{rate:,.0f}"
 
 
+def node_line(nodes: dict[str, tuple[int, int]], interval_s: float) -> str:
+    """The last interval's requests per node in one line: "nodes 127.0.0.1 5,210/s · 127.0.0.2
+    4,980/s 3 err"; the port is left out where every node has the same one."""
+    if not nodes:
+        return ""
+    ports = {node.rpartition(":")[2] for node in nodes}
+    parts = []
+    for node, (requests, errors) in nodes.items():
+        name = node.rpartition(":")[0] or node if len(ports) == 1 else node
+        rate = requests / interval_s if interval_s > 0 else 0.0
+        parts.append(f"{name} {rate:,.0f}/s" + (f" {errors:,} err" if errors else ""))
+    return "nodes " + " · ".join(parts)
+
+
 def fmt_duration(seconds: float) -> str:
     seconds = max(int(seconds), 0)
     if seconds < 60:

@@ -1,4 +1,5 @@
-"""Two lines on top of the Run screen: what runs where, its state, progress and ETA."""
+"""Two lines on top of the Run screen: what runs where, its state, progress and ETA; a third with
+the last interval's requests per node where the client counts them (views.node_line)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from workbench.drive.background import BackgroundRun
-from workbench.ui.views import fmt_duration, fmt_rate, progress
+from workbench.ui.views import fmt_duration, fmt_rate, node_line, progress
 
 
 class RunStatus(Static):
@@ -50,7 +51,12 @@ class RunStatus(Static):
             text.append(f"workbench: error: {run.error}", style="bold red")
         else:
             text.append("preparing the binding (schema, connections)")
+        nodes = node_line(dict(state.snapshot.nodes), state.snapshot.interval_s) if state is not None else ""
+        if nodes:
+            text.append("\n" + nodes, style="dim")
+        self.styles.height = 3 if nodes else 2
         self.update(text)
 
     def idle(self, message: str) -> None:
+        self.styles.height = 2
         self.update(message)
