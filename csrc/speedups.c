@@ -436,16 +436,18 @@ static PyTypeObject DeadlineType = {
 static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
 static PyObject *route_function;              /* NativeSession._route */
 static PyObject *s_view, *s_transport, *s_call_id; /* (the HBase and hooks sections' too) */
+static PyObject *s_sent; /* a connection's requests sent: the run's per-node figures */
 static PyObject *s_n, *s_in, *s_receiving, *s_broken, *s_inflight, *s_out, *s_flush,
     *s_stmt, *s_columns, *s_layout, *s_answers, *s_retried, *s_t0, *s_go, *s_items, *s_more, *s_done,
     *s_set_result, *s_body, *s_route, *s_orphans, *s_stream, *s_loop, *s_call_soon, *s_timer, *s_arm,
-    *s_version, *s_send, *s_size, *s_done_method, *s_break, *s_text_head, *s_arity, *s_conns,
+    *s_version, *s_send, *s_size, *s_done_method, *s_malformed, *s_failed_answer, *s_text_head, *s_arity, *s_conns,
     *s_lr_columns, *s_lr_layout, *s_lr_buf, *s_lr_i, *s_lr_row;
 
 #define CQL_RESULT 0x08
 #define CQL_EXECUTE 0x0A
 #define CQL_ROWS 2
 #define CQL_NO_METADATA 0x0004
+#define CQL_MAX_FRAME (256 * 1024 * 1024) /* cassandra_native.MAX_FRAME */
 
 static inline long long
 now_ns(void)
@@ -544,10 +546,10 @@ cql_setup(PyObject *module, PyObject *args)
 /* A connection's slots (wire.py's BufferedConnection and SharedConnection, and CqlConnection's
  * and RpcConnection's own), at their offsets for a connection of exactly a class conn_setup was
  * given; any other object's attributes, and a name that is not a slot, by PyObject_GetAttr. */
-#define CONN_SLOTS 14
+#define CONN_SLOTS 15
 static PyObject **conn_slot_names[CONN_SLOTS] = {
     &s_n, &s_in, &s_view, &s_receiving, &s_broken, &s_inflight, &s_out, &s_timer, &s_loop, &s_transport,
-    &s_orphans, &s_stream, &s_version, &s_call_id,
+    &s_orphans, &s_stream, &s_version, &s_call_id, &s_sent,
 };
 static struct { PyObject *type; Py_ssize_t offset[CONN_SLOTS]; } conn_layouts[2]; /* CQL, HBase */
 
@@ -610,6 +612,25 @@ conn_setup(PyObject *module, PyObject *args)
     memcpy(conn_layouts[t].offset, found, sizeof(found));
     conn_layouts[t].type = Py_NewRef(cls);
     Py_RETURN_NONE;
+}
+
+/* conn.sent += 1 (the Python send paths count theirs): 0, or -1 with an exception. */
+static int
+count_sent(PyObject *conn)
+{
+    PyObject *sent = cget(conn, s_sent);
+    if (sent == NULL)
+        return -1;
+    long n = PyLong_AsLong(sent);
+    Py_DECREF(sent);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *more = PyLong_FromLong(n + 1);
+    if (more == NULL)
+        return -1;
+    int r = cset(conn, s_sent, more);
+    Py_DECREF(more);
+    return r;
 }
 
 /* 1: attribute is None, 0: it is not, -1: error */
@@ -823,7 +844,7 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     slot_set(call, ch_t0, t0); /* (the call is a _Chain: chain_go's) */
     if (PyDict_SetItem(inflight, stream, call) < 0)
         goto done;
-    if (arm_timer(conn) < 0)
+    if (arm_timer(conn) < 0 || count_sent(conn) < 0)
         goto done;
     result = 1;
 done:
@@ -1128,6 +1149,24 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
             result = 0;
             goto done;
         }
+        /* cassandra_native._fills: the cells' lengths (one per column of the layout) add up to the
+         * row exactly (a LazyRow decodes its values only when read); else to _answer, which
+         * decodes it cell by cell (or finds it malformed) */
+        PyObject *lengths = PyTuple_GET_ITEM(layout, 1);
+        if (!PyTuple_Check(lengths)) {
+            result = 0;
+            goto done;
+        }
+        Py_ssize_t at = 16, cell = 0, cells = PyTuple_GET_SIZE(lengths);
+        while (cell < cells && at + 4 <= size) {
+            int32_t length = (int32_t)be32(b + at);
+            at += 4 + (length > 0 ? (Py_ssize_t)length : 0);
+            cell++;
+        }
+        if (cell < cells || at != size) {
+            result = 0;
+            goto done;
+        }
         PyObject *row = lazy_row(columns, layout, body);
         if (row == NULL)
             goto done;
@@ -1185,10 +1224,10 @@ cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
         int flags = p[1], opcode = p[4];
         int sid = (int16_t)(((unsigned)p[2] << 8) | p[3]);
         int32_t size = (int32_t)be32(p + 5);
-        if (size < 0) { /* a frame no server sends: the stream is lost */
-            PyObject *exc = PyObject_CallFunction(PyExc_ConnectionError, "s", "a CQL frame of negative length");
-            PyObject *r = exc ? PyObject_CallMethodOneArg(conn, s_break, exc) : NULL;
-            Py_XDECREF(exc);
+        if (size < 0 || size > CQL_MAX_FRAME) { /* a frame no server sends: the stream is lost */
+            PyObject *why = PyUnicode_FromFormat("a frame of %d bytes", (int)size);
+            PyObject *r = why ? PyObject_CallMethodOneArg(conn, s_malformed, why) : NULL; /* a MalformedAnswer */
+            Py_XDECREF(why);
             if (r == NULL)
                 failed = 1;
             Py_XDECREF(r);
@@ -1232,6 +1271,7 @@ cql_receive_impl(PyObject *conn, Py_ssize_t nbytes)
 static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
 static PyObject *hfound_cells, *hdecode_mutate, *hcells_type; /* found_cells, decode_mutate, LazyCells */
 static long hcall_ids;
+#define HBASE_MAX_MESSAGE 0x7FFFFFFFu /* hbase_native.MAX_MESSAGE */
 static PyObject *s_decode, *s_make, *s_hsend, *s_lc_body;
 
 /* hbase_native._Chain's slots, found by hbase_setup (its chains are checked to be of exactly it),
@@ -1381,7 +1421,7 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
     at[3] = (unsigned char)total;
     at += 4;
     at += put_varint(at, (uint64_t)hlen);
-    *at++ = 0x08;
+    *at++ = 0x08; /* RequestHeader.call_id (1, varint): REQUEST_HEADER_CALL_ID */
     at += put_varint(at, (uint64_t)call_id);
     memcpy(at, PyBytes_AS_STRING(method_header), (size_t)mlen);
     at += mlen;
@@ -1403,7 +1443,7 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
     slot_set(chain, hc_t0, t0);
     if (PyDict_SetItem(inflight, key, chain) < 0)
         goto done;
-    if (arm_timer(conn) < 0)
+    if (arm_timer(conn) < 0 || count_sent(conn) < 0)
         goto done;
     result = 0;
     goto done;
@@ -1474,16 +1514,17 @@ hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t tail = PyBytes_GET_SIZE(every);
         if (arg != Py_None || lr >= 0x80 - 2 - tail)
             return PyObject_CallOneArg(fallback, step);
-        /* spec, Get (2): [row (1), Column (2) of the family] -- one-byte lengths */
+        /* spec, Get (2): [row (1), Column (2) of the family] -- one-byte lengths. The field
+         * numbers are hbase_native.py's constants, named after Client.proto's fields. */
         request = PyBytes_FromStringAndSize(NULL, ls + 4 + lr + tail);
         if (request == NULL)
             return NULL;
         unsigned char *at = (unsigned char *)PyBytes_AS_STRING(request);
         memcpy(at, PyBytes_AS_STRING(spec), (size_t)ls);
         at += ls;
-        *at++ = 0x12;
+        *at++ = 0x12; /* GetRequest.get (2): GET_REQUEST_GET */
         *at++ = (unsigned char)(2 + lr + tail);
-        at = put_bytes_field(at, 0x0a, row, lr);
+        at = put_bytes_field(at, 0x0a, row, lr); /* Get.row (1): GET_ROW */
         memcpy(at, PyBytes_AS_STRING(every), (size_t)tail);
         out = PyTuple_Pack(3, PyTuple_GET_ITEM(ctx, 7), request, PyTuple_GET_ITEM(ctx, 5));
         Py_DECREF(request);
@@ -1502,7 +1543,9 @@ hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (v == NULL)
         return NULL;
     /* spec, Mutation (2): [row (1), PUT (2), ColumnValue (3): [family (1),
-     * QualifierValue (2): [qualifier (1), value (2)]], durability (6) if any] */
+     * QualifierValue (2): [qualifier (1), value (2)]], durability (6) if any]. The field numbers
+     * are hbase_native.py's constants, named after Client.proto's fields (MutateRequest,
+     * MutationProto, its ColumnValue and QualifierValue). */
     Py_ssize_t lf = PyBytes_GET_SIZE(family), la = PyBytes_GET_SIZE(after);
     uint64_t qv = 1 + varint_size(lq) + lq + 1 + varint_size(lv) + lv;
     uint64_t cv = 1 + varint_size(lf) + lf + 1 + varint_size(qv) + qv;
@@ -1513,18 +1556,18 @@ hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     unsigned char *at = (unsigned char *)PyBytes_AS_STRING(request);
     memcpy(at, PyBytes_AS_STRING(spec), (size_t)ls);
     at += ls;
-    *at++ = 0x12;
+    *at++ = 0x12; /* MutateRequest.mutation (2): MUTATE_REQUEST_MUTATION */
     at += put_varint(at, put);
-    at = put_bytes_field(at, 0x0a, row, lr);
-    *at++ = 0x10; /* the Mutation's type: PUT */
-    *at++ = 0x02;
-    *at++ = 0x1a;
+    at = put_bytes_field(at, 0x0a, row, lr); /* MutationProto.row (1): MUTATION_PROTO_ROW */
+    *at++ = 0x10; /* MutationProto.mutate_type (2, varint): MUTATION_PROTO_MUTATE_TYPE */
+    *at++ = 0x02; /* MutationType.PUT */
+    *at++ = 0x1a; /* MutationProto.column_value (3): MUTATION_PROTO_COLUMN_VALUE */
     at += put_varint(at, cv);
-    at = put_bytes_field(at, 0x0a, PyBytes_AS_STRING(family), lf);
-    *at++ = 0x12;
+    at = put_bytes_field(at, 0x0a, PyBytes_AS_STRING(family), lf); /* ColumnValue.family (1) */
+    *at++ = 0x12; /* ColumnValue.qualifier_value (2): COLUMN_VALUE_QUALIFIER_VALUE */
     at += put_varint(at, qv);
-    at = put_bytes_field(at, 0x0a, q, lq);
-    at = put_bytes_field(at, 0x12, v, lv);
+    at = put_bytes_field(at, 0x0a, q, lq); /* QualifierValue.qualifier (1) */
+    at = put_bytes_field(at, 0x12, v, lv); /* QualifierValue.value (2) */
     memcpy(at, PyBytes_AS_STRING(after), (size_t)la);
     out = PyTuple_Pack(3, PyTuple_GET_ITEM(ctx, 8), request, PyTuple_GET_ITEM(ctx, 6));
     Py_DECREF(request);
@@ -1539,6 +1582,7 @@ found_cells(PyObject *body)
 {
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(body);
     Py_ssize_t n = PyBytes_GET_SIZE(body);
+    /* GetResponse.result (1): GET_RESPONSE_RESULT, whose first field is Result.cell (1): RESULT_CELL */
     if (n > 3 && p[0] == 0x0A && p[1]) {
         int at = p[1] < 0x80 ? 2 : p[2] < 0x80 ? 3 : 0;
         if (at && p[at] == 0x0A) {
@@ -1565,6 +1609,7 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
     long call_id;
     if (i >= end)
         return 0;
+    /* a ResponseHeader of ResponseHeader.call_id (1, varint: 0x08, RESPONSE_HEADER_CALL_ID) alone */
     if (b[i] == 2 && i + 3 < end && b[i + 1] == 0x08 && b[i + 2] < 0x80) {
         call_id = b[i + 2];
         i += 3;
@@ -1639,11 +1684,11 @@ hbase_answer_fast(PyObject *conn, PyObject *buf, Py_ssize_t i, Py_ssize_t end)
         Py_XDECREF(tb);
         if (exc == NULL)
             goto done;
-        entry = PyTuple_Pack(4, Py_False, exc, t0, t1);
-        int bad = entry == NULL || PyList_Append(answers, entry) < 0 || finish_chain(chain) < 0
-                  || call_python_method(conn, s_break, exc) < 0;
+        /* RpcConnection._failed_answer: the connection breaks, the call fails with its MalformedAnswer */
+        PyObject *r = PyObject_CallMethodObjArgs(conn, s_failed_answer, chain, exc, t1, NULL);
         Py_DECREF(exc);
-        result = bad ? -1 : 1;
+        result = r == NULL ? -1 : 1;
+        Py_XDECREF(r);
         goto done;
     }
     entry = PyTuple_Pack(4, Py_True, value, t0, t1);
@@ -1703,7 +1748,17 @@ hbase_receive_impl(PyObject *conn, Py_ssize_t nbytes)
             failed = healthy < 0;
             break;
         }
-        Py_ssize_t end = at + 4 + (Py_ssize_t)be32((const unsigned char *)PyByteArray_AS_STRING(buf) + at);
+        uint32_t size = be32((const unsigned char *)PyByteArray_AS_STRING(buf) + at);
+        if (size > HBASE_MAX_MESSAGE) { /* a message no server sends: the stream is lost */
+            PyObject *why = PyUnicode_FromFormat("a message of %lu bytes", (unsigned long)size);
+            PyObject *r = why ? PyObject_CallMethodOneArg(conn, s_malformed, why) : NULL; /* a MalformedAnswer */
+            Py_XDECREF(why);
+            if (r == NULL)
+                failed = 1;
+            Py_XDECREF(r);
+            break;
+        }
+        Py_ssize_t end = at + 4 + (Py_ssize_t)size;
         if (end > n)
             break;
         int done = hbase_answer_fast(conn, buf, at + 4, end);
@@ -2589,10 +2644,11 @@ PyInit__speedups(void)
         {&s_done, "done"}, {&s_set_result, "set_result"}, {&s_body, "body"}, {&s_route, "route"},
         {&s_orphans, "_orphans"}, {&s_stream, "_stream"}, {&s_loop, "loop"}, {&s_call_soon, "call_soon"},
         {&s_timer, "_timer"}, {&s_arm, "_arm"}, {&s_version, "version"}, {&s_send, "send"},
-        {&s_size, "size"}, {&s_done_method, "done"}, {&s_break, "_break"}, {&s_halt, "_halt"},
+        {&s_size, "size"}, {&s_done_method, "done"}, {&s_malformed, "_malformed"},
+        {&s_failed_answer, "_failed_answer"}, {&s_halt, "_halt"},
         {&s_text_head, "text_head"}, {&s_arity, "arity"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"},
         {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"}, {&s_lr_i, "_i"}, {&s_lr_row, "_row"},
-        {&s_decode, "decode"}, {&s_lc_body, "_body"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_hsend, "_send"},
+        {&s_decode, "decode"}, {&s_lc_body, "_body"}, {&s_make, "make"}, {&s_call_id, "_call_id"}, {&s_sent, "sent"}, {&s_hsend, "_send"},
         {&s_view, "_view"}, {&s_first, "first"}, {&s_ok, "ok"}, {&s_n_ok, "n_ok"}, {&s_record, "record"}, {&s_transport, "transport"}, {&s_write, "write"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

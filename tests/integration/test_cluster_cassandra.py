@@ -18,11 +18,14 @@ from workbench.errors import ClusterError
 pytestmark = pytest.mark.servers
 
 
+POLLER = "workbench-tests"  # the APPLICATION_NAME of the tests' own sessions (system_views.clients)
+
+
 def session_for(cluster, only: str | None = None, timeout: float = 10.0):
     hosts = [only] if only else [h for h, _ in cluster.contact_points]
     policy = WhiteListRoundRobinPolicy(hosts) if only else None
     driver = Driver(hosts, protocol_version=4, connect_timeout=timeout,
-                    load_balancing_policy=policy)
+                    load_balancing_policy=policy, application_name=POLLER)
     session = driver.connect()
     session.default_timeout = timeout
     return driver, session
@@ -190,19 +193,21 @@ def test_readiness_checks_use_execution_profiles_not_legacy_parameters(cassandra
         assert node_serves(cassandra_node.nodes[0].address, 0)
 
 
+def _requests_on(cluster, address: str, driver_name: str) -> int:
+    """Requests that one node has coordinated for the clients named driver_name on their open
+    connections, as the node itself counts them (system_views.clients, asked of that node alone;
+    the tests' own sessions left out): an independent check of where a client sent requests."""
+    driver, session = session_for(cluster, only=address)
+    try:
+        rows = session.execute("SELECT driver_name, request_count, client_options FROM system_views.clients")
+        return sum(r.request_count or 0 for r in rows if r.driver_name == driver_name
+                   and (r.client_options or {}).get("APPLICATION_NAME") != POLLER)
+    finally:
+        driver.shutdown()
+
+
 def _requests_per_node(cluster, driver_name: str) -> dict[str, int]:
-    """Requests that each node has coordinated for the clients named driver_name, as the node
-    itself counts them (system_views.clients, asked of each node alone): an independent check of
-    where a client sent its requests."""
-    out = {}
-    for node in cluster.nodes:
-        driver, session = session_for(cluster, only=node.address)
-        try:
-            rows = session.execute("SELECT driver_name, request_count FROM system_views.clients")
-            out[node.address] = sum(r.request_count or 0 for r in rows if r.driver_name == driver_name)
-        finally:
-            driver.shutdown()
-    return out
+    return {node.address: _requests_on(cluster, node.address, driver_name) for node in cluster.nodes}
 
 
 def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_does(cassandra_cluster3):
@@ -292,3 +297,116 @@ def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_d
     print(f"requests per node: hot keys {seen}; uniform {counts}, the ring's shares {expected}")
     for address, wanted in expected.items():
         assert abs(share(counts, address) - wanted) <= 0.15 * wanted, (address, counts, expected)
+
+
+NATIVE_NAME, REFERENCE_NAME = "workbench", "Apache Cassandra Python Driver"
+
+
+def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cluster3, suite_servers,
+                                                                      tmp_path):
+    """Three nodes at RF 2, reads and updates at ONE, 400 ops/s through each client at once (the
+    workbench's own runs, `cassandra.driver=native` and `=python`): node3 killed (SIGKILL), each
+    run goes on without errors once the client has seen it go, on the survivors; node3 restarted,
+    requests reach it again within 10 s of it serving CQL (counted by node3 itself); node2 frozen
+    (SIGSTOP) for 5 s, its requests time out at the read timeout (2 s) and it serves again after
+    SIGCONT. Both clients are held to the same bounds; the figures of each are printed. The runs
+    end with Ctrl-C (SIGINT), as a user would end them: what they measured is kept."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from runs import wait_until_running
+
+    provider, name = suite_servers.provider, cassandra_cluster3.name
+    host, port = cassandra_cluster3.contact_points[0]
+    node2, node3 = (n.address for n in cassandra_cluster3.nodes[1:3])
+    workload = str(Path(__file__).resolve().parents[2] / "workbench" / "workloads" / "workloada")
+    factor = cassandra_cluster3.replication["replication_factor"]
+    props = ["-db", "cassandra", "-p", f"hosts={host}", "-p", f"port={port}",
+             "-p", "cassandra.keyspace=faults", "-p", f"cassandra.replication.factor={factor}",
+             "-p", "cassandra.readconsistencylevel=ONE", "-p", "cassandra.writeconsistencylevel=ONE",
+             "-p", "recordcount=2000"]
+    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    load = subprocess.run([sys.executable, "-m", "workbench", "load", "-P", workload, *props, "-q",
+                           "-p", "cassandra.drop=true"], capture_output=True, text=True, env=env, timeout=300)
+    assert load.returncode == 0, load.stderr
+    runs = {}
+    for client in ("native", "python"):
+        runs[client] = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "run", "-P", workload, *props,
+             "-p", f"cassandra.driver={client}", "-p", "operationcount=0", "-p", "maxexecutiontime=600",
+             "-p", "cassandra.readtimeoutmillis=2000",
+             "-p", "status.interval=1", "-threads", "16", "-target", "400",
+             "--export", f"json={tmp_path / (client + '.json')}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    moments = {}
+    try:
+        for proc in runs.values():
+            wait_until_running(proc, 300, timeout=120)
+        time.sleep(3)
+        moments["kill"] = time.time()
+        provider.kill(name, "node3")
+        time.sleep(8)
+        provider.restart(name, "node3")
+        moments["ready"] = time.time()
+        back = {}
+        while len(back) < 2 and time.time() < moments["ready"] + 30:
+            for label, driver_name in (("native", NATIVE_NAME), ("python", REFERENCE_NAME)):
+                if label not in back and _requests_on(cassandra_cluster3, node3, driver_name) > 0:
+                    back[label] = time.time() - moments["ready"]
+            time.sleep(0.3)
+        time.sleep(3)
+        moments["freeze"] = time.time()
+        provider.pause(name, "node2")
+        time.sleep(5)
+        provider.resume(name, "node2")
+        moments["thaw"] = time.time()
+        time.sleep(10)
+        for proc in runs.values():  # stopped as Ctrl-C stops a run: what it measured is kept
+            proc.send_signal(signal.SIGINT)
+        outs = {client: proc.communicate(timeout=180)[1] for client, proc in runs.items()}
+    finally:
+        provider.resume(name, "node2")
+        for proc in runs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if provider.status(name).node("node3").status != "running":
+            provider.restart(name, "node3")
+
+    def window(run: dict, start: float, end: float) -> list[dict]:
+        """The run's intervals that lie wholly between two moments (Unix time)."""
+        t0 = run["started_at"]
+        return [i for i in run["intervals"]
+                if start <= t0 + i["elapsed_s"] - i["duration_s"] and t0 + i["elapsed_s"] <= end]
+
+    def errors(intervals: list[dict]) -> int:
+        return sum(n for i in intervals for counts in i["returns"].values() for s, n in counts.items()
+                   if s not in ("OK", "NOT_FOUND"))
+
+    figures = {}
+    for client in ("native", "python"):
+        run = json.loads((tmp_path / f"{client}.json").read_text())["run"]
+        assert run["outcome"] == "interrupted", outs[client]
+        down = window(run, moments["kill"] + 3, moments["ready"])  # node3 gone, seen gone
+        frozen = window(run, moments["freeze"], moments["thaw"])
+        after = window(run, moments["thaw"] + 4, moments["thaw"] + 60)
+        assert len(down) >= 4 and len(frozen) >= 3 and len(after) >= 3, (client, moments, run["started_at"])
+        # (a) the run goes on, on the surviving replicas, without errors
+        assert all(i["operations"] > 0 for i in down) and errors(down) == 0, (client, down)
+        # (c) the frozen node's requests time out (at 2 s; meanwhile every lane may come to wait
+        # on one of them, as YCSB's threads would); then it serves again
+        assert errors(frozen) > 0 and run["environment"]["error_kinds"].get("OperationTimedOut"), (client, frozen)
+        assert errors(after) == 0 and sum(i["operations"] for i in after) > 300 * len(after), (client, after)
+        figures[client] = {"errors while node3 was down": errors(down),
+                           "errors while node2 was frozen": errors(frozen),
+                           "node3 served again after (s)": round(back.get(client, -1), 1)}
+        if client == "native":  # its own per-node figures say the same as the nodes
+            assert all(node3 not in (i["nodes"] or {}) or not i["nodes"][f"{node3}:{port}"][0] for i in down)
+            assert all(i["nodes"][f"{node2}:{port}"][0] > 0 and not i["nodes"][f"{node2}:{port}"][1]
+                       for i in after)
+    print(f"faults, native against cassandra-driver: {figures}")
+    # (b) node3 receives requests again within 10 s of serving CQL, from both clients
+    assert back.get("native", 99) <= 10 and back.get("python", 99) <= 10, back

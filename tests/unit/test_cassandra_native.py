@@ -9,9 +9,9 @@ late answers to timed-out requests, the routing when nodes are down.
 from __future__ import annotations
 
 import asyncio
-import struct
 import collections
 import random
+import struct
 from struct import pack
 from types import SimpleNamespace
 
@@ -565,7 +565,7 @@ def run_chains(conn_more_flip: int, session_route: bool = False) -> tuple[list, 
                          else [dict(r) for r in value] if value is not None else None)
                         for ok, value, t0, t1 in c.result()])
             assert all(t0 <= t1 for _, _, t0, t1 in c.result())
-        return got, conn.transport.written, set(conn._orphans), dict(conn._inflight)
+        return got, conn.transport.written, set(conn._orphans), dict(conn._inflight), (conn.sent, conn.failed)
 
     return asyncio.run(scenario())
 
@@ -585,7 +585,7 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     python = run_chains(flip, session_route)
     assert compiled == python
     assert 0 < in_c < len(slow) - 4  # the usual answers were answered in C, the others in Python
-    got, written, orphans, inflight = python
+    got, written, orphans, inflight, (sent, failed) = python
     assert orphans == {7} and inflight == {}
     flat = [answer for chain in got for answer in chain]
     kinds = {value if not ok else "rows" if value else "void" if value is None else "none"
@@ -594,6 +594,13 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     assert ("NoHostAvailable" in kinds) != session_route
     assert any(not ok and value == "InvalidRequest" for ok, value in flat), flat  # the error answer
     assert [{"f0": "a", "f1": "b"}] in [value for _, value in flat]  # the second layout, decoded
+    # the per-node figures: every request that went out (not those refused before), and the
+    # error answers among them, counted alike by both paths (compared above)
+    frames, at = 0, 0
+    while at < len(written):
+        frames, at = frames + 1, at + 9 + cn.HEADER.unpack_from(written, at)[4]
+    assert sent == sum(1 for ok, value in flat if ok or value == "InvalidRequest") == frames
+    assert failed == sum(1 for ok, value in flat if value == "InvalidRequest") > 0
     if flip:
         assert sum(len(chain) for chain in got) < 6 + 5 + 5
 

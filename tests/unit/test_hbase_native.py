@@ -477,7 +477,8 @@ def run_chains(flip: int) -> tuple[list, bytes, dict]:
             got.append([(ok, value if ok else f"{type(value).__name__}: {value}") for ok, value, t0, t1 in
                         c.result()])
             assert all(t0 <= t1 for _, _, t0, t1 in c.result())
-        return got, conn.transport.written, dict(conn._inflight), conn.broken is not None
+        counts = (conn.sent, conn.failed)
+        return got, conn.transport.written, dict(conn._inflight), conn.broken is not None, counts
 
     return asyncio.run(main())
 
@@ -497,14 +498,19 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     python = run_chains(flip)
     assert compiled == python
     assert 0 < in_c < len(slow) - 4  # the usual answers were answered in C, the others in Python
-    got, written, inflight, broken = python
+    got, written, inflight, broken, (sent, failed) = python
     flat = [a for chain in got for a in chain]
+    # the per-node figures, alike on both paths (compared above): every call that went out, and
+    # the failed answers among them (the exception, and the answer that does not parse)
+    assert sent == sum(1 for ok, v in flat if ok or not v.startswith("TypeError"))
+    assert failed == sum(1 for ok, v in flat if not ok and not v.startswith("TypeError")) == 2
     assert (True, b"for-a1") in flat and (True, b"for-b3") in flat
     assert "TypeError: a value this request cannot take" in [v for _, v in flat]
     if flip:  # the lane said stop before a step: that chain is a prefix of its steps (17 in all without)
         assert len(flat) < 4 + 4 + 3 + 6
     assert any(not ok and v.startswith("RegionTooBusyException") for ok, v in flat)
-    assert ((False, "ValueError: an answer that does not parse") in flat) and broken
+    assert (False, "MalformedAnswer: the RegionServer at test:16020 sent an answer that does not parse "
+                   "(ValueError: an answer that does not parse)") in flat and broken
 
 
 def test_answers_decoded_in_c_are_what_found_cells_and_decode_mutate_make(monkeypatch, receive_path):

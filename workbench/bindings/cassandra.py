@@ -78,6 +78,7 @@ class CassandraBinding(Binding):
         self._rows: Any = None
         self._errors: tuple[type[BaseException], ...] = (QueryFailed,)
         self.errors: dict[str, int] = {}
+        self._closed_counts: dict[str, tuple[int, int]] = {}
         self._notes: list[str] = []
         self._cache: dict[tuple, Any] = {}
         self._read_every: Any = None
@@ -129,12 +130,19 @@ class CassandraBinding(Binding):
         if self.db is not None:
             db, self.db = self.db, None
             await db.close()
+            counts = getattr(db, "node_counts", None)
+            self._closed_counts = counts() if counts is not None else {}  # (the last tick reads them)
 
     def notes(self) -> list[str]:
         return list(self._notes)
 
     def error_kinds(self) -> dict[str, int]:
         return dict(self.errors)
+
+    def node_counts(self) -> dict[str, tuple[int, int]]:
+        """Requests per coordinator, where the client counts them (the native one does)."""
+        counts = getattr(self.db, "node_counts", None)
+        return counts() if counts is not None else self._closed_counts
 
     # -- statements --------------------------------------------------------------------------
 

@@ -36,8 +36,10 @@ from __future__ import annotations
 import asyncio
 import bisect
 import ipaddress
+import random
 import ssl as ssl_module
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from struct import Struct
 from time import perf_counter_ns
 from typing import Any
@@ -45,7 +47,7 @@ from typing import Any
 from workbench.bindings.base import FIRST_ROW, LazyMapping
 from workbench.bindings.cassandra_errors import QueryFailed
 from workbench.bindings.cassandra_schema import KEY
-from workbench.bindings.wire import SharedConnection
+from workbench.bindings.wire import MalformedAnswer, SharedConnection
 from workbench.core import speedups
 from workbench.errors import BindingError
 
@@ -63,7 +65,7 @@ _ROWS_HEAD = Struct(">iiii")  # kind, metadata flags, columns, rows
 
 # Opcodes (native_protocol_v4.spec, section 2.4)
 ERROR, STARTUP, READY, AUTHENTICATE, QUERY, RESULT = 0x00, 0x01, 0x02, 0x03, 0x07, 0x08
-PREPARE, EXECUTE, AUTH_RESPONSE, AUTH_SUCCESS = 0x09, 0x0A, 0x0F, 0x10
+PREPARE, EXECUTE, REGISTER, EVENT, AUTH_RESPONSE, AUTH_SUCCESS = 0x09, 0x0A, 0x0B, 0x0C, 0x0F, 0x10
 # RESULT kinds
 VOID, ROWS, PREPARED = 1, 2, 4
 NO_METADATA = 0x0004  # Rows metadata flag
@@ -80,6 +82,7 @@ ERROR_KINDS = {0x0000: "ServerError", 0x000A: "ProtocolError", 0x0100: "Authenti
                0x2300: "ConfigurationException", 0x2400: "AlreadyExists", 0x2500: "Unprepared"}
 UNPREPARED = 0x2500
 STREAMS = 0x8000  # stream ids per connection in v3 and v4
+MAX_FRAME = 256 * 1024 * 1024  # the longest frame body v3 and v4 allow (native_protocol_v4.spec, 2.5)
 RECONNECT_S = (0.25, 2.0)  # first and longest wait between attempts to reach a lost node
 
 
@@ -157,8 +160,28 @@ def _collection(element: Callable[[bytes], Any]) -> Callable[[bytes], list]:
         for _ in range(n):
             size = _I32.unpack_from(data, i)[0]
             i += 4
+            if i + size > len(data):
+                raise ValueError(f"an element of {size} bytes runs past its collection")
             out.append(None if size < 0 else element(data[i:i + size]))
             i += max(size, 0)
+        return out
+
+    return decode
+
+
+def _map(key: Callable[[bytes], Any], value: Callable[[bytes], Any]) -> Callable[[bytes], dict]:
+    def decode(data: bytes) -> dict:
+        n, i, out = _I32.unpack_from(data, 0)[0], 4, {}
+        for _ in range(n):
+            pair = []
+            for element in (key, value):
+                size = _I32.unpack_from(data, i)[0]
+                i += 4
+                if i + size > len(data):
+                    raise ValueError(f"an entry of {size} bytes runs past its map")
+                pair.append(None if size < 0 else element(data[i:i + size]))
+                i += max(size, 0)
+            out[pair[0]] = pair[1]
         return out
 
     return decode
@@ -168,6 +191,8 @@ def _collection(element: Callable[[bytes], Any]) -> Callable[[bytes], list]:
 
 def read_string(buf: bytes, i: int) -> tuple[str, int]:
     n = _U16.unpack_from(buf, i)[0]
+    if i + 2 + n > len(buf):
+        raise ValueError(f"a string of {n} bytes runs past the answer")
     return buf[i + 2:i + 2 + n].decode(), i + 2 + n
 
 
@@ -181,10 +206,10 @@ def read_option(buf: bytes, i: int) -> tuple[Callable[[bytes], Any], int, int]:
     if kind in (LIST, SET):
         element, _, i = read_option(buf, i)
         return _collection(element), kind, i
-    if kind == 0x0021:  # map
-        _, _, i = read_option(buf, i)
-        _, _, i = read_option(buf, i)
-        return bytes, kind, i
+    if kind == 0x0021:  # map (system_schema.keyspaces' replication, read at discovery)
+        key, _, i = read_option(buf, i)
+        value, _, i = read_option(buf, i)
+        return _map(key, value), kind, i
     if kind == 0x0030:  # user-defined type
         _, i = read_string(buf, i)  # keyspace
         _, i = read_string(buf, i)  # type name
@@ -234,6 +259,26 @@ def read_metadata(buf: bytes, i: int) -> tuple[list[tuple] | None, int]:
 TEXT = (0x000A, 0x000D)
 
 
+@lru_cache(maxsize=64)
+def _lengths_of(lengths: tuple[int, ...]) -> Struct:
+    """A row layout's length fields alone (its values skipped)."""
+    return Struct(">" + "".join(f"i{n}x" for n in lengths))
+
+
+def _fills(buf: bytes, i: int, lengths: tuple[int, ...]) -> bool:
+    """Whether one cell per length from buf[i] on fills buf exactly: a row of a layout's size
+    whose cells' lengths add up, as a LazyRow's must when received (its values are decoded only
+    when read). speedups.c's answer_fast checks the same."""
+    if _lengths_of(lengths).unpack_from(buf, i) == lengths:  # the layout's own lengths
+        return True
+    end = len(buf)
+    for _ in lengths:  # other lengths of the same size, or nulls
+        if i + 4 > end:
+            return False
+        i += 4 + max(_I32.unpack_from(buf, i)[0], 0)
+    return i == end
+
+
 class Columns:
     """The columns of a result, and the decoding of its rows into dicts (column name -> value,
     None for a null).
@@ -252,8 +297,10 @@ class Columns:
         self._seen: tuple[int, ...] | None = None
 
     def rows(self, buf: bytes, i: int, count: int) -> list[Any]:
+        if count < 0 or 4 * count * (len(self.names) or 1) > len(buf) - i:  # (each cell has a length)
+            raise ValueError(f"{count} rows of {len(self.names)} columns in {len(buf) - i} bytes")
         layout = self.layout
-        if count == 1 and layout is not None and len(buf) - i == layout[0].size:
+        if count == 1 and layout is not None and len(buf) - i == layout[0].size and _fills(buf, i, layout[1]):
             return [LazyRow(self, layout, buf, i)]  # a read's one row of the usual layout
         out: list[Any] = []
         names = self.names
@@ -288,6 +335,8 @@ class Columns:
             lengths.append(size)
             if size < 0:
                 row[name] = None
+            elif i + size > len(buf):
+                raise ValueError(f"a cell of {size} bytes runs past the answer")
             else:
                 row[name] = decode(buf[i:i + size])
                 i += size
@@ -315,17 +364,29 @@ class LazyRow(LazyMapping):
         row = self._row
         if row is None:
             (fixed, lengths), buf, i = self._layout, self._buf, self._i
-            cells = fixed.unpack_from(buf, i)
-            if cells[0::2] == lengths:
-                row = dict(zip(self._columns.names, map(bytes.decode, cells[1::2]), strict=True))
-            else:  # the same size with other lengths (or a null): cell by cell
-                row = {k: v for k, v in self._columns._row(buf, i)[0].items() if v is not None}
+            try:
+                cells = fixed.unpack_from(buf, i)
+                if cells[0::2] == lengths:
+                    row = dict(zip(self._columns.names, map(bytes.decode, cells[1::2]), strict=True))
+                else:  # the same size with other lengths (or a null): cell by cell
+                    row = {k: v for k, v in self._columns._row(buf, i)[0].items() if v is not None}
+            except Exception as exc:  # (received whole, its size checked: its cells only now)
+                raise _undecodable(exc) from exc
             self._row = row
         return row
 
     def cells(self) -> dict[str, Any]:
         """Every column, nulls as None, in a dict of its own (what `rows()` gives a scan)."""
-        return self._columns._row(self._buf, self._i)[0]
+        try:
+            return self._columns._row(self._buf, self._i)[0]
+        except Exception as exc:
+            raise _undecodable(exc) from exc
+
+
+def _undecodable(exc: Exception) -> MalformedAnswer:
+    """A LazyRow whose cells do not decode when looked at: the answer was framed right (the
+    connection stands), but the row is malformed, named as an answer that does not parse is."""
+    return MalformedAnswer(f"a row that does not decode ({type(exc).__name__}: {exc})")
 
 
 def read_rows(buf: bytes, i: int, columns: Columns | None) -> list[dict[str, Any]]:
@@ -360,6 +421,25 @@ def string_map(items: dict[str, str]) -> bytes:
 def long_string(text: str) -> bytes:
     data = text.encode()
     return _pack_i32(len(data)) + data
+
+
+def string_list(items: Sequence[str]) -> bytes:
+    return _U16.pack(len(items)) + b"".join(_U16.pack(len(b)) + b for b in (t.encode() for t in items))
+
+
+def read_event(body: bytes) -> tuple[str, str, tuple[str, int]]:
+    """An EVENT's (kind, change, (address, port)): TOPOLOGY_CHANGE (NEW_NODE, REMOVED_NODE,
+    MOVED_NODE) or STATUS_CHANGE (UP, DOWN), each with the node's [inet] (native_protocol_v4.spec,
+    4.2.6); ValueError for any other event or a body that does not parse."""
+    kind, i = read_string(body, 0)
+    if kind not in ("TOPOLOGY_CHANGE", "STATUS_CHANGE"):
+        raise ValueError(f"an event of kind {kind!r}")
+    change, i = read_string(body, i)
+    size = body[i]
+    if size not in (4, 16) or i + 1 + size + 4 > len(body):
+        raise ValueError(f"an [inet] of {size} bytes")
+    address = str(ipaddress.ip_address(bytes(body[i + 1:i + 1 + size])))
+    return kind, change, (address, _I32.unpack_from(body, i + 1 + size)[0])
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -531,7 +611,9 @@ class CqlConnection(SharedConnection):
     """One connection to one node, shared by every lane of the worker."""
 
     server = "Cassandra node"
-    __slots__ = ("version", "_orphans", "_stream", "on_lost")
+    # sent, failed: requests sent and failed answers (timeouts, errors, a lost connection), the
+    # run's per-node figures (speedups.c's send_fast counts what it sends, too)
+    __slots__ = ("version", "_orphans", "_stream", "on_lost", "on_event", "sent", "failed")
 
     def __init__(self, version: int, timeout_s: float, where: str) -> None:
         super().__init__(timeout_s, where, 65536)  # _inflight: stream id -> _Call
@@ -539,6 +621,8 @@ class CqlConnection(SharedConnection):
         self._orphans: set[int] = set()  # timed out: the id is reused only once its answer came
         self._stream = 0
         self.on_lost: Callable[[CqlConnection], None] | None = None
+        self.on_event: Callable[[bytes], None] | None = None  # EVENT frames (the control connection)
+        self.sent = self.failed = 0
         if _fast is not None:  # the loop's three calls a wake-up, without a Python frame each
             self.get_buffer, self.buffer_updated, self._flush = _fast.hooks(self, "cql")
 
@@ -560,6 +644,7 @@ class CqlConnection(SharedConnection):
         out.append(body)
         call.t0 = perf_counter_ns()
         inflight[sid] = call
+        self.sent += 1
         if self._timer is None:
             self._arm()
 
@@ -590,8 +675,8 @@ class CqlConnection(SharedConnection):
         try:
             while n - at >= 9 and self.broken is None:
                 _, flags, sid, opcode, size = HEADER.unpack_from(buf, at)
-                if size < 0:  # a frame no server sends: the stream is lost
-                    self._break(ConnectionError("a CQL frame of negative length"))
+                if size < 0 or size > MAX_FRAME:  # a frame no server sends: the stream is lost
+                    self._malformed(f"a frame of {size} bytes")
                     break
                 end = at + 9 + size
                 if end > n:
@@ -613,8 +698,10 @@ class CqlConnection(SharedConnection):
         if call is None:
             if sid in self._orphans:  # the answer to a request that timed out
                 self._orphans.discard(sid)
+            elif sid == -1 and opcode == EVENT and self.on_event is not None:
+                self.on_event(body)
             elif sid >= 0:  # (-1: an event, which nobody registered for)
-                self._break(ConnectionError(f"{self.where} answered stream {sid}, which nobody used"))
+                self._malformed(f"an answer on stream {sid}, which nobody used")
             return
         t1 = perf_counter_ns()
         i = 0
@@ -637,13 +724,17 @@ class CqlConnection(SharedConnection):
                     self._prepare_again(call)
                     return
                 ok, value = False, QueryFailed(ERROR_KINDS.get(code, f"Error{code:04x}"), message)
+                self.failed += 1
             elif call.stmt is None:
                 ok, value = True, (opcode, body, i)
+            elif opcode != RESULT:
+                raise ValueError(f"opcode 0x{opcode:02x} in answer to an EXECUTE")
             else:
                 ok, value = True, decode_result(body, i, call.stmt.columns)
         except Exception as exc:  # an answer that does not parse: the stream is suspect
-            call.answered(False, failure(exc) if call.stmt is not None else exc, t1)
-            self._break(exc)
+            malformed = self._malformed(exc)  # (every other request in flight fails with it)
+            self.failed += 1
+            call.answered(False, failure(malformed) if call.stmt is not None else malformed, t1)
             return
         call.answered(ok, value, t1)
 
@@ -656,6 +747,8 @@ class CqlConnection(SharedConnection):
         def prepared(future: asyncio.Future) -> None:
             try:
                 future.result()
+                if self.broken is not None:  # (it broke meanwhile: nothing more goes out on it)
+                    raise self.broken
                 self.send(call, EXECUTE, call.body)
             except BaseException as exc:
                 call.t0 = t0
@@ -677,8 +770,10 @@ class CqlConnection(SharedConnection):
 
     def _fail_all(self, exc: BaseException) -> None:
         inflight, self._inflight = self._inflight, {}
-        failed = QueryFailed("ConnectionShutdown", f"{self.where}: {exc}")
+        failed = failure(exc) if isinstance(exc, MalformedAnswer) else QueryFailed("ConnectionShutdown",
+                                                                                   f"{self.where}: {exc}")
         now = perf_counter_ns()
+        self.failed += len(inflight)
         for call in inflight.values():
             call.answered(False, failed if call.stmt is not None else exc, now)
 
@@ -698,6 +793,7 @@ class CqlConnection(SharedConnection):
             if call is None:  # answered by a callback of one before it
                 continue
             self._orphans.add(sid)
+            self.failed += 1
             call.answered(False, failed if call.stmt is not None else exc, now)
         oldest = self._oldest()
         if oldest and self._timer is None and self.broken is None:  # watch the next one when it is due
@@ -721,9 +817,18 @@ class NativeSession:
         self.conns: list[CqlConnection | None] = []
         self._ring: list[int] = []  # tokens, ascending
         self._owners: list[int] = []  # the host index owning each token
+        # the host indexes of each token's replicas in the local datacenter, its owner first
+        self._replicas: list[tuple[int, ...]] = []
+        self._shuffle = getattr(opts, "replicas", "shuffle") == "shuffle"
+        self.unreachable: list[str] = []  # "address: why" of discovered nodes not reached at connect
         self._rr = 0
         self._closed = False
         self._reconnecting: dict[int, asyncio.Task] = {}
+        self._gone: set[int] = set()  # indexes of nodes that left the cluster
+        self._control: CqlConnection | None = None  # the connection registered for events
+        self._refreshing: asyncio.Task | None = None
+        self.events: list[tuple[str, str, str]] = []  # (kind, change, address) as they came
+        self._retired: dict[int, tuple[int, int]] = {}  # counts of a node's closed connections
         self._ssl = _ssl_context(opts) if opts.use_ssl else None
 
     # -- connecting --------------------------------------------------------------------------------
@@ -789,56 +894,211 @@ class NativeSession:
         _, body, i = await conn.request(QUERY, long_string(cql) + _U16.pack(CONSISTENCY["ONE"]) + b"\x00")
         return decode_result(body, i, None) or []
 
+    async def _replication_factor(self, conn: CqlConnection, datacenter: str | None) -> int:
+        """How many replicas the keyspace keeps in this datacenter (1 when it cannot tell: the
+        keyspace does not exist yet, or a strategy it does not know). SimpleStrategy's
+        replication_factor, or NetworkTopologyStrategy's count for the datacenter; racks are not
+        considered (a local cluster has one), so with several racks the set may differ from the
+        server's, which costs a hop, never a wrong answer."""
+        keyspace = self.opts.keyspace if isinstance(getattr(self.opts, "keyspace", None), str) else None
+        if keyspace is None:
+            return 1
+        try:
+            rows = await self.query(conn, "SELECT replication FROM system_schema.keyspaces "
+                                          f"WHERE keyspace_name = '{keyspace}'")
+        except QueryFailed:
+            return 1
+        replication = (rows[0].get("replication") if rows else None) or {}
+        if not isinstance(replication, dict):
+            return 1
+        wanted = replication.get("replication_factor") if "SimpleStrategy" in str(replication.get("class")) \
+            else replication.get(datacenter or "")
+        try:
+            return max(int(str(wanted).partition("/")[0]), 1)  # "3/1": transient replicas after the slash
+        except ValueError:
+            return 1
+
     async def _discover(self, conn: CqlConnection) -> None:
         """The other nodes of the contact point's datacenter and their token ring, from
         system.local and the peers table. Like the Java driver's DC-aware policy (YCSB's), no
-        request goes to another datacenter: LOCAL_QUORUM and LOCAL_ONE mean the coordinator's."""
+        request goes to another datacenter: LOCAL_QUORUM and LOCAL_ONE mean the coordinator's.
+        Then, as the reference drivers do, the contact point's connection registers for the
+        cluster's topology and status events (the control connection): a node that joins is
+        used, one that leaves is dropped, one that comes back up is connected at once."""
+        new = await self._refresh(conn)
+        opened = await asyncio.gather(*(self._open(self.hosts[i]) for i in new), return_exceptions=True)
+        for index, opening in zip(new, opened, strict=True):
+            if isinstance(opening, CqlConnection):
+                self.conns[index] = opening
+            else:  # down or unreachable now: tried again in the background
+                host, port = self.hosts[index]
+                self.unreachable.append(f"{host}:{port} ({type(opening).__name__}: {opening})")
+                self._reconnect(index)
+        await self._listen(conn)
+
+    async def _refresh(self, conn: CqlConnection) -> list[int]:
+        """Read the nodes and the ring again from `conn`'s system tables: a node listed for the
+        first time is added (its index returned, not yet connected); a node no longer listed is
+        dropped (its connection closed, never tried again unless it is listed again); the ring
+        and the replica sets are made anew."""
         local = await self.query(conn, "SELECT * FROM system.local")
         try:
             peers = await self.query(conn, "SELECT * FROM system.peers_v2")
         except QueryFailed:  # Cassandra 3
             peers = await self.query(conn, "SELECT * FROM system.peers")
         partitioner = local[0].get("partitioner") or "" if local else ""
-        ring: list[tuple[int, int]] = [(int(t), 0) for t in (local[0].get("tokens") or [])] if local else []
         datacenter = local[0].get("data_center") if local else None
+        here = self.conns.index(conn) if conn in self.conns else 0
+        listed: dict[tuple[str, int], list] = {
+            self.hosts[here]: list(local[0].get("tokens") or []) if local else []}
         for peer in peers:
             if datacenter is not None and peer.get("data_center") not in (None, datacenter):
                 continue
             address = peer.get("native_address") or peer.get("rpc_address") or peer.get("peer")
             if address in (None, "0.0.0.0", "::"):
                 address = peer.get("peer")
-            port = peer.get("native_port") or self.opts.port
-            if address is None or (address, port) in self.hosts:
+            if address is None:
                 continue
-            self.hosts.append((address, port))
-            self.conns.append(None)
-            ring += [(int(t), len(self.hosts) - 1) for t in peer.get("tokens") or []]
-        if partitioner.endswith("Murmur3Partitioner") and ring and len(self.hosts) > 1:
-            ring.sort()
-            self._ring = [t for t, _ in ring]
-            self._owners = [h for _, h in ring]
-        opened = await asyncio.gather(*(self._open(h) for h in self.hosts[1:]), return_exceptions=True)
-        for index, conn in enumerate(opened, 1):
-            if isinstance(conn, CqlConnection):
-                self.conns[index] = conn
-            else:  # down or unreachable now: tried again in the background
-                self._reconnect(index)
+            port = peer.get("native_port") or self.opts.port
+            listed.setdefault((address, port), list(peer.get("tokens") or []))
+        new = []
+        for host in listed:
+            if host not in self.hosts:
+                self.hosts.append(host)
+                self.conns.append(None)
+                new.append(len(self.hosts) - 1)
+        self._gone = {index for index, host in enumerate(self.hosts) if host not in listed}
+        for index in self._gone:
+            self._drop(index)
+        ring = sorted((int(t), self.hosts.index(host)) for host, tokens in listed.items() for t in tokens)
+        if partitioner.endswith("Murmur3Partitioner") and ring and len(listed) > 1:
+            owners = [h for _, h in ring]
+            factor = await self._replication_factor(conn, datacenter)
+            self._ring, self._owners = [t for t, _ in ring], owners
+            self._replicas = replica_sets(owners, factor)
+        else:
+            self._ring, self._owners, self._replicas = [], [], []
+        return new
+
+    def _drop(self, index: int) -> None:
+        """A node that left the cluster: no requests, no reconnection."""
+        task = self._reconnecting.pop(index, None)
+        if task is not None:
+            task.cancel()
+        conn, self.conns[index] = self.conns[index], None
+        if conn is not None:
+            self._retire(index, conn)
+            conn.on_lost = None
+            conn.close()
+
+    # -- events (the control connection) ----------------------------------------------------------
+
+    async def _listen(self, conn: CqlConnection) -> None:
+        """REGISTER for topology and status events on `conn`; a server that refuses leaves the
+        session as it was (events only make it notice changes sooner)."""
+        try:
+            opcode, _, _ = await asyncio.wait_for(
+                conn.request(REGISTER, string_list(("TOPOLOGY_CHANGE", "STATUS_CHANGE"))), self.timeout_s)
+        except Exception:
+            return
+        if opcode == READY:
+            conn.on_event = self._on_event
+            self._control = conn
+
+    def _on_event(self, body: bytes) -> None:
+        try:
+            kind, change, host = read_event(body)
+        except (ValueError, IndexError, UnicodeDecodeError):
+            return  # an event this client does not read: nothing to do
+        self.events.append((kind, change, f"{host[0]}:{host[1]}"))
+        if kind == "TOPOLOGY_CHANGE":
+            self._refresh_soon(change, host)
+        elif kind == "STATUS_CHANGE" and change == "UP":
+            if host not in self.hosts:
+                self._refresh_soon("NEW_NODE", host)
+                return
+            index = self.hosts.index(host)
+            conn = self.conns[index]
+            if index not in self._gone and (conn is None or conn.broken is not None):
+                task = self._reconnecting.pop(index, None)
+                if task is not None:
+                    task.cancel()
+                self._reconnect(index, at_once=True)
+        # STATUS_CHANGE DOWN: the connections' own failures decide, as with the reference drivers
+        # (a node another node cannot see may still answer this client)
+
+    def _refresh_soon(self, change: str, host: tuple[str, int]) -> None:
+        """Read the ring again after the event, and again (1, 2, 4, 8 s) until the event's node
+        is listed (NEW_NODE) or gone (REMOVED_NODE): the system tables lag the event a little."""
+        if self._closed or (self._refreshing is not None and not self._refreshing.done()):
+            return
+
+        def settled() -> bool:
+            if change == "NEW_NODE":
+                return host in self.hosts and self.hosts.index(host) not in self._gone
+            if change == "REMOVED_NODE":
+                return host not in self.hosts or self.hosts.index(host) in self._gone
+            return True
+
+        async def again() -> None:
+            wait = 1.0
+            for _ in range(5):
+                await asyncio.sleep(wait)
+                wait *= 2
+                control = self._control if self._control is not None and self._control.broken is None \
+                    else self._any()
+                if control is None:
+                    continue
+                try:
+                    new = await self._refresh(control)
+                except Exception:
+                    continue
+                for index in new:
+                    self._reconnect(index, at_once=True)
+                if settled():
+                    return
+
+        self._refreshing = asyncio.get_running_loop().create_task(again())
+
+    def _new_control(self) -> None:
+        """The control connection was lost: listen on another live connection, then read the
+        ring again from it (events may have been missed meanwhile)."""
+        conn = self._any()
+        if conn is None or self._closed:
+            return  # the next connection made (_reconnect) becomes the control connection
+
+        async def take() -> None:
+            await self._listen(conn)
+            if self._control is conn:
+                try:
+                    for index in await self._refresh(conn):
+                        self._reconnect(index, at_once=True)
+                except Exception:
+                    pass
+
+        asyncio.get_running_loop().create_task(take())
+
+    # -- lost connections ------------------------------------------------------------------------
 
     def _lost(self, conn: CqlConnection) -> None:
         if self._closed:
             return
         for index, c in enumerate(self.conns):
             if c is conn:
+                self._retire(index, conn)
                 self.conns[index] = None
                 self._reconnect(index)
+        if conn is self._control:
+            self._control = None
+            self._new_control()
 
-    def _reconnect(self, index: int) -> None:
-        if index in self._reconnecting or self._closed:
+    def _reconnect(self, index: int, at_once: bool = False) -> None:
+        if index in self._reconnecting or self._closed or index in self._gone:
             return
 
         async def attempts() -> None:
-            wait = RECONNECT_S[0]
-            while not self._closed:
+            wait = 0.0 if at_once else RECONNECT_S[0]
+            while not self._closed and index not in self._gone:
                 if wait:
                     await asyncio.sleep(wait)
                 try:
@@ -848,14 +1108,37 @@ class NativeSession:
                 except Exception:
                     wait = min(max(wait * 2, RECONNECT_S[0]), RECONNECT_S[1])
                     continue
-                if self._closed:
+                if self._closed or index in self._gone:
                     conn.close()
                 else:
                     self.conns[index] = conn
+                    if self._control is None:
+                        self._new_control()
                 return
 
         task = self._reconnecting[index] = asyncio.get_running_loop().create_task(attempts())
-        task.add_done_callback(lambda _: self._reconnecting.pop(index, None))
+        task.add_done_callback(lambda done: self._reconnecting.pop(index, None)
+                               if self._reconnecting.get(index) is done else None)
+
+    # -- per-node figures ------------------------------------------------------------------------
+
+    def _retire(self, index: int, conn: CqlConnection) -> None:
+        """Keep a connection's counts when it goes (the node's totals go on with the next one)."""
+        sent, failed = self._retired.get(index, (0, 0))
+        self._retired[index] = (sent + conn.sent, failed + conn.failed)
+        conn.sent = conn.failed = 0
+
+    def node_counts(self) -> dict[str, tuple[int, int]]:
+        """Requests sent to each node and the failed ones among them, since connect."""
+        out = {}
+        for index, (host, port) in enumerate(self.hosts):
+            sent, failed = self._retired.get(index, (0, 0))
+            conn = self.conns[index]
+            if conn is not None:
+                sent, failed = sent + conn.sent, failed + conn.failed
+            if sent or failed:
+                out[f"{host}:{port}"] = (sent, failed)
+        return out
 
     # -- statements ---------------------------------------------------------------------------------
 
@@ -876,8 +1159,10 @@ class NativeSession:
         return None
 
     def _route(self, stmt: Statement, params: Sequence[Any]) -> CqlConnection | None:
-        """The connection to the node owning the statement's partition key (or the next node up on
-        the ring); round robin when the key or the ring is unknown."""
+        """The connection to a replica of the statement's partition key: with cassandra.replicas=
+        shuffle (the default, as the DataStax Java and C++ drivers do) any live one at random,
+        with `first` the first live one in ring order; when none is up, the next node up on the
+        ring. Round robin when the key or the ring is unknown."""
         conns = self.conns
         if len(conns) == 1:
             conn = conns[0]
@@ -887,6 +1172,11 @@ class NativeSession:
             key = params[stmt.routing]
             at = bisect.bisect_left(ring, murmur3(key.encode() if isinstance(key, str) else key))
             owners, n = self._owners, len(ring)
+            replicas = self._replicas[at % n] if self._replicas else ()
+            if len(replicas) > 1:
+                live = [c for c in (conns[h] for h in replicas) if c is not None and c.broken is None]
+                if live:
+                    return live[_below(len(live))] if self._shuffle and len(live) > 1 else live[0]
             for step in range(n):
                 conn = conns[owners[(at + step) % n]]
                 if conn is not None and conn.broken is None:
@@ -942,8 +1232,11 @@ class NativeSession:
         self._closed = True
         for task in list(self._reconnecting.values()):
             task.cancel()
-        for conn in self.conns:
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+        for index, conn in enumerate(self.conns):
             if conn is not None:
+                self._retire(index, conn)  # (the run's last tick reads the counts after this)
                 conn.on_lost = None
                 conn.close()
         self.conns = [None] * len(self.conns)
@@ -956,6 +1249,29 @@ _fast = speedups.C
 if _fast is not None:
     _fast.cql_setup(_Chain, LazyRow, NativeSession._route)
     _fast.conn_setup(CqlConnection, "cql")
+
+
+_below = random.Random().randrange  # the replica a shuffled request goes to (not the lanes' streams)
+
+
+def replica_sets(owners: Sequence[int], factor: int) -> list[tuple[int, ...]]:
+    """For each ring position, the first `factor` distinct hosts from it on round the ring (the
+    owner first): the replicas of the keys whose token falls there, as SimpleStrategy places them
+    (and NetworkTopologyStrategy within one datacenter and rack)."""
+    n = len(owners)
+    hosts = len(set(owners))
+    factor = min(max(factor, 1), hosts)
+    out = []
+    for at in range(n):
+        chosen: list[int] = []
+        for step in range(n):
+            host = owners[(at + step) % n]
+            if host not in chosen:
+                chosen.append(host)
+                if len(chosen) == factor:
+                    break
+        out.append(tuple(chosen))
+    return out
 
 
 def failure(exc: BaseException) -> QueryFailed:

@@ -33,7 +33,7 @@ from typing import Any
 
 from workbench.bindings.base import READ, LazyMapping, Outcome, Row, Status, Step, chain_outcomes
 from workbench.bindings.hbase import HBaseBinding, error_kind
-from workbench.bindings.wire import SharedConnection
+from workbench.bindings.wire import MalformedAnswer, SharedConnection
 from workbench.core import speedups
 from workbench.errors import BindingError
 
@@ -41,13 +41,70 @@ _U32 = Struct(">I")
 # Call ids go round 1..CALL_IDS, so that each is one or two bytes on the wire; an id is used
 # again only once its call has been answered (a call that times out breaks the connection).
 CALL_IDS = 0x3FFF
+MAX_MESSAGE = 0x7FFFFFFF  # a message's length is a Java int: HBase's client takes no longer one
 PREAMBLE = b"HBas\x00\x50"  # magic, RPC version 0, auth SIMPLE (80)
+# Enum values: MutationProto.Durability, MutationProto.MutationType.PUT,
+# RegionSpecifier.RegionSpecifierType.REGION_NAME
 DURABILITY = {"USE_DEFAULT": 0, "SKIP_WAL": 1, "ASYNC_WAL": 2, "SYNC_WAL": 3, "FSYNC_WAL": 4}
 PUT = 2
 REGION_NAME = 1
 # Exceptions that say the region is not where we think: ask for the regions again.
 MOVED = ("NotServingRegionException", "RegionMovedException", "RegionOpeningException",
          "RegionTooBusyException")
+
+
+# -- the fields written and read, by number ---------------------------------------------------
+# HBase 2.6.1's .proto files (package hbase.pb): each constant is MESSAGE_FIELD, the message's and
+# the field's names in upper case (ColumnValue and QualifierValue are nested in MutationProto).
+# tests/unit/test_hbase_protobuf_reference.py checks every one against those files, and the bytes
+# made with them against the messages protobuf makes from them. csrc/speedups.c writes the same
+# tags as bytes (its comments name these fields).
+
+# RPC.proto
+CONNECTION_HEADER_USER_INFO = 1
+CONNECTION_HEADER_SERVICE_NAME = 2
+USER_INFORMATION_EFFECTIVE_USER = 1
+REQUEST_HEADER_CALL_ID = 1
+REQUEST_HEADER_METHOD_NAME = 3
+REQUEST_HEADER_REQUEST_PARAM = 4
+RESPONSE_HEADER_CALL_ID = 1
+RESPONSE_HEADER_EXCEPTION = 2
+EXCEPTION_RESPONSE_EXCEPTION_CLASS_NAME = 1
+EXCEPTION_RESPONSE_STACK_TRACE = 2
+# HBase.proto
+REGION_SPECIFIER_TYPE = 1
+REGION_SPECIFIER_VALUE = 2
+# Client.proto: a Get
+GET_REQUEST_REGION = 1
+GET_REQUEST_GET = 2
+GET_ROW = 1
+GET_COLUMN = 2
+COLUMN_FAMILY = 1
+COLUMN_QUALIFIER = 2
+GET_RESPONSE_RESULT = 1
+RESULT_CELL = 1
+# Client.proto: a Mutate (its region is field 1 as a GetRequest's: one RegionSpecifier serves both)
+MUTATE_REQUEST_REGION = 1
+MUTATE_REQUEST_MUTATION = 2
+MUTATION_PROTO_ROW = 1
+MUTATION_PROTO_MUTATE_TYPE = 2
+MUTATION_PROTO_COLUMN_VALUE = 3
+MUTATION_PROTO_DURABILITY = 6
+COLUMN_VALUE_FAMILY = 1
+COLUMN_VALUE_QUALIFIER_VALUE = 2
+QUALIFIER_VALUE_QUALIFIER = 1
+QUALIFIER_VALUE_VALUE = 2
+# Cell.proto
+CELL_QUALIFIER = 3
+CELL_VALUE = 6
+
+VARINT, LEN = 0, 2  # wire types: a varint; length-delimited (bytes, string, message)
+
+
+def tag(fid: int, wire: int = LEN) -> int:
+    """A field's key (number and wire type) as an int: one byte for every field here (numbers
+    below 16). Those written as bytes are made with _BYTE (named ..._key)."""
+    return fid << 3 | wire
 
 
 # -- protobuf, the little that is needed -------------------------------------------------------
@@ -72,14 +129,15 @@ def field(fid: int, data: bytes) -> bytes:
     """A length-delimited field (bytes, string or message)."""
     n = len(data)
     if n < 0x80 and fid < 16:  # key and length one byte each: most fields of a request
-        return bytes((fid << 3 | 2, n)) + data
-    return varint(fid << 3 | 2) + varint(n) + data
+        return bytes((fid << 3 | LEN, n)) + data
+    return varint(fid << 3 | LEN) + varint(n) + data
 
 
 def number(fid: int, n: int) -> bytes:
+    """A varint field (an unsigned integer, a bool or an enum)."""
     if fid < 16 and 0 <= n < 0x80:
-        return bytes((fid << 3, n))
-    return varint(fid << 3) + varint(n)
+        return bytes((fid << 3 | VARINT, n))
+    return varint(fid << 3 | VARINT) + varint(n)
 
 
 def read_varint(buf: bytes, i: int) -> tuple[int, int]:
@@ -104,17 +162,23 @@ def fields(buf: bytes, i: int, end: int):
         wire = key & 7
         if wire == 2:
             n, i = read_varint(buf, i)
+            if i + n > end:  # (n may have been read from past end: not in the message)
+                raise ValueError("a field runs past its message")
             yield key >> 3, (i, i + n)
             i += n
         elif wire == 0:
             n, i = read_varint(buf, i)
+            if i > end:
+                raise ValueError("a varint runs past its message")
             yield key >> 3, n
         elif wire == 1:
             i += 8
         elif wire == 5:
             i += 4
-        else:
-            raise ValueError(f"protobuf wire type {wire} at byte {i}")
+        else:  # (where in the receive buffer would depend on how the reads were split)
+            raise ValueError(f"protobuf wire type {wire} in a message")
+    if i > end:
+        raise ValueError("a field runs past its message")
 
 
 class RemoteError(Exception):
@@ -127,34 +191,58 @@ class RemoteError(Exception):
         short = java_class.rsplit(".", 1)[-1] or "RemoteError"
         kind = cls.kinds.get(short)
         if kind is None:
-            kind = cls.kinds[short] = type(short, (cls,), {})
+            kind = type(short, (cls,), {})
+            if len(cls.kinds) < 1000:  # (a server that names endless classes grows no cache)
+                cls.kinds[short] = kind
         return kind(message)
 
 
 # -- requests and answers ----------------------------------------------------------------------
 
 def region_specifier(region: bytes) -> bytes:
-    """The first field of a GetRequest or MutateRequest: which region (by name)."""
-    return field(1, number(1, REGION_NAME) + field(2, region))
+    """The first field of a GetRequest or MutateRequest (GET_REQUEST_REGION is
+    MUTATE_REQUEST_REGION): which region (by name)."""
+    return field(GET_REQUEST_REGION, number(REGION_SPECIFIER_TYPE, REGION_NAME)
+                 + field(REGION_SPECIFIER_VALUE, region))
 
 
 def get_request(region: bytes, row: bytes, family: bytes, qualifiers: Sequence[bytes] | None) -> bytes:
-    column = field(1, family) + b"".join(field(2, q) for q in qualifiers or ())
-    return region_specifier(region) + field(2, field(1, row) + field(2, column))
+    column = field(COLUMN_FAMILY, family) + b"".join(field(COLUMN_QUALIFIER, q) for q in qualifiers or ())
+    return region_specifier(region) + field(GET_REQUEST_GET, field(GET_ROW, row) + field(GET_COLUMN, column))
 
 
 def mutation(row: bytes, family: bytes, cells: Sequence[tuple[bytes, bytes]], durability: int) -> bytes:
-    """The rest of a MutateRequest after the region: a Put of the cells."""
-    values = b"".join([field(2, field(1, q) + field(2, v)) for q, v in cells])
-    put = field(1, row) + number(2, PUT) + field(3, field(1, family) + values)
+    """The rest of a MutateRequest after the region: a Put of the cells. The durability
+    USE_DEFAULT (0, the field's default) is left out."""
+    values = b"".join([field(COLUMN_VALUE_QUALIFIER_VALUE,
+                             field(QUALIFIER_VALUE_QUALIFIER, q) + field(QUALIFIER_VALUE_VALUE, v))
+                       for q, v in cells])
+    put = (field(MUTATION_PROTO_ROW, row) + number(MUTATION_PROTO_MUTATE_TYPE, PUT)
+           + field(MUTATION_PROTO_COLUMN_VALUE, field(COLUMN_VALUE_FAMILY, family) + values))
     if durability:
-        put += number(6, durability)
-    return field(2, put)
+        put += number(MUTATION_PROTO_DURABILITY, durability)
+    return field(MUTATE_REQUEST_MUTATION, put)
 
 
 def put_request(region: bytes, row: bytes, family: bytes, cells: Sequence[tuple[bytes, bytes]],
                 durability: int) -> bytes:
     return region_specifier(region) + mutation(row, family, cells, durability)
+
+
+def _length_at(buf: bytearray, i: int, end: int, what: str) -> tuple[int, int]:
+    """The varint length at buf[i] and the index after it, where it and what it counts end by
+    end (read_varint would read on past end: another message's bytes, or stale ones)."""
+    n = shift = 0
+    while i < end:
+        b = buf[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            if i + n > end:
+                raise ValueError(f"{what} of {n} bytes overruns its message")
+            return n, i
+        shift += 7
+    raise ValueError(f"{what}'s length runs past its message")
 
 
 def _skip(buf: bytes, i: int, key: int) -> int:
@@ -172,43 +260,59 @@ def _skip(buf: bytes, i: int, key: int) -> int:
     raise ValueError(f"protobuf wire type {wire} at byte {i}")
 
 
+_RESULT_TAG = tag(GET_RESPONSE_RESULT)  # (0x0A)
+_CELL_TAG = tag(RESULT_CELL)  # (0x0A)
+_QUALIFIER_TAG = tag(CELL_QUALIFIER)  # (0x1A)
+_VALUE_TAG = tag(CELL_VALUE)  # (0x32)
+
+
 def _cells(body: bytes) -> Iterator[tuple[int, int]]:
-    """(start, end) of every Cell of a GetResponse: GetResponse.result = 1, Result.cell = 1;
+    """(start, end) of every Cell of a GetResponse: GetResponse.result, Result.cell;
     anything else is skipped."""
     i, n = 0, len(body)
     while i < n:
         key, i = read_varint(body, i)
-        if key != 0x0A:  # not GetResponse.result
+        if key != _RESULT_TAG:
             i = _skip(body, i, key)
             continue
         size, i = read_varint(body, i)
         end = i + size
+        if end > n:
+            raise ValueError(f"a result of {size} bytes runs past the answer")
         while i < end:
             key, i = read_varint(body, i)
-            if key != 0x0A:  # not Result.cell
+            if key != _CELL_TAG:
                 i = _skip(body, i, key)
                 continue
             size, i = read_varint(body, i)
+            if i + size > end:
+                raise ValueError(f"a cell of {size} bytes runs past its result")
             yield i, i + size
             i += size
+        if i > end:
+            raise ValueError("a field runs past its result")
 
 
 def decode_get(body: bytes) -> dict[bytes, bytes] | None:
-    """GetResponse -> {qualifier: value}, or None when the row has no cells. In a Cell the
-    qualifier is 3 and the value 6; anything else is skipped."""
+    """GetResponse -> {qualifier: value}, or None when the row has no cells. Of a Cell only the
+    qualifier and the value are read (every field of a Cell has a one-byte key); anything else
+    is skipped."""
     out: dict[bytes, bytes] = {}
+    qualifier_tag, value_tag = _QUALIFIER_TAG, _VALUE_TAG
     for i, cell_end in _cells(body):
         qualifier = value = b""
         while i < cell_end:
             key = body[i]
             i += 1
-            if key == 0x1A or key == 0x32:  # qualifier, value
+            if key == qualifier_tag or key == value_tag:
                 size = body[i]
                 if size < 0x80:
                     i += 1
                 else:
                     size, i = read_varint(body, i)
-                if key == 0x1A:
+                if i + size > cell_end:
+                    raise ValueError(f"a cell's field of {size} bytes runs past the cell")
+                if key == qualifier_tag:
                     qualifier = body[i:i + size]
                 else:
                     value = body[i:i + size]
@@ -222,10 +326,10 @@ def decode_get(body: bytes) -> dict[bytes, bytes] | None:
 def found_cells(body: bytes) -> LazyCells | None:
     """GetResponse -> its cells as a LazyCells, or None when the row has none (as decode_get
     says, without decoding them: only the fields up to the first cell are read)."""
-    # What the RegionServer sends for a row: a result (0x0A, length) that starts with a cell.
-    if len(body) > 3 and body[0] == 0x0A and body[1]:
+    # What the RegionServer sends for a row: a result (its tag, length) that starts with a cell.
+    if len(body) > 3 and body[0] == _RESULT_TAG and body[1]:
         at = 2 if body[1] < 0x80 else 3 if body[2] < 0x80 else 0
-        if at and body[at] == 0x0A:
+        if at and body[at] == _CELL_TAG:
             return LazyCells(body)
     for _ in _cells(body):
         return LazyCells(body)
@@ -247,9 +351,12 @@ class LazyCells(LazyMapping):
     def _decoded(self) -> dict[str, str]:
         row = self._row
         if row is None:
-            cells = decode_get(self._body) or {}
-            row = self._row = {q.decode(): v.decode() for q, v in cells.items()}
-            self._body = b""
+            try:
+                cells = decode_get(self._body) or {}
+                row = {q.decode(): v.decode() for q, v in cells.items()}
+            except Exception as exc:  # (received whole: its cells only now)
+                raise MalformedAnswer(f"cells that do not decode ({type(exc).__name__}: {exc})") from exc
+            self._row, self._body = row, b""
         return row
 
 
@@ -258,8 +365,16 @@ def decode_mutate(body: bytes) -> None:
     return None
 
 
-# The end of a RequestHeader for the methods the hot path calls: the method name, request_param.
-_METHODS = {m: field(3, m) + b"\x20\x01" for m in (b"Get", b"Mutate")}
+def _method_fields(method: bytes) -> bytes:
+    """The end of a RequestHeader after its call id: the method's name, and a request follows."""
+    return field(REQUEST_HEADER_METHOD_NAME, method) + number(REQUEST_HEADER_REQUEST_PARAM, 1)
+
+
+# A RequestHeader's start, its call id's key; its end for the methods the hot path calls.
+_CALL_ID_KEY = _BYTE[tag(REQUEST_HEADER_CALL_ID, VARINT)]
+_METHODS = {m: _method_fields(m) for m in (b"Get", b"Mutate")}
+# The first key of a ResponseHeader that is a call id alone (0x08; speedups.c's hbase_receive too)
+_ANSWER_CALL_ID_TAG = tag(RESPONSE_HEADER_CALL_ID, VARINT)
 
 
 # -- where rows live ----------------------------------------------------------------------------
@@ -304,18 +419,22 @@ class RpcConnection(SharedConnection):
     """One connection to a RegionServer's ClientService, shared by many chains."""
 
     server = "RegionServer"
-    __slots__ = ("user", "_call_id")
+    # sent, failed: calls sent and failed answers (exceptions, timeouts, a lost connection), the
+    # run's per-node figures (speedups.c's hbase_send counts what it sends, too)
+    __slots__ = ("user", "_call_id", "sent", "failed")
 
     def __init__(self, user: str, timeout_s: float, where: str) -> None:
         super().__init__(timeout_s, where, 65536)  # _inflight: call id -> _Chain
         self.user = user
         self._call_id = 0
+        self.sent = self.failed = 0
         if _fast is not None:  # the loop's three calls a wake-up, without a Python frame each
             self.get_buffer, self.buffer_updated, self._flush = _fast.hooks(self, "hbase")
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        header = field(1, field(1, self.user.encode())) + field(2, b"ClientService")
+        user = field(CONNECTION_HEADER_USER_INFO, field(USER_INFORMATION_EFFECTIVE_USER, self.user.encode()))
+        header = user + field(CONNECTION_HEADER_SERVICE_NAME, b"ClientService")
         transport.write(PREAMBLE + _U32.pack(len(header)) + header)  # type: ignore[attr-defined]
 
     def buffer_updated(self, nbytes: int) -> None:
@@ -331,7 +450,11 @@ class RpcConnection(SharedConnection):
         self._receiving = True
         try:
             while n - at >= 4 and self.broken is None:
-                end = at + 4 + _U32.unpack_from(buf, at)[0]
+                size = _U32.unpack_from(buf, at)[0]
+                if size > MAX_MESSAGE:  # a message no server sends: the stream is lost
+                    self._malformed(f"a message of {size} bytes")
+                    break
+                end = at + 4 + size
                 if end > n:
                     break
                 self._answer(buf, at + 4, end)
@@ -349,54 +472,60 @@ class RpcConnection(SharedConnection):
         """The message in buf[i:end], read where it lies (its body copied once). A header that is
         the call id alone (1 or 2 bytes), as nearly all are, is read without the protobuf walker."""
         hlen = buf[i] if i < end else 0
-        if hlen == 2 and i + 3 < end and buf[i + 1] == 0x08 and buf[i + 2] < 0x80:
+        if hlen == 2 and i + 3 < end and buf[i + 1] == _ANSWER_CALL_ID_TAG and buf[i + 2] < 0x80:
             call_id, error, i = buf[i + 2], None, i + 3
-        elif hlen == 3 and i + 4 < end and buf[i + 1] == 0x08 and buf[i + 2] >= 0x80 and buf[i + 3] < 0x80:
+        elif (hlen == 3 and i + 4 < end and buf[i + 1] == _ANSWER_CALL_ID_TAG and buf[i + 2] >= 0x80
+              and buf[i + 3] < 0x80):
             call_id, error, i = buf[i + 2] & 0x7F | buf[i + 3] << 7, None, i + 4
         else:
             try:
                 if i >= end:
                     raise ValueError("an empty answer")
-                hlen, i = read_varint(buf, i)
-                if i + hlen > end:
-                    raise ValueError(f"an answer's header of {hlen} bytes overruns its message")
+                hlen, i = _length_at(buf, i, end, "an answer's header")
                 call_id, error = -1, None
                 for fid, v in fields(buf, i, i + hlen):
-                    if fid == 1:
+                    if fid == RESPONSE_HEADER_CALL_ID:
                         call_id = v
-                    elif fid == 2:
+                    elif fid == RESPONSE_HEADER_EXCEPTION:
                         error = v
             except Exception as exc:  # a header that does not parse: the stream is suspect
-                self._break(exc)
+                self._malformed(exc)
                 return
             i += hlen
         chain = self._inflight.pop(call_id, None)
         if chain is None:
-            self._break(ConnectionError(f"the RegionServer at {self.where} answered call {call_id}, "
-                                        "which nobody made"))
+            self._malformed(f"an answer to call {call_id}, which nobody made")
             return
         t1 = perf_counter_ns()
-        if error is not None:
-            name = text = ""
-            for fid, v in fields(buf, *error):
-                if fid == 1:
-                    name = buf[v[0]:v[1]].decode(errors="replace")
-                elif fid == 2:
-                    text = buf[v[0]:v[1]].decode(errors="replace").split("\n", 1)[0]
-            chain.answers.append((False, RemoteError.named(name, text), chain.t0, t1))
-        else:
-            try:
-                size, i = read_varint(buf, i)
-                if i + size > end:
-                    raise ValueError(f"an answer's body of {size} bytes overruns its message")
+        try:
+            if error is not None:
+                name = text = ""
+                for fid, v in fields(buf, *error):
+                    if fid == EXCEPTION_RESPONSE_EXCEPTION_CLASS_NAME:
+                        name = buf[v[0]:v[1]].decode(errors="replace")
+                    elif fid == EXCEPTION_RESPONSE_STACK_TRACE:
+                        text = buf[v[0]:v[1]].decode(errors="replace").split("\n", 1)[0]
+                value: Any = RemoteError.named(name, text)
+                self.failed += 1
+            else:
+                if i >= end:
+                    raise ValueError("an answer with neither an exception nor a body")
+                size, i = _length_at(buf, i, end, "an answer's body")
                 value = chain.decode(bytes(self._view[i:i + size]))
-            except Exception as exc:  # an answer that does not parse: the stream is suspect
-                chain.answers.append((False, exc, chain.t0, t1))
-                _finish(chain)  # (out of _inflight already: _break's failing of the rest misses it)
-                self._break(exc)
-                return
-            chain.answers.append((True, value, chain.t0, t1))
+        except Exception as exc:  # an answer that does not parse: the stream is suspect
+            self._failed_answer(chain, exc, t1)
+            return
+        chain.answers.append((error is None, value, chain.t0, t1))
         self._next(chain)
+
+    def _failed_answer(self, chain: _Chain, why: BaseException | str, t1: int) -> None:
+        """chain's answer does not parse (speedups.c's hbase_receive calls this too): the
+        connection breaks, and chain's call fails with the MalformedAnswer every other call in
+        flight fails with (it is out of _inflight already)."""
+        exc = self._malformed(why)
+        self.failed += 1
+        chain.answers.append((False, exc, chain.t0, t1))
+        _finish(chain)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.broken is None:
@@ -408,6 +537,7 @@ class RpcConnection(SharedConnection):
     def _fail_all(self, exc: BaseException) -> None:
         inflight, self._inflight = self._inflight, {}
         now = perf_counter_ns()
+        self.failed += len(inflight)
         for chain in inflight.values():
             chain.answers.append((False, exc, chain.t0, now))
             _finish(chain)
@@ -455,8 +585,8 @@ class RpcConnection(SharedConnection):
             if call_id not in inflight:
                 break
         self._call_id = call_id
-        # RequestHeader: call_id = 1, method_name = 3, request_param = 4 (true)
-        header = b"\x08" + varint(call_id) + (_METHODS.get(method) or field(3, method) + b"\x20\x01")
+        # RequestHeader: call_id, method_name, request_param (true)
+        header = _CALL_ID_KEY + varint(call_id) + (_METHODS.get(method) or _method_fields(method))
         head, length = varint(len(header)), varint(len(param))
         if not self._out and not self._receiving:  # (while receiving, buffer_updated writes at its end)
             self.loop.call_soon(self._flush)
@@ -465,6 +595,7 @@ class RpcConnection(SharedConnection):
         out.append(param)
         chain.t0 = perf_counter_ns()
         inflight[call_id] = chain
+        self.sent += 1
         if self._timer is None:
             self._arm()
 
@@ -505,6 +636,8 @@ class RpcClient:
         self.opened = 0
         self._conns: dict[tuple[str, int], RpcConnection] = {}
         self._opening: dict[tuple[str, int], asyncio.Future] = {}
+        # (sent, failed) of each server's connections that are gone, and its refused connections
+        self._retired: dict[tuple[str, int], tuple[int, int]] = {}
 
     async def connection(self, server: tuple[str, int]) -> RpcConnection:
         conn = self._conns.get(server)
@@ -529,6 +662,7 @@ class RpcClient:
         del self._opening[server]
         old = self._conns.get(server)
         if old is not None:
+            self._retire(server, old.sent, old.failed)
             old.close()
         self._conns[server] = conn
         self.opened += 1
@@ -541,11 +675,25 @@ class RpcClient:
         try:
             conn = await self.connection(server)
         except Exception as exc:
+            self._retire(server, 0, 1)
             return [(False, exc, t0, perf_counter_ns())]
         return await conn.run(items, make, more)
 
+    def _retire(self, server: tuple[str, int], sent: int, failed: int) -> None:
+        before = self._retired.get(server, (0, 0))
+        self._retired[server] = (before[0] + sent, before[1] + failed)
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """Calls sent to each RegionServer and the failed ones among them, since the start."""
+        out = dict(self._retired)
+        for server, conn in self._conns.items():
+            before = out.get(server, (0, 0))
+            out[server] = (before[0] + conn.sent, before[1] + conn.failed)
+        return {f"{host}:{port}": counts for (host, port), counts in sorted(out.items())}
+
     def close(self) -> None:
-        for conn in self._conns.values():
+        for server, conn in self._conns.items():
+            self._retire(server, conn.sent, conn.failed)  # (the run's last tick reads them after this)
             conn.close()
         self._conns.clear()
 
@@ -560,9 +708,15 @@ class NativeBinding(HBaseBinding):
     def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
         super().__init__(spec, properties, context)
         self.rpc: RpcClient | None = None
+        self._closed_counts: dict[str, tuple[int, int]] = {}
         self._regions: dict[str, Regions] = {}
         self._durability = DURABILITY[self.options.durability]
         self._family_name = self.options.family.encode()
+
+    def node_counts(self) -> dict[str, tuple[int, int]]:
+        """Reads and puts sent to each RegionServer (scans and deletes, which go through the
+        Thrift gateway, are not among them)."""
+        return self.rpc.counts() if self.rpc is not None else self._closed_counts
 
     async def init(self) -> None:
         await super().init()  # checks the gateway; its pool serves scans, deletes and buffering
@@ -606,6 +760,7 @@ class NativeBinding(HBaseBinding):
         finally:
             if self.rpc is not None:
                 self.rpc.close()
+                self._closed_counts = self.rpc.counts()  # (the run's last tick reads them after this)
                 self.rpc = None
 
     async def _regions_of(self, table: str) -> Regions:
@@ -627,7 +782,10 @@ class NativeBinding(HBaseBinding):
         # specifier per region; for a Get of every field of a short row (nearly every read) also
         # the family's Column and the Get's own key and one-byte length.
         specifiers: dict[bytes, bytes] = {}
-        every = field(2, field(1, family))
+        every = field(GET_COLUMN, field(COLUMN_FAMILY, family))
+        # the keys of GetRequest.get and Get.row, of MutateRequest.mutation and MutationProto.row
+        get_key, get_row_key = _BYTE[tag(GET_REQUEST_GET)], _BYTE[tag(GET_ROW)]
+        mutation_key, mutation_row_key = _BYTE[tag(MUTATE_REQUEST_MUTATION)], _BYTE[tag(MUTATION_PROTO_ROW)]
         only = regions.names[0] if len(regions.names) == 1 else None  # no search for one region
         tail = len(every)
         short = 0x80 - 2 - tail  # rows shorter than this make a Get whose length is one byte
@@ -635,11 +793,14 @@ class NativeBinding(HBaseBinding):
         # key to the cell's value depend only on the qualifier and the value's length, made once
         # per pair; what follows the value is the durability, if any.
         heads: dict[tuple[bytes, int], bytes] = {}
-        after = number(6, durability) if durability else b""
+        after = number(MUTATION_PROTO_DURABILITY, durability) if durability else b""
 
         def head_of(qualifier: bytes, size: int) -> bytes:
-            whole = field(3, field(1, family) + field(2, field(1, qualifier) + field(2, bytes(size))))
-            head = heads[qualifier, size] = number(2, PUT) + whole[:len(whole) - size]
+            whole = field(MUTATION_PROTO_COLUMN_VALUE, field(COLUMN_VALUE_FAMILY, family) + field(
+                COLUMN_VALUE_QUALIFIER_VALUE,
+                field(QUALIFIER_VALUE_QUALIFIER, qualifier) + field(QUALIFIER_VALUE_VALUE, bytes(size))))
+            head = number(MUTATION_PROTO_MUTATE_TYPE, PUT) + whole[:len(whole) - size]
+            heads[qualifier, size] = head
             return head
 
         def make(step: Step) -> tuple[bytes, bytes, Callable]:
@@ -652,16 +813,16 @@ class NativeBinding(HBaseBinding):
             if op == READ:
                 if arg is None and len(row) < short:
                     size = len(row)
-                    get = b"\x0a" + _BYTE[size] + row + every
-                    return b"Get", spec + b"\x12" + _BYTE[2 + size + tail] + get, found_cells
+                    get = get_row_key + _BYTE[size] + row + every  # (the row's key and length: 2 bytes)
+                    return b"Get", spec + get_key + _BYTE[2 + size + tail] + get, found_cells
                 return (b"Get", get_request(region, row, family,
                                             None if arg is None else [f.encode() for f in arg]), found_cells)
             if len(arg) == 1:
                 ((qualifier, value),) = arg.items()
                 qualifier, value = qualifier.encode(), value.encode()
                 head = heads.get((qualifier, len(value))) or head_of(qualifier, len(value))
-                put = b"\x0a" + varint(len(row)) + row + head + value + after
-                return b"Mutate", spec + b"\x12" + varint(len(put)) + put, decode_mutate
+                put = mutation_row_key + varint(len(row)) + row + head + value + after
+                return b"Mutate", spec + mutation_key + varint(len(put)) + put, decode_mutate
             cells = [(f.encode(), v.encode()) for f, v in arg.items()]
             return b"Mutate", spec + mutation(row, family, cells, durability), decode_mutate
 

@@ -9,6 +9,14 @@ from time import perf_counter_ns
 from typing import Any
 
 
+class MalformedAnswer(ConnectionError):
+    """What a server sent does not parse: a frame or message no server sends (a length out of the
+    protocol's range, an answer to a request nobody made) or an answer that does not decode.
+    Nothing after it in the stream can be trusted, so the connection breaks
+    (SharedConnection._malformed) and every request in flight fails with this, on the Python
+    receive path and the compiled one alike (tests/unit/test_parsers_fuzz.py)."""
+
+
 class BufferedConnection(asyncio.BufferedProtocol):
     """What the asyncio clients' connections share (hbase_thrift's ThriftConnection,
     hbase_native's RpcConnection and cassandra_native's CqlConnection): replies received into
@@ -108,6 +116,16 @@ class SharedConnection(BufferedConnection):
     def _fail_all(self, exc: BaseException) -> None:
         """Every request in flight has failed with exc (the subclass answers them)."""
         raise NotImplementedError("a SharedConnection subclass answers what was in flight")
+
+    def _malformed(self, why: BaseException | str) -> MalformedAnswer:
+        """What was received does not parse (why: what is wrong, or the decoder's exception):
+        the connection breaks with a MalformedAnswer that says so, which every request in flight
+        fails with; returned for the request whose answer it was (out of _inflight already)."""
+        if isinstance(why, BaseException):
+            why = f"an answer that does not parse ({type(why).__name__}: {why})"
+        exc = MalformedAnswer(f"the {self.server} at {self.where} sent {why}")
+        self._break(exc)
+        return exc
 
     def _break(self, exc: BaseException) -> None:
         """The connection is unusable (an answer that does not parse, a timeout where the server
