@@ -696,3 +696,78 @@ def test_a_map_column_decodes_to_a_dict_and_a_short_one_is_refused():
     assert decode(data) == {"class": "SimpleStrategy", "replication_factor": None}
     with pytest.raises(ValueError, match="runs past its map"):
         decode(data[:-10] + struct.pack(">i", 50))
+
+
+def _event(kind: str, change: str, address: bytes, port: int) -> bytes:
+    def string(text: str) -> bytes:
+        return struct.pack(">H", len(text)) + text.encode()
+
+    return string(kind) + string(change) + bytes([len(address)]) + address + struct.pack(">i", port)
+
+
+def test_events_are_read_and_others_refused():
+    assert cn.read_event(_event("TOPOLOGY_CHANGE", "NEW_NODE", bytes([127, 0, 0, 4]), 9042)) == (
+        "TOPOLOGY_CHANGE", "NEW_NODE", ("127.0.0.4", 9042))
+    assert cn.read_event(_event("STATUS_CHANGE", "UP", bytes(15) + b"\x01", 9043))[2] == ("::1", 9043)
+    with pytest.raises(ValueError, match="SCHEMA_CHANGE"):
+        cn.read_event(_event("SCHEMA_CHANGE", "CREATED", b"", 0))
+    with pytest.raises(ValueError, match="inet"):
+        cn.read_event(_event("STATUS_CHANGE", "UP", b"\x7f\x00", 9042))
+
+
+def test_an_event_frame_reaches_the_control_connections_listener_on_both_receive_paths():
+    got = []
+
+    async def scenario():
+        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn.connection_made(Transport())
+        conn.on_event = got.append
+        body = _event("STATUS_CHANGE", "UP", bytes([127, 0, 0, 2]), 9042)
+        feed(conn, frame(-1, cn.EVENT, body), [5])
+        assert conn.broken is None  # (an event is not an answer nobody asked for)
+        return body
+
+    assert got == [asyncio.run(scenario())]
+
+
+def test_a_session_reads_the_ring_again_on_a_topology_event_and_reconnects_an_up_node(monkeypatch):
+    sleep = asyncio.sleep
+
+    async def no_wait(_):  # the refresh's waits for the system tables to catch up
+        await sleep(0)
+
+    async def scenario():
+        opts = SimpleNamespace(protocol_version=4, read_timeout_ms=1000, use_ssl=False, port=9042,
+                               keyspace="ycsb", replicas="shuffle")
+        session = cn.NativeSession(opts)
+        session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9042)]
+        live = SimpleNamespace(broken=None, sent=0, failed=0, on_lost=None, close=lambda: None)
+        session.conns = [live, None, live]
+        refreshed, reconnected = [], []
+
+        async def refresh(conn):  # the system tables now list node 4 and no longer node 3
+            refreshed.append(conn)
+            if ("127.0.0.4", 9042) not in session.hosts:
+                session.hosts.append(("127.0.0.4", 9042))
+                session.conns.append(None)
+                session._gone = {2}
+                return [3]
+            return []
+
+        session._refresh = refresh
+        session._reconnect = lambda index, at_once=False: reconnected.append((index, at_once))
+        session._control = live
+        monkeypatch.setattr(cn.asyncio, "sleep", no_wait)
+        session._on_event(_event("TOPOLOGY_CHANGE", "NEW_NODE", bytes([127, 0, 0, 4]), 9042))
+        await session._refreshing
+        monkeypatch.setattr(cn.asyncio, "sleep", sleep)
+        assert refreshed == [live] and reconnected == [(3, True)]
+        session._on_event(_event("STATUS_CHANGE", "UP", bytes([127, 0, 0, 2]), 9042))  # known, not connected
+        assert reconnected[-1] == (1, True)
+        # DOWN: left to the connection's own failures
+        session._on_event(_event("STATUS_CHANGE", "DOWN", bytes([127, 0, 0, 1]), 9042))
+        assert reconnected[-1] == (1, True) and session.conns[0] is live
+        assert [e[:2] for e in session.events] == [("TOPOLOGY_CHANGE", "NEW_NODE"), ("STATUS_CHANGE", "UP"),
+                                                   ("STATUS_CHANGE", "DOWN")]
+
+    asyncio.run(scenario())
