@@ -398,7 +398,8 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         assert all(i["operations"] > 0 for i in down) and errors(down) == 0, (client, down)
         # (c) the frozen node's requests time out (at 2 s; meanwhile every lane may come to wait
         # on one of them, as YCSB's threads would); then it serves again
-        assert errors(frozen) > 0 and run["environment"]["error_kinds"].get("OperationTimedOut"), (client, frozen)
+        timeouts = run["environment"]["error_kinds"].get("OperationTimedOut")
+        assert errors(frozen) > 0 and timeouts, (client, frozen)
         assert errors(after) == 0 and sum(i["operations"] for i in after) > 300 * len(after), (client, after)
         figures[client] = {"errors while node3 was down": errors(down),
                            "errors while node2 was frozen": errors(frozen),
