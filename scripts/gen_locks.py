@@ -6,8 +6,9 @@ For each distribution a throwaway pom is written to a temporary directory and
 every jar is then listed with its Maven coordinates, size and sha256. Users never need Maven: the
 workbench's fetcher downloads exactly these files from Maven Central and checks them.
 
-    python3 scripts/gen_locks.py            # both distributions
-    python3 scripts/gen_locks.py hbase      # one of them
+    python3 scripts/gen_locks.py                    # every pinned distribution
+    python3 scripts/gen_locks.py hbase              # every pinned version of one of them
+    python3 scripts/gen_locks.py cassandra-4.1.10   # one version
 """
 
 from __future__ import annotations
@@ -35,21 +36,34 @@ LOG4J2 = [
     for a in ("log4j-api", "log4j-core", "log4j-slf4j-impl", "log4j-1.2-api")
 ]
 
-DISTRIBUTIONS: dict[str, dict] = {
-    "cassandra": {
-        "version": "5.0.9",
-        "deps": [("org.apache.cassandra", "cassandra-all", "5.0.9")],
+
+def cassandra(version: str) -> dict:
+    return {
+        "name": "cassandra",
+        "version": version,
+        "deps": [("org.apache.cassandra", "cassandra-all", version)],
         "exclude": [],
-    },
-    "hbase": {
-        "version": "2.6.1",
+    }
+
+
+def hbase(version: str) -> dict:
+    return {
+        "name": "hbase",
+        "version": version,
         "deps": [
-            ("org.apache.hbase", a, "2.6.1")
+            ("org.apache.hbase", a, version)
             for a in ("hbase-server", "hbase-thrift", "hbase-zookeeper")
         ]
         + LOG4J2,
         "exclude": HBASE_EXCLUDE,
-    },
+    }
+
+
+# "name-version" -> what to resolve; one lock file each (workbench/clusters/distributions.py
+# names the versions a preset can choose).
+DISTRIBUTIONS: dict[str, dict] = {
+    f"{d['name']}-{d['version']}": d
+    for d in (cassandra("5.0.9"), cassandra("4.1.10"), hbase("2.6.1"), hbase("2.5.8"))
 }
 
 
@@ -84,8 +98,9 @@ def coordinates(repo: Path, jar: Path) -> str:
     return f"{group}:{artifact}:{version}:{stem[len(base) + 1 :]}"
 
 
-def generate(name: str) -> Path:
-    dist = DISTRIBUTIONS[name]
+def generate(key: str) -> Path:
+    dist = DISTRIBUTIONS[key]
+    name = dist["name"]
     with tempfile.TemporaryDirectory(prefix="workbench-lock-") as tmp:
         work = Path(tmp)
         (work / "pom.xml").write_text(render_pom(dist["deps"], dist["exclude"]))
@@ -124,15 +139,21 @@ def generate(name: str) -> Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    names = sorted({d["name"] for d in DISTRIBUTIONS.values()})
     parser.add_argument(
-        "names", nargs="*", help=f"any of {', '.join(DISTRIBUTIONS)} (default: all)"
+        "names", nargs="*",
+        help=f"any of {', '.join(names)} (every version) or {', '.join(DISTRIBUTIONS)} "
+        "(default: all)",
     )
     args = parser.parse_args()
-    unknown = set(args.names) - set(DISTRIBUTIONS)
-    if unknown:
-        parser.error(f"unknown distribution(s): {', '.join(sorted(unknown))}")
-    for name in args.names or list(DISTRIBUTIONS):
-        generate(name)
+    chosen = []
+    for arg in args.names or list(DISTRIBUTIONS):
+        keys = [k for k, d in DISTRIBUTIONS.items() if arg in (k, d["name"])]
+        if not keys:
+            parser.error(f"unknown distribution {arg!r}")
+        chosen += [k for k in keys if k not in chosen]
+    for key in chosen:
+        generate(key)
     return 0
 
 

@@ -1,7 +1,8 @@
 """Session-wide fixtures that start real servers through the local provider (tests/servers.py).
 
-`cassandra_node`, `cassandra_cluster3`, `hbase_server`, `ferretdb_server` (FerretDB on PostgreSQL)
-and the secured variants each start once per test run, when a test first asks for them, and stop
+`cassandra_node`, `cassandra_cluster3`, `hbase_server`, `ferretdb_server` (FerretDB on PostgreSQL),
+the secured variants and the second releases (`cassandra41_node`: Cassandra 4.1 on Java 17,
+`hbase25_server`: HBase 2.5) each start once per test run, when a test first asks for them, and stop
 at the end of the session. The session then fails if any server process started by the suite is
 still alive.
 """
@@ -120,9 +121,21 @@ def cassandra_secure(suite_servers):
 
 
 @pytest.fixture(scope="session")
+def cassandra41_node(suite_servers):
+    """One Cassandra 4.1 node (version = "4.1": pinned 4.1.10, on Java 17) on a free 127.0.0.K."""
+    yield from suite_servers.serve("cassandra41_node")
+
+
+@pytest.fixture(scope="session")
 def hbase_server(suite_servers):
     """Standalone HBase with its Thrift gateway on 127.0.0.1 (free ports)."""
     yield from suite_servers.serve("hbase_server")
+
+
+@pytest.fixture(scope="session")
+def hbase25_server(suite_servers):
+    """Standalone HBase 2.5 (version = "2.5": pinned 2.5.8) and its gateway (free ports)."""
+    yield from suite_servers.serve("hbase25_server")
 
 
 @pytest.fixture(scope="session")

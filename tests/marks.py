@@ -12,7 +12,8 @@ import os
 import pytest
 
 SERVER_FIXTURES = {"suite_servers", "cassandra_node", "cassandra_cluster3", "cassandra_secure",
-                   "hbase_server", "docker_suite", "docker_cassandra", "docker_hbase"}
+                   "cassandra41_node", "hbase_server", "hbase25_server", "docker_suite",
+                   "docker_cassandra", "docker_hbase"}
 SERVER_PROGRAMS = {"java", "dockerd", "containerd"}
 TAG = "WORKBENCH_TEST_UNMARKED"
 

@@ -41,21 +41,25 @@ SPECS: dict[str, ClusterSpec] = {
                                     client_tls=True),
     "cassandra_secure": CassandraSpec(name="t-cassandra-sec", nodes=1, heap="512M",
                                       authenticator="PasswordAuthenticator", client_tls=True),
+    # the second pinned releases (distributions.SERIES): Cassandra 4.1 on Java 17, HBase 2.5
+    "cassandra41_node": CassandraSpec(name="t-cassandra41", nodes=1, heap="512M", version="4.1"),
+    "hbase25_server": HBaseSpec(name="t-hbase25", heap="768M", thrift_heap="256M", version="2.5"),
 }
 LOCK_DIR = Path(tempfile.gettempdir()) / "workbench-test-locks"
 
 
-def skip_without_jars(kind: str) -> None:
+def skip_without_jars(kind: str, version: str = "") -> None:
     """Skip, saying why, when the server's jars are neither in the cache nor downloadable (no
     network to Maven Central): the one thing a server test needs from outside the machine."""
-    missing = distributions.missing(kind)
+    missing = distributions.missing(kind, version=version)
     if not missing:
         return
     request = urllib.request.Request(missing[0].url, method="HEAD", headers={"User-Agent": "workbench"})
     try:
         urllib.request.urlopen(request, timeout=20).close()
     except (urllib.error.URLError, OSError) as exc:
-        pytest.skip(f"needs the {kind} jars: {len(missing)} are not in the cache and Maven Central "
+        pytest.skip(f"needs the {kind} {distributions.resolve(kind, version)} jars: {len(missing)} "
+                    f"are not in the cache and Maven Central "
                     f"does not answer ({getattr(exc, 'reason', exc)})")
 
 
@@ -138,7 +142,7 @@ class SuiteServers:
         if spec.kind == "ferretdb":
             skip_without_ferretdb(spec)
         else:
-            skip_without_jars(spec.kind)
+            skip_without_jars(spec.kind, spec.version)
         self.started.append(spec.name)
         return self.provider.up(spec)
 

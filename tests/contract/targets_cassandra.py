@@ -11,7 +11,11 @@ SCAN_ORDER = "token"
 
 def target(request) -> list[str]:
     """-p overrides pointing the binding at the session's single Cassandra node."""
-    node = request.getfixturevalue("cassandra_node")
+    return overrides(request.getfixturevalue("cassandra_node"))
+
+
+def overrides(node) -> list[str]:
+    """-p overrides pointing the binding at a single-node Cassandra cluster."""
     host, port = node.contact_points[0]
     return [
         "db=cassandra",

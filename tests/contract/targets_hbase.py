@@ -12,7 +12,11 @@ _tables = itertools.count()
 
 def target(request) -> list[str]:
     """-p overrides for a fresh table on the HBase started by the `hbase_server` fixture."""
-    cluster = request.getfixturevalue("hbase_server")
+    return overrides(request.getfixturevalue("hbase_server"))
+
+
+def overrides(cluster) -> list[str]:
+    """-p overrides for a fresh table on an HBase cluster."""
     host, port = cluster.contact_points[0]
     table = f"usertable_{os.getpid()}_{next(_tables)}"
     return ["db=hbase", f"hbase.host={host}", f"hbase.port={port}", f"table={table}"]

@@ -8,6 +8,10 @@ gossip with any peers") if the seed does not answer within the (shortened) ring 
 seed serves CQL the others start together; auto_bootstrap is off, as a new cluster has nothing
 to stream. Ready means every node answers CQL, sees all other nodes as ring members, and the
 driver reports all N hosts up.
+
+The release is the spec's `version` (distributions.SERIES): every release reads the same
+cassandra.yaml (a key only one of them knows must not go into templates/cassandra.yaml: 4.1
+refuses unknown keys), and gets its own JVM flags (JVM_OPTIONS) and its own jamm agent.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from workbench.clusters import paths
+from workbench.clusters import distributions, paths
 from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import SUPERUSER, CassandraSpec, data_home
@@ -29,6 +33,27 @@ from workbench.errors import ClusterError
 
 STORAGE_PORT, CQL_PORT = 7000, 9042
 MAIN_CLASS = "org.apache.cassandra.service.CassandraDaemon"
+# Release series -> its JVM @argfile in templates/. 5.0: upstream's jvm17-server.options. 4.1
+# (officially Java 8 and 11) on Java 17: upstream's jvm11-server.options plus every java.*
+# package of java.base opened, as Java 11's default --illegal-access=permit did: its jamm 0.3.2
+# measures objects deep by reflection (InaccessibleObjectException at start-up without).
+JVM_OPTIONS = {"5.0": "cassandra-jvm.options", "4.1": "cassandra-4.1-jvm.options"}
+
+
+def series(spec: CassandraSpec) -> str:
+    """The release series ("5.0", "4.1") of the spec's pinned release."""
+    return spec.release.rsplit(".", 1)[0]
+
+
+def describe(spec: CassandraSpec) -> str:
+    """What the nodes run: the pinned release, e.g. "4.1.10" (the cluster's server_version)."""
+    return spec.release
+
+
+def jamm_agent(spec: CassandraSpec, lib: Path) -> Path:
+    """The release's own jamm jar (5.0: jamm 0.4.0; 4.1: jamm 0.3.2), named by its lockfile."""
+    [jamm] = [a for a in distributions.read_lock("cassandra", spec.version) if a.artifact == "jamm"]
+    return lib / jamm.filename
 
 
 def jmx_port(address: str) -> int:
@@ -166,13 +191,13 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
             paths.private_dir(conf)
             paths.write_private(conf / "cassandra.yaml", yaml)
         (conf / "logback.xml").write_text(template_text("logback.xml"))
-        (conf / "jvm.options").write_text(template_text("cassandra-jvm.options"))
+        (conf / "jvm.options").write_text(template_text(JVM_OPTIONS[series(spec)]))
         argv = [
             str(java),
             f"@{conf / 'jvm.options'}",
             f"-Xms{spec.heap}",
             f"-Xmx{spec.heap}",
-            f"-javaagent:{lib / 'jamm-0.4.0.jar'}",
+            f"-javaagent:{jamm_agent(spec, lib)}",
             f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
             f"-Dlogback.configurationFile={conf / 'logback.xml'}",
             f"-Dcassandra.storagedir={data_dir / 'data'}",

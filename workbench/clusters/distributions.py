@@ -3,10 +3,11 @@
 A lockfile (locks/<name>-<version>.lock, written by scripts/gen_locks.py) lists every jar as
 `group:artifact:version[:classifier] size sha256`. `fetch("cassandra")` makes sure each of them is
 in <cache>/distributions/<name>-<version>/ with the right checksum and returns that directory (use
-it as the `lib/*` classpath). Downloads go to `*.part`, resume with an HTTP Range request after an
-interruption, are checked against the lockfile and renamed into place atomically; a jar in the
-cache that is truncated or corrupted fails the check and is fetched again. Once every jar is
-cached no network is needed.
+it as the `lib/*` classpath). Each name has a default version (VERSIONS) and may have others
+(SERIES: a preset's `version = "4.1"`); every function takes `version` ("" = the default).
+Downloads go to `*.part`, resume with an HTTP Range request after an interruption, are checked
+against the lockfile and renamed into place atomically; a jar in the cache that is truncated or
+corrupted fails the check and is fetched again. Once every jar is cached no network is needed.
 """
 
 from __future__ import annotations
@@ -27,8 +28,16 @@ from workbench.errors import ClusterError
 
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 LOCK_DIR = Path(__file__).parent / "locks"
-# Name -> pinned version; one lockfile each.
+# Name -> the default pinned version; one lockfile each.
 VERSIONS = {"cassandra": "5.0.9", "hbase": "2.6.1"}
+# Name -> release series a preset can choose (`version = "4.1"`) -> its pinned version, the
+# default first. Cassandra 4.1 officially supports Java 8 and 11; here it runs on Java 17 with
+# the flags in templates/cassandra-4.1-jvm.options. HBase 2.5.8 is the only other 2.5/2.6 release
+# whose hbase-thrift is on Maven Central.
+SERIES = {
+    "cassandra": {"5.0": "5.0.9", "4.1": "4.1.10"},
+    "hbase": {"2.6": "2.6.1", "2.5": "2.5.8"},
+}
 CHUNK = 1 << 16
 # Set to make running downloads return early (Ctrl-C, or another jar failed).
 _stop = threading.Event()
@@ -56,13 +65,39 @@ class Artifact:
         return f"{MAVEN_CENTRAL}/{group}/{self.artifact}/{self.version}/{self.filename}"
 
 
-def read_lock(name: str) -> list[Artifact]:
-    """The artifacts pinned for distribution `name` ("cassandra" or "hbase")."""
+def choices(name: str) -> str:
+    """The releases of `name` there are, for messages: '"5.0" (5.0.9, the default) and "4.1"
+    (4.1.10)'."""
+    default = VERSIONS[name]
+    items = [f'"{series}" ({full}{", the default" if full == default else ""})'
+             for series, full in SERIES[name].items()]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def resolve(name: str, version: str = "", hint: str = "") -> str:
+    """The pinned release for `version`: "" (the default), a series ("4.1") or a pinned release
+    ("4.1.10"). Anything else is a ClusterError naming the releases there are (and `hint`, the
+    fix in the caller's terms)."""
     if name not in VERSIONS:
         raise ClusterError(
             f"unknown distribution {name!r}", hint=f"use one of {', '.join(VERSIONS)}"
         )
-    path = LOCK_DIR / f"{name}-{VERSIONS[name]}.lock"
+    if not version:
+        return VERSIONS[name]
+    series = SERIES[name]
+    if version in series:
+        return series[version]
+    if version in series.values():
+        return version
+    raise ClusterError(
+        f"no {name} {version} is pinned here, only {choices(name)}",
+        hint=hint or f"use {' or '.join(series)}, or nothing for {VERSIONS[name]}",
+    )
+
+
+def read_lock(name: str, version: str = "") -> list[Artifact]:
+    """The artifacts pinned for distribution `name` ("cassandra" or "hbase") at `version`."""
+    path = LOCK_DIR / f"{name}-{resolve(name, version)}.lock"
     artifacts = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip() or line.startswith("#"):
@@ -78,8 +113,8 @@ def read_lock(name: str) -> list[Artifact]:
     return artifacts
 
 
-def dist_dir(name: str, cache: Path | None = None) -> Path:
-    return (cache or paths.cache_dir()) / "distributions" / f"{name}-{VERSIONS[name]}"
+def dist_dir(name: str, cache: Path | None = None, version: str = "") -> Path:
+    return (cache or paths.cache_dir()) / "distributions" / f"{name}-{resolve(name, version)}"
 
 
 def _sha256(path: Path) -> str:
@@ -97,10 +132,10 @@ def _is_good(path: Path, art: Artifact) -> bool:
         return False
 
 
-def missing(name: str, cache: Path | None = None) -> list[Artifact]:
+def missing(name: str, cache: Path | None = None, version: str = "") -> list[Artifact]:
     """Artifacts not (correctly) in the cache; bad copies are removed so they are fetched again."""
-    target = dist_dir(name, cache)
-    arts = read_lock(name)
+    target = dist_dir(name, cache, version)
+    arts = read_lock(name, version)
     # hashlib releases the GIL on large buffers, so a few threads cut the check time.
     with ThreadPoolExecutor(max_workers=4) as pool:
         good = list(pool.map(lambda a: _is_good(target / a.filename, a), arts))
@@ -160,19 +195,22 @@ def _download(art: Artifact, target: Path, advance: Callable[[int], None]) -> No
     )
 
 
-def fetch(name: str, cache: Path | None = None, progress: OnProgress = True) -> Path:
-    """Make sure distribution `name` is complete in the cache; return its jar directory.
-    `progress`: a rich bar (True), nothing (False) or a callable taking ProgressEvents."""
+def fetch(name: str, cache: Path | None = None, progress: OnProgress = True,
+          version: str = "") -> Path:
+    """Make sure distribution `name` (at `version`, "" = the default) is complete in the cache;
+    return its jar directory. `progress`: a rich bar (True), nothing (False) or a callable taking
+    ProgressEvents."""
     from workbench.clusters.progress import download_bar, report
 
-    target = dist_dir(name, cache)
+    pinned = resolve(name, version)
+    target = dist_dir(name, cache, pinned)
     target.mkdir(parents=True, exist_ok=True)
-    todo = missing(name, cache)
+    todo = missing(name, cache, pinned)
     if not todo:
-        report(progress, "fetch", f"{name} {VERSIONS[name]}: jars already cached and verified")
+        report(progress, "fetch", f"{name} {pinned}: jars already cached and verified")
         return target
     total = sum(a.size for a in todo)
-    with download_bar(f"{name} {VERSIONS[name]}", total, len(todo), enabled=progress) as advance:
+    with download_bar(f"{name} {pinned}", total, len(todo), enabled=progress) as advance:
         # Resumed bytes already on disk count as done.
         for art in todo:
             part = target / (art.filename + ".part")
@@ -190,6 +228,6 @@ def fetch(name: str, cache: Path | None = None, progress: OnProgress = True) -> 
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             _stop.clear()
-    report(progress, "fetch", f"{name} {VERSIONS[name]}: {len(todo)} jars fetched and verified",
+    report(progress, "fetch", f"{name} {pinned}: {len(todo)} jars fetched and verified",
            total, total)
     return target

@@ -48,6 +48,7 @@ from typing import Any
 from workbench.clusters import cassandra_local, engine, ferretdb_local, hbase_local, images, paths, ports
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
+from workbench.clusters.distributions import VERSIONS
 from workbench.clusters.launch import NotReady, StartupError, best_log, start_cluster, tail
 from workbench.clusters.progress import OnProgress, report
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec, data_home
@@ -638,6 +639,11 @@ def _server_version(spec: ClusterSpec) -> str:
 
 
 def _check_supported(spec: ClusterSpec) -> None:
+    if not isinstance(spec, FerretDBSpec) and spec.release != VERSIONS[spec.kind]:
+        raise ClusterError(f"{spec.kind} {spec.release} (version = {spec.version!r}) is served by the "
+                           f"local provider only: the images carry {spec.kind} "
+                           f"{VERSIONS[spec.kind]}",
+                           hint="leave out --provider docker, or leave version out of the preset")
     if isinstance(spec, FerretDBSpec):
         if spec.client_tls:
             raise ClusterError("client_tls for FerretDB is served by the local provider only",

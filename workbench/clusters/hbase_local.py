@@ -21,6 +21,12 @@ THRIFT_CLASS = "org.apache.hadoop.hbase.thrift.ThriftServer"
 PROBE_TABLE = "workbench_ready_probe"
 
 
+def describe(spec: HBaseSpec) -> str:
+    """What the servers run: the pinned release, e.g. "2.5.8" (the cluster's server_version).
+    2.6.1 and 2.5.8 start with the same flags and config (templates/hbase-jvm.options)."""
+    return spec.release
+
+
 def plans(spec: HBaseSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePlan]:
     """Render the shared config and return how to start the master and the Thrift gateway."""
     home = run_dir / "hbase"

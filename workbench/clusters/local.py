@@ -48,7 +48,8 @@ def _stop_signal(kind: str, node: str) -> signal.Signals:
 
 
 def server_version(spec: ClusterSpec) -> str:
-    """What the servers are, by name and version ("" = the pinned jars' version)."""
+    """What the servers are: the pinned release ("5.0.9", "4.1.10"), or a name and version
+    (FerretDB)."""
     describe = getattr(KINDS[spec.kind], "describe", None)
     return describe(spec) if describe else ""
 
@@ -75,7 +76,8 @@ class LocalProvider:
         if hasattr(kind, "fetch"):  # a native server built or fetched its own way
             lib = kind.fetch(self.cache, self.progress)
         else:
-            lib = distributions.fetch(spec.kind, self.cache, progress=self.progress)
+            lib = distributions.fetch(spec.kind, self.cache, progress=self.progress,
+                                      version=spec.version)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
                           clients=CLIENTS.get(spec.kind, ()), server_version=server_version(spec))
         plans: dict[str, NodePlan] = {}

@@ -1,7 +1,8 @@
 """Cluster presets: TOML files in presets/clusters/ folders (config/catalog.py) turned into frozen specs.
 
 A preset is `kind = "cassandra"|"hbase"`, an optional `description`, and any fields of the
-matching spec (see specs.py); Cassandra's keyspace replication goes in a `[replication]` table
+matching spec (see specs.py; `version = "4.1"` picks another pinned release than the default, as
+distributions.SERIES lists them); Cassandra's keyspace replication goes in a `[replication]` table
 (`class`, `replication_factor`). The cluster name defaults to the preset's file name. Errors name
 the file and the key.
 """

@@ -28,6 +28,28 @@ AUTHENTICATORS = ("AllowAllAuthenticator", "PasswordAuthenticator")
 SUPERUSER = ("cassandra", "cassandra")  # what PasswordAuthenticator creates on a new cluster
 
 
+def _check_version(spec: CassandraSpec | HBaseSpec) -> None:
+    """A version names a pinned release (distributions.SERIES): "" (the default), a series such
+    as "4.1", or the pinned release itself ("4.1.10")."""
+    from workbench.clusters import distributions  # its downloads need urllib: not at import
+
+    _check(isinstance(spec.version, str), "version", f'must be a string such as "4.1", not {spec.version!r}')
+    series = distributions.SERIES[spec.kind]
+    try:
+        distributions.resolve(spec.kind, spec.version)
+    except ClusterError as exc:
+        fix = " or ".join(f'"{v}"' for v in series)
+        raise ClusterError(f"invalid cluster spec: version {spec.version!r}: {exc.message}",
+                           hint=f"set version to {fix}, or leave it out for "
+                                f"{distributions.VERSIONS[spec.kind]}") from None
+
+
+def _release(spec: CassandraSpec | HBaseSpec) -> str:
+    from workbench.clusters import distributions
+
+    return distributions.resolve(spec.kind, spec.version)
+
+
 @dataclass(frozen=True)
 class CassandraSpec:
     """Cassandra 1..N nodes; node K (1-based) listens on first_address + K - 1."""
@@ -63,6 +85,10 @@ class CassandraSpec:
     # Another image honouring the official cassandra image's environment contract, such as
     # "cassandra:5.0" (pulled if missing; needs a registry). "" = workbench/cassandra, built here.
     docker_image: str = ""
+    # The release: "" = the default (5.0, pinned 5.0.9) or another series of
+    # distributions.SERIES, e.g. "4.1" (pinned 4.1.10, run on Java 17 with the flags of
+    # templates/cassandra-4.1-jvm.options). The Docker images carry the default only.
+    version: str = ""
     start_timeout: float = 180.0
     kind: str = "cassandra"
 
@@ -91,6 +117,12 @@ class CassandraSpec:
         _check(isinstance(self.client_tls, bool), "client_tls", "must be true or false")
         _check_data_dir(self.data_dir)
         _check_docker(self)
+        _check_version(self)
+
+    @property
+    def release(self) -> str:
+        """The pinned release the nodes run: "5.0.9", "4.1.10"."""
+        return _release(self)
 
     def address(self, index: int) -> str:
         """Address of node `index` (1-based)."""
@@ -135,6 +167,9 @@ class HBaseSpec:
     docker_memory: str = ""
     docker_cpus: float = 0.0
     docker_network: str = "host"
+    # The release: "" = the default (2.6, pinned 2.6.1) or "2.5" (pinned 2.5.8); the Docker
+    # images carry the default only.
+    version: str = ""
     start_timeout: float = 180.0
     kind: str = "hbase"
 
@@ -152,6 +187,12 @@ class HBaseSpec:
                f"{self.thrift_server!r} serves the framed transport only: set thrift_transport = \"framed\"")
         _check_data_dir(self.data_dir)
         _check_docker(self)
+        _check_version(self)
+
+    @property
+    def release(self) -> str:
+        """The pinned release the servers run: "2.6.1", "2.5.8"."""
+        return _release(self)
 
 
 FERRETDB_BACKENDS = ("postgresql", "sqlite")

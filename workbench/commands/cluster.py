@@ -55,6 +55,9 @@ def register(subparsers) -> None:
     up.add_argument("--heap", help="JVM heap per node, e.g. 512M or 1G")
     up.add_argument("--first-address", help="Cassandra: address of node 1 (127.0.0.K)")
     up.add_argument("--replication-factor", type=int, help="Cassandra: keyspace replication")
+    up.add_argument("--version", dest="release", metavar="V",
+                    help='the server release: Cassandra "5.0" (default) or "4.1", HBase "2.6" '
+                    '(default) or "2.5" (the preset\'s `version`)')
     up.add_argument("--quiet", action="store_true", help="no download progress bar")
     up.set_defaults(func=cmd_up)
 
@@ -110,13 +113,16 @@ def print_cluster(cluster: Cluster) -> None:
             print(f"  {node.name:<8} {node.status:<11} {node.address}:{node.port}")
         return
     extra = f", replication {cluster.replication}" if cluster.replication else ""
-    if cluster.server_version:  # a server that is not what its protocol is called (FerretDB)
-        extra += f", {cluster.server_version}"
+    kind, version = cluster.kind, cluster.server_version
+    if version[:1].isdigit():  # the pinned release: "cassandra 4.1.10"
+        kind += f" {version}"
+    elif version:  # a server that is not what its protocol is called (FerretDB)
+        extra += f", {version}"
     if cluster.provider == "docker":
-        print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} container(s), "
+        print(f"{cluster.name}: {kind}, {len(cluster.nodes)} container(s), "
               f"{spec.docker_network} network{extra}")
     else:
-        print(f"{cluster.name}: {cluster.kind}, {len(cluster.nodes)} process(es){extra}")
+        print(f"{cluster.name}: {kind}, {len(cluster.nodes)} process(es){extra}")
     for node in cluster.nodes:
         which = f"container {node.container[:12]}" if node.container else f"pid {node.pid:<8}"
         print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} {which} log {node.log}")
@@ -131,7 +137,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         return _up_external(args)
     spec = presets.load(args.preset, name=args.name, nodes=args.nodes, heap=args.heap,
                         first_address=args.first_address,
-                        replication_factor=args.replication_factor)
+                        replication_factor=args.replication_factor, version=args.release)
     # `kill <workbench pid>` during start-up must clean up exactly like Ctrl-C; either is raised
     # again if a driver's clean-up swallowed it while we waited for a node (interrupts.py).
     interrupts.install()

@@ -2,6 +2,7 @@
 
     workbench servers fetch            # download + verify Cassandra and HBase jars into the cache
     workbench servers fetch hbase
+    workbench servers fetch cassandra --version 4.1   # another pinned release (4.1.10)
     workbench servers fetch ferretdb   # build FerretDB from its pinned Go module source (needs Go)
     workbench servers jdks             # which JDKs were found and which one would be used
 """
@@ -30,6 +31,9 @@ def register(subparsers) -> None:
                        help=f"{' | '.join(SERVERS)} (default: the jars; ferretdb needs Go)")
     fetch.add_argument("--cache-dir", type=Path, metavar="DIR",
                        help="jar cache (default: $WORKBENCH_CACHE_DIR or $XDG_CACHE_HOME/workbench)")
+    releases = "; ".join(f"{name} {distributions.choices(name)}" for name in distributions.SERIES)
+    fetch.add_argument("--version", default="", metavar="V",
+                       help=f"the pinned release of the one server named: {releases}")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
     fetch.set_defaults(func=cmd_fetch)
     jdks = sub.add_parser("jdks", help="list the Java runtimes found and the one servers use")
@@ -44,15 +48,23 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     for name in names:
         if name not in SERVERS:
             raise ClusterError(f"unknown server {name!r}", hint=f"use {', '.join(SERVERS)}")
+    if args.version:
+        if len(names) != 1 or names[0] not in distributions.VERSIONS:
+            raise ClusterError(f"--version {args.version} names a release of one server",
+                               hint=f"name it alone: {' or '.join(distributions.VERSIONS)}, e.g. "
+                                    f"`workbench servers fetch cassandra --version {args.version}`")
+        # an unknown release: one line naming those there are
+        series = " or ".join(distributions.SERIES[names[0]])
+        distributions.resolve(names[0], args.version, hint=f"use --version {series}")
     for name in names:
         if name == "ferretdb":
             binary = gobuild.fetch(args.cache_dir, progress=not args.quiet)
             print(f"ferretdb {gobuild.VERSION}: built from {gobuild.MODULE} "
                   f"(module sum {gobuild.PINNED_SUM}), verified: {binary}")
             continue
-        target = distributions.fetch(name, args.cache_dir, progress=not args.quiet)
-        count = len(distributions.read_lock(name))
-        print(f"{name} {distributions.VERSIONS[name]}: {count} jars verified in {target}")
+        target = distributions.fetch(name, args.cache_dir, progress=not args.quiet, version=args.version)
+        count = len(distributions.read_lock(name, args.version))
+        print(f"{name} {distributions.resolve(name, args.version)}: {count} jars verified in {target}")
     return 0
 
 
