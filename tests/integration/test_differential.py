@@ -3,7 +3,8 @@
 One seeded operation stream (YCSB workloads A-F, and a mix with scans, inserts and deletes; one
 lane; `dataintegrity=true`) runs through the native client into one table and through the
 reference client into another: cassandra-driver for Cassandra (one node; three nodes at RF 2),
-the Thrift path for HBase. Every operation must come back the same from both: status, every
+the Thrift path for HBase; on the default releases and on the second pinned ones (Cassandra 4.1,
+HBase 2.5). Every operation must come back the same from both: status, every
 read's values byte for byte, every NOT_FOUND, every scan's keys in the same order. Then every
 key of each table is read back through the other client: both tables hold the same rows, and
 each client reads the other's writes as its own.
@@ -110,3 +111,14 @@ def test_native_hbase_rpc_and_the_thrift_path_agree(hbase_server):
     host, port = hbase_server.contact_points[0]
     _differ(["db=hbase", f"hbase.host={host}", f"hbase.port={port}"], ["hbase.client=async"],
             ["hbase.client=native"])
+
+
+# The second pinned releases (Cassandra 4.1.10, HBase 2.5.8): A, E and the mix, as on three nodes
+def test_native_cql_and_cassandra_driver_agree_on_cassandra_41(cassandra41_node):
+    _differ(_cassandra(cassandra41_node, "diff41", 1, "ONE", "ONE"), CASSANDRA_DRIVER, NATIVE_CQL, SOME)
+
+
+def test_native_hbase_rpc_and_the_thrift_path_agree_on_hbase_25(hbase25_server):
+    host, port = hbase25_server.contact_points[0]
+    _differ(["db=hbase", f"hbase.host={host}", f"hbase.port={port}"], ["hbase.client=async"],
+            ["hbase.client=native"], SOME)
