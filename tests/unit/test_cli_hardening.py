@@ -97,3 +97,10 @@ def test_a_command_line_builds_only_the_command_it_names_and_the_table_of_comman
     assert choices(build_parser(["rnu"])) == set(COMMANDS)  # a misspelt command: argparse lists them all
     for command, module in COMMANDS.items():
         assert choices(build_parser([command, "--help"])) == {c for c, m in COMMANDS.items() if m == module}
+
+
+def test_an_unknown_replica_choice_is_one_line_before_any_connection():
+    line = one_error_line(workbench("run", "-P", str(WORKLOAD / "workloada"), "-db", "cassandra",
+                                    "-p", "cassandra.replicas=banana", "-p", "hosts=127.0.0.250", "--no-store",
+                                    timeout=60))
+    assert "cassandra.replicas='banana' is not valid (choose one of: shuffle, first)" in line
