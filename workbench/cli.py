@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -71,6 +72,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Commands clean up after themselves on the way out (servers down, results written).
         print("workbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader of our output went away (`workbench runs show 3 | head -1`): end quietly with
+    the status a command killed by SIGPIPE has in a shell (128 + 13), as `yes | head` does.
+    What the command recorded (a run in the store) is kept; stdout goes to /dev/null so that
+    the interpreter's last flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 128 + 13
 
 
 def _open_app(_args: argparse.Namespace) -> int:

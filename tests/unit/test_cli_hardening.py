@@ -104,3 +104,17 @@ def test_an_unknown_replica_choice_is_one_line_before_any_connection():
                                     "-p", "cassandra.replicas=banana", "-p", "hosts=127.0.0.250", "--no-store",
                                     timeout=60))
     assert "cassandra.replicas='banana' is not valid (choose one of: shuffle, first)" in line
+
+
+def test_a_closed_pipe_ends_a_command_quietly_with_sigpipes_status():
+    import os
+
+    for args in (("cluster", "presets"), ("lesson", "list")):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the command writes a byte (`| head -0`)
+        try:
+            done = subprocess.run([sys.executable, "-m", "workbench", *args], stdout=write,
+                                  stderr=subprocess.PIPE, text=True, timeout=60, cwd=ROOT)
+        finally:
+            os.close(write)
+        assert done.returncode == 141 and done.stderr == "", (args, done.returncode, done.stderr)
