@@ -101,8 +101,8 @@ def test_a_command_line_builds_only_the_command_it_names_and_the_table_of_comman
 
 def test_an_unknown_replica_choice_is_one_line_before_any_connection():
     line = one_error_line(workbench("run", "-P", str(WORKLOAD / "workloada"), "-db", "cassandra",
-                                    "-p", "cassandra.replicas=banana", "-p", "hosts=127.0.0.250", "--no-store",
-                                    timeout=60))
+                                    "-p", "cassandra.replicas=banana", "-p", "hosts=127.0.0.250",
+                                    "--no-store", timeout=60))
     assert "cassandra.replicas='banana' is not valid (choose one of: shuffle, first)" in line
 
 
