@@ -258,4 +258,6 @@ def test_every_run_says_which_client_measured_it_and_a_comparison_says_when_they
     assert "/ memory (in-process) (hot path in Python, asyncio)" in text
     imported = workbench(store, "runs", "import", str(YCSB_RUN))
     assert imported.returncode == 0, imported.stderr
-    assert "client: YCSB (imported)" in workbench(store, "runs", "show", "3").stdout
+    shown = workbench(store, "runs", "show", "3").stdout
+    assert "client: YCSB (imported)" in shown
+    assert "run 3: run, imported, completed" in shown and f"from {YCSB_RUN}" in shown  # not "- on ,"

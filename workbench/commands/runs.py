@@ -154,8 +154,9 @@ def show_command(args: argparse.Namespace) -> int:
     console = _console()
     where = f" from {row.source.removeprefix('import:')}" if row.source.startswith("import:") else \
         f" ({row.source})"
-    console.print(f"[bold]run {row.id}[/]: {row.phase} {row.workload or '-'} on {result.database}, "
-                  f"{_status(row.status)}, started {row.started}{where}"
+    what = f"{row.phase} {row.workload or '-'} on {result.database}" if result.database else \
+        f"{row.phase}, imported"  # a YCSB text file names neither its workload nor its database
+    console.print(f"[bold]run {row.id}[/]: {what}, {_status(row.status)}, started {row.started}{where}"
                   + (f", label {row.label!r}" if row.label else ""))
     if row.status == "incomplete":
         console.print("its process ended without finishing it: the figures cover the run up to its "
