@@ -52,3 +52,19 @@ async def test_quitting_stops_the_run_and_its_worker_process(session):
     for proc in workers:
         proc.join(30)
         assert not proc.is_alive()
+
+
+def test_an_app_that_crashed_leaves_its_traceback_in_a_file_and_a_non_zero_status(tmp_path):
+    from types import SimpleNamespace
+
+    from workbench.ui.launch import CRASH_LOG, AppCrashed, _crashed
+
+    try:
+        {}[5]
+    except KeyError as exc:
+        error = exc
+    crashed = _crashed(SimpleNamespace(_exception=error, return_code=1), tmp_path)
+    assert isinstance(crashed, AppCrashed) and crashed.exit_status == 1
+    assert str(tmp_path / CRASH_LOG) in str(crashed) and "KeyError: 5" in str(crashed)
+    assert "Traceback" in (tmp_path / CRASH_LOG).read_text() and "{}[5]" in (tmp_path / CRASH_LOG).read_text()
+    assert _crashed(SimpleNamespace(_exception=None, return_code=0), tmp_path) is None  # a normal quit

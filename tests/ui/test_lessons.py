@@ -43,6 +43,11 @@ async def test_five_opens_the_list_and_enter_opens_a_lesson_at_its_first_step(se
         await pilot.press("enter")
         await until(pilot, lambda: "[1/5] Uniform keys" in head(app), what="the first step")
         assert "n: run workloadc requestdistribution=uniform" in verdicts(app)
+        # the hidden list gave up the focus: PageDown scrolls the step's text (it crashed
+        # Textual's OptionList, of height 0, with a KeyError and ended the app)
+        assert app.focused is app.screen.query_one("#lesson-pane")
+        await pilot.press("pagedown", "pagedown")
+        assert app.return_code is None and isinstance(app.screen, LessonsScreen)
 
 
 async def test_steps_run_beside_the_live_view_answers_are_checked_and_kept_and_it_resumes(session, tmp_path):

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+import traceback
 from pathlib import Path
 
+from workbench import __version__
+from workbench.clusters.paths import state_dir
 from workbench.drive.session import RunRequest, Session
+from workbench.errors import WorkbenchError
 
 # Worker processes inherit this: their stray prints go to a file, not over the screen.
 WORKER_LOG = "worker.log"
 
 
 def _session(store: object = None) -> Session:
-    from workbench.clusters.paths import state_dir
-
     session = Session(store=store)
     log_dir = Path(session.state_dir or state_dir())
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -30,12 +33,43 @@ def _session(store: object = None) -> Session:
     return session
 
 
+CRASH_LOG = "app-crash.log"
+
+
+class AppCrashed(WorkbenchError):
+    """The app stopped on an internal error (a bug): exit status 1, never 0."""
+
+    exit_status = 1
+
+
+def _crashed(app, log_dir: Path) -> AppCrashed | None:
+    """The app's unhandled exception, its traceback appended to CRASH_LOG, as one line for
+    the terminal (Textual has printed the traceback above it); None after a normal exit."""
+    error = getattr(app, "_exception", None)
+    if error is None and not app.return_code:
+        return None
+    log = log_dir / CRASH_LOG
+    try:
+        with log.open("a", encoding="utf-8") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} workbench {__version__}\n")
+            f.write("".join(traceback.format_exception(error)) if error is not None
+                    else f"the app exited with status {app.return_code}\n")
+    except OSError as exc:
+        return AppCrashed(f"the app stopped on an internal error ({type(error).__name__}: {error}); "
+                          f"its traceback is above (not saved: {exc})", "please report it")
+    what = f"{type(error).__name__}: {error}" if error is not None else f"status {app.return_code}"
+    return AppCrashed(f"the app stopped on an internal error ({what}); its traceback is in {log}",
+                      "please report it with that file")
+
+
 def _run_app(session: Session, **options) -> None:
     from workbench.ui.app import WorkbenchApp
 
     app = WorkbenchApp(session, **options)
+    crash = None
     try:
         app.run()
+        crash = _crashed(app, Path(session.state_dir or state_dir()))
     finally:
         # The app stops the session when the user quits; a crash of the app must not leave
         # worker processes or servers behind either.
@@ -48,6 +82,8 @@ def _run_app(session: Session, **options) -> None:
             session.close()
         if session.traceback:  # a bug, not bad input: show where it came from
             print(session.traceback, file=sys.stderr)
+    if crash is not None:
+        raise crash
 
 
 def open_app() -> int:
@@ -63,8 +99,6 @@ def open_run(request: RunRequest, store: object = None):
     session = _session(store)
     _run_app(session, request=request)
     if session.error and not session.finished:
-        from workbench.errors import WorkbenchError
-
         raise WorkbenchError(session.error)
     if not session.finished:
         return None

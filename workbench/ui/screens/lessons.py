@@ -165,8 +165,9 @@ class LessonsScreen(Screen):
         picking = self.runner is None
         self.query_one("#lesson-list").display = picking
         self.query_one("#lesson-pane").display = not picking
-        if picking:
-            self.query_one("#lesson-list").focus()
+        # The shown one has the focus: a hidden list (height 0) kept it, and PageDown on it
+        # crashed Textual's OptionList (KeyError in _move_page); the pane scrolls the step's text.
+        self.query_one("#lesson-list" if picking else "#lesson-pane").focus()
 
     # -- drawing ------------------------------------------------------------------------------
 
