@@ -45,6 +45,8 @@ SPECS: dict[str, ClusterSpec] = {
     "cassandra41_node": CassandraSpec(name="t-cassandra41", nodes=1, heap="512M", version="4.1"),
     "hbase25_server": HBaseSpec(name="t-hbase25", heap="768M", thrift_heap="256M", version="2.5"),
 }
+# Addresses claimed after a cluster's own, free for a node a test adds (the add-node test's node4)
+SPARE_ADDRESSES = {"cassandra_cluster3": 1}
 LOCK_DIR = Path(tempfile.gettempdir()) / "workbench-test-locks"
 
 
@@ -132,7 +134,8 @@ class SuiteServers:
     def spec(self, key: str) -> ClusterSpec:
         spec = SPECS[key]
         if isinstance(spec, CassandraSpec):
-            return dataclasses.replace(spec, first_address=self.addresses(spec.nodes))
+            count = spec.nodes + SPARE_ADDRESSES.get(key, 0)
+            return dataclasses.replace(spec, first_address=self.addresses(count))
         if isinstance(spec, FerretDBSpec):
             return dataclasses.replace(spec, **self.ferretdb_ports())
         return dataclasses.replace(spec, **self.hbase_ports())

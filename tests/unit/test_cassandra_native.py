@@ -645,7 +645,7 @@ def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_da
         session.opts = SimpleNamespace(port=9042, keyspace="ycsb")
         session.hosts, session.conns = [("127.0.0.1", 9042)], ["contact"]
         session._ring, session._owners, session._reconnecting, session._closed = [], [], {}, False
-        session._replicas, session.unreachable = [], []
+        session._replicas, session.unreachable, session._gone = [], [], set()
         tables = {
             "SELECT * FROM system.local": [{"partitioner": "org.apache.cassandra.dht.Murmur3Partitioner",
                                            "data_center": "dc1", "tokens": ["0", "-100"]}],
@@ -769,5 +769,70 @@ def test_a_session_reads_the_ring_again_on_a_topology_event_and_reconnects_an_up
         assert reconnected[-1] == (1, True) and session.conns[0] is live
         assert [e[:2] for e in session.events] == [("TOPOLOGY_CHANGE", "NEW_NODE"), ("STATUS_CHANGE", "UP"),
                                                    ("STATUS_CHANGE", "DOWN")]
+
+    asyncio.run(scenario())
+
+
+def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_its_last_are_answered():
+    """The ring read again after REMOVED_NODE no longer lists node 2, which goes on serving for its
+    ring delay after it announced that it left (`nodetool decommission`): the request in flight to
+    it is answered, not failed; no new request goes there; its connection closes once it is idle,
+    and what was sent to it stays in the per-node figures. Listed again later (a node added back
+    at its old address), it is connected again like a new node."""
+    class Closing(Transport):  # closes as asyncio's transports do: connection_lost comes later
+        def __init__(self, conn: cn.CqlConnection) -> None:
+            super().__init__()
+            self.conn, self.closed = conn, False
+
+        def close(self) -> None:
+            if not self.closed:
+                self.closed = True
+                asyncio.get_running_loop().call_soon(self.conn.connection_lost, None)
+
+    async def scenario():
+        opts = SimpleNamespace(protocol_version=4, read_timeout_ms=2000, use_ssl=False, port=9042,
+                               keyspace=None, replicas="shuffle")
+        session = cn.NativeSession(opts)
+        session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042)]
+        for host, _ in session.hosts:
+            conn = cn.CqlConnection(4, 2.0, f"{host}:9042")
+            conn.connection_made(Closing(conn))
+            conn.on_lost = session._lost
+            session.conns.append(conn)
+        first, second = session.conns
+        session._control = first
+        peers = [{"peer": "127.0.0.2", "native_address": "127.0.0.2", "native_port": 9042, "tokens": ["100"]}]
+        listed = {"peers": peers}
+
+        async def query(conn, cql):
+            if cql == "SELECT * FROM system.local":
+                return [{"partitioner": "org.apache.cassandra.dht.Murmur3Partitioner", "data_center": "dc1",
+                         "tokens": ["0"]}]
+            return listed["peers"] if "peers" in cql else []
+
+        session.query = query
+        read = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0], consistency="ONE")
+        future = asyncio.get_running_loop().create_future()
+        call = cn._One(future)
+        call.stmt, call.body = read, read.body(("k",))
+        second.send(call, cn.EXECUTE, call.body)  # in flight to node 2 when it leaves
+
+        listed["peers"] = []
+        assert await session._refresh(first) == []
+        assert session.conns == [first, None] and session._gone == {1}
+        assert not second.transport.closed and not future.done()
+        assert all(session._route(read, (f"k{i}",)) is first for i in range(20))
+        feed(second, frame(0, cn.RESULT, rows_body([[b"v"]], 1)), [])
+        assert future.result() == [{"f0": "v"}]  # answered by the node that left
+        for _ in range(20):
+            await asyncio.sleep(cn.DRAIN_S)
+            if second.broken is not None:
+                break
+        assert second.transport.closed and not session._draining
+        assert session.node_counts()["127.0.0.2:9042"] == (1, 0)
+        assert session._control is first and first.broken is None
+
+        listed["peers"] = peers  # added back at its old address
+        assert await session._refresh(first) == [1] and session._gone == set()
 
     asyncio.run(scenario())

@@ -84,6 +84,7 @@ UNPREPARED = 0x2500
 STREAMS = 0x8000  # stream ids per connection in v3 and v4
 MAX_FRAME = 256 * 1024 * 1024  # the longest frame body v3 and v4 allow (native_protocol_v4.spec, 2.5)
 RECONNECT_S = (0.25, 2.0)  # first and longest wait between attempts to reach a lost node
+DRAIN_S = 0.02  # how often a dropped node's connection is looked at until its requests are answered
 
 
 # -- values ----------------------------------------------------------------------------------------
@@ -829,6 +830,7 @@ class NativeSession:
         self._refreshing: asyncio.Task | None = None
         self.events: list[tuple[str, str, str]] = []  # (kind, change, address) as they came
         self._retired: dict[int, tuple[int, int]] = {}  # counts of a node's closed connections
+        self._draining: set[CqlConnection] = set()  # dropped nodes' connections, open until answered
         self._ssl = _ssl_context(opts) if opts.use_ssl else None
 
     # -- connecting --------------------------------------------------------------------------------
@@ -967,9 +969,15 @@ class NativeSession:
                 self.hosts.append(host)
                 self.conns.append(None)
                 new.append(len(self.hosts) - 1)
+        back = self._gone
         self._gone = {index for index, host in enumerate(self.hosts) if host not in listed}
         for index in self._gone:
             self._drop(index)
+        # a node that had left and is listed again (added back at its old address) is connected
+        # again like a new one: neither the UP event (it came while it was still gone) nor the
+        # listing alone would do it
+        new += [index for index in sorted(back - self._gone)
+                if self.conns[index] is None and index not in self._reconnecting]
         ring = sorted((int(t), self.hosts.index(host)) for host, tokens in listed.items() for t in tokens)
         if partitioner.endswith("Murmur3Partitioner") and ring and len(listed) > 1:
             owners = [h for _, h in ring]
@@ -981,15 +989,32 @@ class NativeSession:
         return new
 
     def _drop(self, index: int) -> None:
-        """A node that left the cluster: no requests, no reconnection."""
+        """A node that left the cluster: no new requests, no reconnection. Its connection closes
+        once the requests in flight on it are answered (a decommissioned node goes on serving for
+        its ring delay after it announced that it left) or have timed out: closed at once, they
+        would all fail, though the node was about to answer them."""
         task = self._reconnecting.pop(index, None)
         if task is not None:
             task.cancel()
         conn, self.conns[index] = self.conns[index], None
-        if conn is not None:
-            self._retire(index, conn)
-            conn.on_lost = None
-            conn.close()
+        if conn is None:
+            return
+        self._retire(index, conn)
+        conn.on_lost = lambda lost: self._retire(index, lost)  # (what its last requests did)
+        if conn is self._control:  # events come on another connection from now on
+            self._control = None
+            self._new_control()
+        self._draining.add(conn)
+        loop = asyncio.get_running_loop()
+        self._close_when_answered(conn, loop, loop.time() + self.timeout_s + 1)
+
+    def _close_when_answered(self, conn: CqlConnection, loop: asyncio.AbstractEventLoop,
+                             deadline: float) -> None:
+        if conn._inflight and conn.broken is None and not self._closed and loop.time() < deadline:
+            loop.call_later(DRAIN_S, self._close_when_answered, conn, loop, deadline)
+            return
+        self._draining.discard(conn)
+        conn.close()
 
     # -- events (the control connection) ----------------------------------------------------------
 
@@ -1240,6 +1265,10 @@ class NativeSession:
                 conn.on_lost = None
                 conn.close()
         self.conns = [None] * len(self.conns)
+        for conn in list(self._draining):  # (its counts were retired when its node was dropped)
+            conn.on_lost = None
+            conn.close()
+        self._draining.clear()
 
 
 # The compiled receive path (csrc/speedups.c, cql_receive), or None: a CqlConnection made while

@@ -9,6 +9,12 @@ seed serves CQL the others start together; auto_bootstrap is off, as a new clust
 to stream. Ready means every node answers CQL, sees all other nodes as ring members, and the
 driver reports all N hosts up.
 
+A running cluster can grow and shrink (the provider's add_node and remove_node): node N+1 is
+rendered as the others are, with tokens that split the ring's largest ranges for a fair share
+(new_tokens) and auto_bootstrap on; it is in the cluster once every other node lists it in
+system.peers_v2 with its tokens (Up/Normal) and it serves CQL. A node leaves through `nodetool
+decommission`; it has left once no other node lists it.
+
 The release is the spec's `version` (distributions.SERIES): every release reads the same
 cassandra.yaml (a key only one of them knows must not go into templates/cassandra.yaml: 4.1
 refuses unknown keys), and gets its own JVM flags (JVM_OPTIONS) and its own jamm agent.
@@ -33,6 +39,15 @@ from workbench.errors import ClusterError
 
 STORAGE_PORT, CQL_PORT = 7000, 9042
 MAIN_CLASS = "org.apache.cassandra.service.CassandraDaemon"
+DATA_SUBDIRS = ("data", "commitlog", "saved_caches", "hints", "cdc_raw")
+# A node added to a running cluster (add_node) bootstraps alone; jvm.options already lets ranges
+# move without the one-at-a-time checks (consistent.rangemovement=false, said again here so that
+# its command line shows how it joined). Its ring delay is longer than the others' 1 s: after
+# "sleeping RING_DELAY ms for pending range setup" a bootstrapping node must have heard of the
+# seed through gossip, and on a busy 2-core machine 1 s was too short ("Unable to contact any
+# seeds"). The same delay is how long a decommissioned node goes on serving CQL after it
+# announced that it left, time for every client to hear REMOVED_NODE and stop sending to it.
+BOOTSTRAP_FLAGS = ("-Dcassandra.consistent.rangemovement=false", "-Dcassandra.ring_delay_ms=5000")
 # Release series -> its JVM @argfile in templates/. 5.0: upstream's jvm17-server.options. 4.1
 # (officially Java 8 and 11) on Java 17: upstream's jvm11-server.options plus every java.*
 # package of java.base opened, as Java 11's default --illegal-access=permit did: its jamm 0.3.2
@@ -139,10 +154,12 @@ def client_kwargs(spec: CassandraSpec, run_dir: Path | None) -> dict[str, Any]:
 
 def _render_yaml(spec: CassandraSpec, index: int, data_dir: Path, run_dir: Path,
                  tls_password: str | None, listen: str = "", rpc: str = "", broadcast_rpc: str = "",
-                 native_port: int = CQL_PORT, seed: str = "") -> str:
+                 native_port: int = CQL_PORT, seed: str = "", initial_tokens: list[int] | None = None,
+                 bootstrap: bool = False) -> str:
     """Node `index`'s cassandra.yaml. By default it listens and serves CQL on its own address;
     a node behind a published port (the Docker provider's bridge) names its listen address, its
-    rpc_address, what it tells clients (broadcast_rpc), its CQL port and the seed's name."""
+    rpc_address, what it tells clients (broadcast_rpc), its CQL port and the seed's name. A node
+    added to a running cluster brings its own tokens (`initial_tokens`) and bootstraps."""
     if spec.commitlog_sync == "periodic":
         extra = f"commitlog_sync_period: {spec.commitlog_sync_period_ms}ms"
     else:
@@ -151,7 +168,8 @@ def _render_yaml(spec: CassandraSpec, index: int, data_dir: Path, run_dir: Path,
         node_name=f"node{index}",
         cluster_name=spec.name,
         num_tokens=spec.num_tokens,
-        initial_token=",".join(map(str, tokens(spec.nodes, spec.num_tokens, index))),
+        initial_token=",".join(map(str, initial_tokens or tokens(spec.nodes, spec.num_tokens, index))),
+        auto_bootstrap="true" if bootstrap else "false",
         seeds=f"{seed or spec.address(1)}:{STORAGE_PORT}",
         listen_address=listen or spec.address(index),
         rpc_address=rpc or spec.address(index),
@@ -173,56 +191,74 @@ def _render_yaml(spec: CassandraSpec, index: int, data_dir: Path, run_dir: Path,
 
 def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePlan]:
     """Render every node's config files and return how to start each node."""
-    result = []
     tls_password = make_tls(spec, run_dir, java) if spec.client_tls else None
-    for index in range(1, spec.nodes + 1):
-        name, address = f"node{index}", spec.address(index)
-        node_dir = run_dir / name
-        data_dir = data_home(spec, run_dir) / name
-        conf, logs = node_dir / "conf", node_dir / "logs"
-        for sub in ("conf", "logs"):
-            (node_dir / sub).mkdir(parents=True, exist_ok=True)
-        for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw"):
-            (data_dir / sub).mkdir(parents=True, exist_ok=True)
-        yaml = _render_yaml(spec, index, data_dir, run_dir, tls_password)
-        if tls_password is None:
-            (conf / "cassandra.yaml").write_text(yaml)
-        else:  # it holds the keystore's password
-            paths.private_dir(conf)
-            paths.write_private(conf / "cassandra.yaml", yaml)
-        (conf / "logback.xml").write_text(template_text("logback.xml"))
-        (conf / "jvm.options").write_text(template_text(JVM_OPTIONS[series(spec)]))
-        argv = [
-            str(java),
-            f"@{conf / 'jvm.options'}",
-            f"-Xms{spec.heap}",
-            f"-Xmx{spec.heap}",
-            f"-javaagent:{jamm_agent(spec, lib)}",
-            f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
-            f"-Dlogback.configurationFile={conf / 'logback.xml'}",
-            f"-Dcassandra.storagedir={data_dir / 'data'}",
-            f"-Dcassandra.logdir={logs}",
-            f"-Dcassandra.jmx.local.port={jmx_port(address)}",
-            f"-Djava.io.tmpdir={node_dir}",
-            "-Dcassandra.superuser_setup_delay_ms=0",  # PasswordAuthenticator: the superuser at once
-            "-cp",
-            f"{conf}:{lib}/*",
-            MAIN_CLASS,
-        ]
-        checks = [
-            (address, STORAGE_PORT, "Cassandra storage"),
+    return [_node_plan(spec, index, run_dir, lib, java, tls_password) for index in range(1, spec.nodes + 1)]
+
+
+def node_ports(address: str) -> tuple[tuple[str, int, str], ...]:
+    """(address, port, what) node at `address` binds: storage and CQL on its own address, JMX on
+    127.0.0.1."""
+    return ((address, STORAGE_PORT, "Cassandra storage"),
             (address, CQL_PORT, "Cassandra CQL"),
-            ("127.0.0.1", jmx_port(address), "Cassandra JMX"),
-        ]
-        result.append(NodePlan(name, address, CQL_PORT, node_dir, logs / "system.log",
-                               logs / "console.log", tuple(argv), tuple(checks)))
-    return result
+            ("127.0.0.1", jmx_port(address), "Cassandra JMX"))
+
+
+def node_dirs(spec: CassandraSpec, run_dir: Path, name: str) -> tuple[Path, Path]:
+    """(node directory: conf/ and logs/, data directory: data/, commitlog/, ...) of node `name`."""
+    return run_dir / name, data_home(spec, run_dir) / name
+
+
+def _node_plan(spec: CassandraSpec, index: int, run_dir: Path, lib: Path, java: Path,
+               tls_password: str | None, initial_tokens: list[int] | None = None,
+               bootstrap: bool = False) -> NodePlan:
+    """Render node `index`'s config files and return how to start it."""
+    name, address = f"node{index}", spec.address(index)
+    node_dir, data_dir = node_dirs(spec, run_dir, name)
+    conf, logs = node_dir / "conf", node_dir / "logs"
+    for sub in ("conf", "logs"):
+        (node_dir / sub).mkdir(parents=True, exist_ok=True)
+    for sub in DATA_SUBDIRS:
+        (data_dir / sub).mkdir(parents=True, exist_ok=True)
+    yaml = _render_yaml(spec, index, data_dir, run_dir, tls_password, initial_tokens=initial_tokens,
+                        bootstrap=bootstrap)
+    if tls_password is None:
+        (conf / "cassandra.yaml").write_text(yaml)
+    else:  # it holds the keystore's password
+        paths.private_dir(conf)
+        paths.write_private(conf / "cassandra.yaml", yaml)
+    (conf / "logback.xml").write_text(template_text("logback.xml"))
+    (conf / "jvm.options").write_text(template_text(JVM_OPTIONS[series(spec)]))
+    argv = [
+        str(java),
+        f"@{conf / 'jvm.options'}",
+        f"-Xms{spec.heap}",
+        f"-Xmx{spec.heap}",
+        f"-javaagent:{jamm_agent(spec, lib)}",
+        f"-Dcassandra.config=file://{conf / 'cassandra.yaml'}",
+        f"-Dlogback.configurationFile={conf / 'logback.xml'}",
+        f"-Dcassandra.storagedir={data_dir / 'data'}",
+        f"-Dcassandra.logdir={logs}",
+        f"-Dcassandra.jmx.local.port={jmx_port(address)}",
+        f"-Djava.io.tmpdir={node_dir}",
+        "-Dcassandra.superuser_setup_delay_ms=0",  # PasswordAuthenticator: the superuser at once
+        *(BOOTSTRAP_FLAGS if bootstrap else ()),
+        "-cp",
+        f"{conf}:{lib}/*",
+        MAIN_CLASS,
+    ]
+    return NodePlan(name, address, CQL_PORT, node_dir, logs / "system.log", logs / "console.log",
+                    tuple(argv), node_ports(address))
 
 
 def launch_groups(spec: CassandraSpec, run_dir: Path) -> list[list[str]]:
     """Which nodes to start together, in order (see the module docstring)."""
     names = [f"node{i}" for i in range(1, spec.nodes + 1)]
     return [names[:1], names[1:]] if len(names) > 1 else [names]
+
+
+# A probe reads one system table: without the driver's schema and token metadata, which it would
+# otherwise read from the node at every connect (a node just started answers those slowly).
+PROBE = {"schema_metadata_enabled": False, "token_metadata_enabled": False}
 
 
 def _query(address: str, cql: str, timeout: float = 5.0, port: int = CQL_PORT, **client: Any) -> list:
@@ -234,8 +270,8 @@ def _query(address: str, cql: str, timeout: float = 5.0, port: int = CQL_PORT, *
     profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([address]),
                                request_timeout=timeout)
     driver = Driver([address], port=port, protocol_version=4, connect_timeout=timeout,
-                    control_connection_timeout=timeout,
-                    execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **client)
+                    control_connection_timeout=timeout, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                    **PROBE, **client)
     try:
         return list(driver.connect().execute(cql, timeout=timeout))
     finally:
@@ -259,7 +295,8 @@ def driver_sees_all(addresses: list[str], port: int = CQL_PORT, expected: int = 
     address), all up. It learns each host's address and port from system.peers_v2."""
     from cassandra.cluster import Cluster as Driver
 
-    driver = Driver(addresses, port=port, protocol_version=4, connect_timeout=5, **client)
+    driver = Driver(addresses, port=port, protocol_version=4, connect_timeout=5,
+                    schema_metadata_enabled=False, **client)
     try:
         driver.connect()
         hosts = driver.metadata.all_hosts()
@@ -299,3 +336,119 @@ def wait_ready(spec: CassandraSpec, names: list[str], final: bool, deadline: flo
         time.sleep(0.5)
     raise NotReady(pending[0] if pending else names[0],
                    "did not answer CQL with all nodes in the ring")
+
+
+# -- adding and removing nodes of a running cluster ---------------------------------------------------
+
+def ring(address: str, port: int = CQL_PORT, **client: Any) -> dict[int, str]:
+    """Token -> the address of the node that owns it, as the node at `address` sees the ring."""
+    local = _query(address, "SELECT broadcast_address, tokens FROM system.local", port=port, **client)
+    peers = _query(address, "SELECT peer, tokens FROM system.peers_v2", port=port, **client)
+    owners = {}
+    for row in local:
+        owners.update((int(t), str(row.broadcast_address or address)) for t in row.tokens or ())
+    for row in peers:
+        owners.update((int(t), str(row.peer)) for t in row.tokens or ())
+    return owners
+
+
+def new_tokens(owners: dict[int, str], count: int) -> list[int]:
+    """`count` tokens for a node joining the ring `owners` (token -> node), without the token
+    allocator (which makes a node wait 30 s first): each splits one of the largest ranges, taken
+    from the nodes in turn (of ranges of one size, from the node that has given the fewest so far),
+    at the point that gives the new node a fair share (1/(N+1) of the ring) from them all. A range
+    (a, b] belongs to b's node; the new token t splits it: (a, t] is the new node's."""
+    ordered = sorted(owners)
+    full = 2**64
+    ranges = []  # (size, index): range i runs from ordered[i - 1] to ordered[i]
+    for i, token in enumerate(ordered):
+        size = (token - ordered[i - 1]) % full or full  # one token: the whole ring
+        ranges.append((size, i))
+    given: dict[str, int] = {}
+    chosen = []
+    left = sorted(ranges, key=lambda r: -r[0])
+    while left and len(chosen) < count:
+        size = left[0][0]
+        same = [r for r in left if r[0] == size]
+        best = min(same, key=lambda r: (given.get(owners[ordered[r[1]]], 0), r[1]))
+        left.remove(best)
+        owner = owners[ordered[best[1]]]
+        given[owner] = given.get(owner, 0) + 1
+        chosen.append(best)
+    taken = sum(size for size, _ in chosen)
+    share = min(full // (len(set(owners.values())) + 1), taken * 15 // 16)
+    # each new token sits share/taken of the way into its range
+    cut = [(ordered[i - 1] + 2**63 + size * share // taken) % full - 2**63 for size, i in chosen]
+    return sorted(set(cut) - set(owners))
+
+
+def tls_password(run_dir: Path) -> str:
+    """The keystore password a client_tls cluster's nodes were given (from node1's config)."""
+    text = (run_dir / "node1" / "conf" / "cassandra.yaml").read_text()
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key == "keystore_password":
+            return value.strip()
+    raise ClusterError(f"no keystore password in {run_dir / 'node1' / 'conf' / 'cassandra.yaml'}")
+
+
+def added_plan(spec: CassandraSpec, index: int, run_dir: Path, lib: Path, java: Path,
+               owners: dict[int, str]) -> NodePlan:
+    """Render node `index`, which joins the running cluster whose ring is `owners`, and return how
+    to start it: as plans() renders the others, with tokens of its own and auto_bootstrap on. A
+    client_tls cluster's node uses the cluster's keystore, whose certificate names the addresses
+    of the nodes `up` started: clients that check the host (cassandra.ssl.verify=identity)
+    refuse an added node; those that check the chain (the default) take it."""
+    password = tls_password(run_dir) if spec.client_tls else None
+    return _node_plan(spec, index, run_dir, lib, java, password,
+                      initial_tokens=new_tokens(owners, spec.num_tokens), bootstrap=True)
+
+
+def listed_by(address: str, peer: str, port: int = CQL_PORT, **client: Any) -> bool | None:
+    """How the node at `address` lists `peer` in system.peers_v2: True = with tokens and a
+    client address (a ring member: Normal), False = not at all, None = not yet (joining)."""
+    rows = _query(address, f"SELECT tokens, native_address FROM system.peers_v2 WHERE peer = '{peer}'",
+                  port=port, **client)
+    if not rows:
+        return False
+    return True if rows[0].tokens and rows[0].native_address else None
+
+
+def wait_joined(spec: CassandraSpec, name: str, address: str, others: list[str], deadline: float,
+                check: Callable[[], None], run_dir: Path | None = None) -> float:
+    """Block until node `name` at `address` is Up/Normal: it serves CQL and knows the others, every
+    other node lists it as a ring member, and the driver sees every node up. check() raises if a
+    node died. Returns when it served CQL (time.monotonic()). NotReady at the deadline."""
+    logging.getLogger("cassandra").setLevel(logging.CRITICAL)
+    client = client_kwargs(spec, run_dir)
+    serving = 0.0
+    while time.monotonic() < deadline:
+        check()
+        if not serving and node_serves(address, len(others), **client):
+            serving = time.monotonic()
+        if serving:
+            try:
+                normal = all(listed_by(other, address, **client) for other in others)
+            except Exception:  # a driver error: not yet
+                normal = False
+            if normal and driver_sees_all([*others, address], **client):
+                return serving
+        time.sleep(0.5)
+    raise NotReady(name, "did not join the ring (Up/Normal on every other node)")
+
+
+def wait_left(spec: CassandraSpec, address: str, others: list[str], deadline: float,
+              run_dir: Path | None = None) -> None:
+    """Block until no other node lists the node at `address` in its peers: it has left the ring."""
+    logging.getLogger("cassandra").setLevel(logging.CRITICAL)
+    client = client_kwargs(spec, run_dir)
+    while True:
+        try:
+            if not any(listed_by(other, address, **client) is not False for other in others):
+                return
+        except Exception:
+            pass
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{address} is still listed as a ring member by the other nodes",
+                               hint="see `nodetool status` on another node")
+        time.sleep(0.5)

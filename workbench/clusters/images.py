@@ -128,6 +128,7 @@ def _cassandra_yaml() -> str:
         commitlog_sync_extra="commitlog_sync_period: 10000ms", commitlog_total_space="256MiB",
         memtable_heap_space="128MiB", memtable_offheap_space="128MiB", concurrent_reads=32,
         concurrent_writes=32, authenticator="AllowAllAuthenticator", client_encryption="",
+        auto_bootstrap="false",
     )
     lines = [line for line in text.splitlines() if not line.startswith("initial_token:")]
     return "\n".join(lines) + "\nbroadcast_address: 127.0.0.1\n"

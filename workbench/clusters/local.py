@@ -5,6 +5,8 @@ FerretDB (a MongoDB-protocol server) with its PostgreSQL as native processes.
     cluster = provider.up(presets.load("cassandra-3"))
     cluster.contact_points                     # [("127.0.0.1", 9042), ("127.0.0.2", 9042), ...]
     provider.kill(cluster.name, "node3"); provider.restart(cluster.name, "node3")
+    provider.add_node(cluster.name)            # Cassandra: node4 bootstraps into the running ring
+    provider.remove_node(cluster.name, "node4")  # nodetool decommission, then stopped and removed
     provider.down(cluster.name)                # SIGTERM, SIGKILL after a timeout, files removed
 
 `up` fetches the jars if needed, picks a JDK, checks every port, renders configs, starts the nodes
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import ipaddress
 import os
 import shutil
 import signal
@@ -30,7 +33,7 @@ from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import NodePlan, NotReady, StartupError, best_log, start_cluster, tail
-from workbench.clusters.progress import OnProgress
+from workbench.clusters.progress import OnProgress, report
 from workbench.clusters.specs import ClusterSpec, data_home
 from workbench.errors import ClusterError
 
@@ -107,7 +110,10 @@ class LocalProvider:
         if running:
             raise ClusterError(f"cluster {spec.name!r} is already running ({', '.join(running)})",
                                hint=f"`workbench cluster down {spec.name}` first")
-        if phase == "kept" and old.kind == spec.kind and old.spec == spec:
+        # (a kept cluster that grew or shrank since its `up` is not what the spec starts)
+        started = [name for group in KINDS[spec.kind].launch_groups(spec, run_dir) for name in group]
+        if phase == "kept" and old.kind == spec.kind and old.spec == spec and \
+                sorted(n.name for n in old.nodes) == sorted(started):
             return True
         _remove_files(old.spec, run_dir)
         _remove_files(spec, run_dir)
@@ -210,6 +216,121 @@ class LocalProvider:
                                best_log(fresh)) from None
         return self.status(name)
 
+    # -- growing and shrinking (Cassandra) ------------------------------------------------------
+    def add_node(self, name: str) -> Cluster:
+        """Start node N+1 of a running Cassandra cluster, rendered as `up` renders the others but
+        bootstrapping (it streams its share of the data), and return once every other node sees
+        it Up/Normal. It is in the state file from its start: status, down, kill, pause and
+        restart know it. If it fails to join (or on Ctrl-C) it is stopped and forgotten again."""
+        cluster, phase = self._loaded(name)
+        kind = _resizable(cluster, "add-node")
+        _require_running(cluster, phase, self.status(name))
+        spec = cluster.spec
+        index = max(int(n.name[4:]) for n in cluster.nodes) + 1
+        if len(cluster.nodes) >= MAX_NODES or not _loopback(spec, index):
+            raise ClusterError(f"cluster {name!r} cannot grow past {len(cluster.nodes)} nodes "
+                               f"(at most {MAX_NODES}, on addresses below 127.0.0.255)",
+                               hint=f"`workbench cluster remove-node {name} NODE` makes room")
+        node, address = f"node{index}", spec.address(index)
+        for host, port, what in kind.node_ports(address):
+            ports.require_free(host, port, what)
+        jdk = java.choose()
+        lib = distributions.fetch(spec.kind, self.cache, progress=False, version=spec.version)
+        client = kind.client_kwargs(spec, cluster.run_dir)
+        others = [n.address for n in cluster.nodes]
+        try:
+            owners = kind.ring(others[0], **client)
+        except Exception as exc:
+            raise ClusterError(f"cannot read the token ring from {cluster.nodes[0].name} ({others[0]}): "
+                               f"{type(exc).__name__}",
+                               hint=f"is it serving? `workbench cluster status {name}`") from None
+        for folder in kind.node_dirs(spec, cluster.run_dir, node):  # left by an earlier attempt
+            shutil.rmtree(folder, ignore_errors=True)
+        report(self.progress, "start", f"{name}: starting {node} on {address} ...")
+        plan = kind.added_plan(spec, index, cluster.run_dir, lib, jdk.java, owners)
+        started = time.monotonic()
+        fresh: Node | None = None
+        try:
+            fresh = self._launch(plan, jdk)
+            cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, fresh))
+            store.save(cluster, phase)
+            report(self.progress, "join", f"{name}: {node} started (pid {fresh.pid}); joining the ring: "
+                                          f"bootstrapping, streaming its share of the data ...")
+            deadline = started + spec.start_timeout
+            kind.wait_joined(spec, node, address, others, deadline, lambda: _check_alive(cluster),
+                             cluster.run_dir)
+        except BaseException as exc:
+            with _uninterruptible():
+                self._forget(cluster, fresh, phase, keep_log=True)
+            if isinstance(exc, NotReady):
+                raise StartupError(f"cassandra {node} {exc.what} within {spec.start_timeout:.0f} s "
+                                   f"(stopped again)", best_log(fresh)) from None
+            if isinstance(exc, StartupError) and fresh is not None and exc.log == best_log(fresh):
+                raise StartupError(f"cassandra {node} exited while it joined the ring (removed again)",
+                                   best_log(fresh)) from None
+            raise
+        report(self.progress, "ready", f"{name}: {node} is Up/Normal on "
+                                       f"{', '.join(n.name for n in cluster.nodes[:-1])} "
+                                       f"({time.monotonic() - started:.1f} s)")
+        return self.status(name)
+
+    def remove_node(self, name: str, node: str) -> Cluster:
+        """Decommission a node of a running Cassandra cluster (`nodetool decommission`: it streams
+        its data to the others and leaves the ring), wait until no other node lists it, then stop
+        it and remove it from the state file and its files from the disk."""
+        from workbench.clusters import settle
+
+        cluster, phase = self._loaded(name)
+        kind = _resizable(cluster, "remove-node")
+        target = cluster.node(node)
+        spec = cluster.spec
+        if len(cluster.nodes) == 1:
+            raise ClusterError(f"{node} is the last node of cluster {name!r}: it cannot be removed",
+                               hint=f"`workbench cluster down {name}` stops the whole cluster")
+        if target.address == spec.address(1):
+            raise ClusterError(f"{node} is the seed of cluster {name!r}: every other node gossips with it "
+                               "at start-up, so it stays", hint="remove another node")
+        _require_running(cluster, phase, self.status(name))
+        if spec.replication_factor > len(cluster.nodes) - 1:
+            raise ClusterError(f"cluster {name!r} keeps {spec.replication_factor} replicas of each row: "
+                               f"its {len(cluster.nodes)} nodes cannot become {len(cluster.nodes) - 1}",
+                               hint=f"`workbench cluster add-node {name}` first")
+        rest = [n for n in cluster.nodes if n.name != node]
+        others = [n.address for n in rest]
+        client = kind.client_kwargs(spec, cluster.run_dir)
+        started = time.monotonic()
+        deadline = started + spec.start_timeout
+        if any(kind.listed_by(other, target.address, **client) is not False for other in others):
+            report(self.progress, "leave", f"{name}: {node} leaving the ring (nodetool decommission: "
+                                           f"streaming its data to {', '.join(n.name for n in rest)}) ...")
+            settle.nodetool(target, ["decommission"], deadline)
+            kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
+            report(self.progress, "left", f"{name}: {node} has left the ring "
+                                          f"({time.monotonic() - started:.1f} s); stopping it")
+        else:  # an earlier remove-node decommissioned it and was interrupted
+            report(self.progress, "left", f"{name}: {node} is not in the ring any more; stopping it")
+        with _uninterruptible():
+            outcome = self._forget(cluster, target, phase, keep_log=False)
+        report(self.progress, "gone", f"{name}: {node} gone ({outcome}, its files removed)")
+        return self.status(name)
+
+    def _forget(self, cluster: Cluster, node: Node | None, phase: str, keep_log: bool) -> str:
+        """Stop `node`, drop it from the cluster's state and remove its files (keep_log: all but
+        its conf/ and logs/, which say why it did not join)."""
+        if node is None:
+            return "not started"
+        outcome = procs.stop(node.pid, node.start_time, self.stop_timeout)
+        store.save(dataclasses.replace(cluster, nodes=tuple(n for n in cluster.nodes if n.name != node.name)),
+                   phase)
+        node_dir, data_dir = cassandra_local.node_dirs(cluster.spec, cluster.run_dir, node.name)
+        if keep_log:
+            for sub in cassandra_local.DATA_SUBDIRS:
+                shutil.rmtree(data_dir / sub, ignore_errors=True)
+        else:
+            shutil.rmtree(node_dir, ignore_errors=True)
+            shutil.rmtree(data_dir, ignore_errors=True)
+        return outcome
+
     def _signal(self, name: str, node: str, sig: signal.Signals) -> Node:
         target = self._load(name).node(node)
         if not procs.send(target.pid, target.start_time, sig):
@@ -227,6 +348,46 @@ class LocalProvider:
 
     def _load(self, name: str) -> Cluster:
         return self._loaded(name)[0]
+
+
+MAX_NODES = 9  # as a preset's `nodes`
+
+
+def _resizable(cluster: Cluster, verb: str):
+    """The kind module of a cluster that can grow and shrink (Cassandra), else one line."""
+    if cluster.kind != "cassandra":
+        what, which = {"hbase": ("HBase (one master with its RegionServer)", "an HBase"),
+                       "ferretdb": ("FerretDB (one server on its database)", "a FerretDB")}.get(
+            cluster.kind, (cluster.kind, f"a {cluster.kind}"))
+        raise ClusterError(f"{verb} works for Cassandra clusters here; {what} not yet: "
+                           f"{cluster.name!r} is {which} cluster")
+    return KINDS[cluster.kind]
+
+
+def _require_running(cluster: Cluster, phase: str, live: Cluster) -> None:
+    """One line unless the cluster started (phase running) and every node runs."""
+    if phase != "running":
+        raise ClusterError(f"cluster {cluster.name!r} is not running (its state is {phase!r})",
+                           hint=f"`workbench cluster up` it first; `workbench cluster status {cluster.name}`")
+    idle = [n for n in live.nodes if n.status != "running"]
+    if not idle:
+        return
+    said = ", ".join(f"{n.name} {n.status}" for n in idle)
+    if len(idle) == len(live.nodes):
+        raise ClusterError(f"cluster {cluster.name!r} is not running ({said})",
+                           hint=f"`workbench cluster down {cluster.name}`, then `workbench cluster up` again")
+    fix = "resume" if idle[0].status == "paused" else "restart"
+    raise ClusterError(f"cluster {cluster.name!r} is not running on every node ({said}): the ring "
+                       "changes only with every node up",
+                       hint=f"`workbench cluster {fix} {cluster.name} {idle[0].name}` first")
+
+
+def _loopback(spec: ClusterSpec, index: int) -> bool:
+    """Node `index` still gets an address 127.0.0.K (K < 255), as the spec's own check wants."""
+    try:
+        return ipaddress.IPv4Address(spec.address(index)) < ipaddress.IPv4Address("127.0.0.255")
+    except ValueError:
+        return False
 
 
 def _remove_files(spec: ClusterSpec, run_dir: Path) -> None:

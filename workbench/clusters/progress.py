@@ -27,7 +27,9 @@ from rich.progress import (
 @dataclass(frozen=True)
 class ProgressEvent:
     """stage: "fetch" (done/total in bytes), "start" (a node launched), "wait" (waiting for it
-    to serve), "ready"; message: one line for a person."""
+    to serve), "ready"; a node added to a running cluster: "start", "join" (bootstrapping),
+    "ready" (Up/Normal); a node removed: "leave" (decommissioning), "left", "gone"; message: one
+    line for a person."""
 
     stage: str
     message: str

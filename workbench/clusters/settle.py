@@ -113,7 +113,9 @@ def _last_line(proc: subprocess.CompletedProcess) -> str:
     return lines[-1] if lines else f"exit status {proc.returncode}"
 
 
-def _nodetool(node: Node, args: list[str], deadline: float) -> str:
+def nodetool(node: Node, args: list[str], deadline: float) -> str:
+    """Run `nodetool ARGS` against a local Cassandra node (its JMX port); its output. One line
+    (ClusterError) if it fails."""
     remaining = max(deadline - time.monotonic(), 5.0)
     proc = _java(node, [f"-Duser.home={node.dir}",  # nodetool keeps its history under ~/.cassandra
                         f"-Dlogback.configurationFile={node.dir / 'conf' / 'logback.xml'}",
@@ -135,10 +137,10 @@ def compactions_busy(compactionstats: str) -> bool:
 
 def _settle_cassandra(cluster: Cluster, keyspace: str, table: str, deadline: float) -> None:
     for node in cluster.nodes:
-        _nodetool(node, ["flush", keyspace, table], deadline)
+        nodetool(node, ["flush", keyspace, table], deadline)
     waiting = list(cluster.nodes)
     while waiting:
-        waiting = [n for n in waiting if compactions_busy(_nodetool(n, ["compactionstats"], deadline))]
+        waiting = [n for n in waiting if compactions_busy(nodetool(n, ["compactionstats"], deadline))]
         if waiting and time.monotonic() > deadline:
             raise ClusterError(f"compactions still running on {', '.join(n.name for n in waiting)} "
                                "when the settle step's time was up",

@@ -4,6 +4,8 @@ containers), and name existing ones (the external provider).
     workbench cluster up cassandra-3          # preset name (presets/clusters/*.toml) or a path
     workbench cluster status
     workbench cluster kill cassandra-3 node3
+    workbench cluster add-node cassandra-3            # node4 bootstraps into the running ring
+    workbench cluster remove-node cassandra-3 node4   # decommissioned, stopped, files removed
     workbench cluster down cassandra-3
     workbench cluster up cassandra-3 --provider docker   # the same preset as containers
     workbench cluster up lab.toml --provider external   # an existing cluster: checked, remembered
@@ -86,6 +88,28 @@ def register(subparsers) -> None:
         p.add_argument("name")
         p.add_argument("node", help="node name, e.g. node2, master, thrift")
         p.set_defaults(func=cmd_fault, action=action)
+
+    grow = with_provider(sub.add_parser(
+        "add-node", help="Cassandra: start one more node in a running cluster and wait until it has "
+        "joined the ring (Up/Normal on every other node)",
+        description="Start node N+1 of a running local Cassandra cluster on the next address "
+        "127.0.0.K, rendered as `up` renders the others, with tokens of its own; it bootstraps "
+        "(streams its share of the data) and the command returns once every other node sees it "
+        "Up/Normal. status, down, kill, pause and restart then know it."))
+    grow.add_argument("name")
+    grow.add_argument("--quiet", action="store_true", help="no progress lines")
+    grow.set_defaults(func=cmd_add_node)
+
+    shrink = with_provider(sub.add_parser(
+        "remove-node", help="Cassandra: decommission a node of a running cluster, then stop it and "
+        "remove its files",
+        description="`nodetool decommission` on the node (it streams its data to the others and "
+        "leaves the ring), wait until no other node lists it, then stop its process and forget it. "
+        "The last node, the seed (node1) and a node the replication factor still needs stay."))
+    shrink.add_argument("name")
+    shrink.add_argument("node", help="node name, e.g. node4")
+    shrink.add_argument("--quiet", action="store_true", help="no progress lines")
+    shrink.set_defaults(func=cmd_remove_node)
 
     listing = sub.add_parser("presets", help="list the cluster presets")
     listing.set_defaults(func=cmd_presets)
@@ -216,6 +240,48 @@ def cmd_fault(args: argparse.Namespace) -> int:
         print_cluster(result)
     else:
         print(f"{args.name} {args.node}: {provider.status(args.name).node(args.node).status}")
+    return 0
+
+
+def _resizing(args: argparse.Namespace, verb: str):
+    """The local provider that knows the cluster, ready to print progress lines; one line for a
+    cluster of another provider."""
+    provider = _provider(args, progress=False, name=args.name)
+    if not hasattr(provider, "add_node"):
+        what = {"docker": "Docker clusters", "external": "external clusters (the workbench did not "
+                "start them)"}.get(provider.name, f"{provider.name} clusters")
+        raise ClusterError(f"{verb} is not available for {what} yet",
+                           hint="it works for Cassandra clusters of the local provider")
+    if not args.quiet:
+        provider.progress = lambda event: print(event.message, file=sys.stderr, flush=True)
+    # Ctrl-C or `kill` during the join stops the node that was started (as for `up`)
+    interrupts.install()
+    signal.signal(signal.SIGTERM, interrupts.on_signal)
+    return provider
+
+
+def cmd_add_node(args: argparse.Namespace) -> int:
+    provider = _resizing(args, "add-node")
+    try:
+        cluster = provider.add_node(args.name)
+    except KeyboardInterrupt:
+        print("workbench: interrupted: the node this command started was stopped and removed",
+              file=sys.stderr)
+        return 130
+    print_cluster(cluster)
+    return 0
+
+
+def cmd_remove_node(args: argparse.Namespace) -> int:
+    provider = _resizing(args, "remove-node")
+    try:
+        cluster = provider.remove_node(args.name, args.node)
+    except KeyboardInterrupt:
+        print(f"workbench: interrupted: a decommission that began goes on in {args.node}; "
+              f"`workbench cluster remove-node {args.name} {args.node}` again stops it once it has left",
+              file=sys.stderr)
+        return 130
+    print_cluster(cluster)
     return 0
 
 
