@@ -117,25 +117,25 @@ def _server(result) -> str:
     return version
 
 
-def servers(records: list[RunRecord]) -> dict[str, list[str]]:
-    """Each database's servers as its runs recorded them (the report's "Servers" table)."""
+def _distinct(records: list[RunRecord], what: str) -> dict[str, list[str]]:
+    """Each database's distinct values of a record's `what` ("server", "client"), in run order."""
     out: dict[str, list[str]] = {}
     for r in records:
-        seen = out.setdefault(r.database, [])
-        if r.server and r.server not in seen:
-            seen.append(r.server)
+        seen, value = out.setdefault(r.database, []), getattr(r, what)
+        if value and value not in seen:
+            seen.append(value)
     return out
+
+
+def servers(records: list[RunRecord]) -> dict[str, list[str]]:
+    """Each database's servers as its runs recorded them (the report's "Servers" table)."""
+    return _distinct(records, "server")
 
 
 def clients(records: list[RunRecord]) -> dict[str, list[str]]:
-    """Each database's clients as its runs recorded them (the "Servers" table's second column):
+    """Each database's clients as its runs recorded them (the "Servers" table's last column):
     more than one for a database means its figures mix clients."""
-    out: dict[str, list[str]] = {}
-    for r in records:
-        seen = out.setdefault(r.database, [])
-        if r.client and r.client not in seen:
-            seen.append(r.client)
-    return out
+    return _distinct(records, "client")
 
 
 def _target(result) -> float | None:
