@@ -241,7 +241,7 @@ def test_a_mongodb_login_and_tls_come_from_the_file_and_the_password_is_recorded
     assert "[READ], Return=OK" in done.stdout
     # the exports name the server as it answered, never MongoDB alone
     # (and the client that measured it, in the last column)
-    named = ',mongodb (FerretDB),"FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)",pymongo '
+    named = ',mongodb (FerretDB),"FerretDB 1.24.2 (MongoDB protocol, reports 7.0.42)","pymongo '
     assert named in (out / "run.csv").read_text()
     assert "FerretDB 1.24.2" in (out / "run.json").read_text()
     written = _everything_under(tmp_path / "state", out)
