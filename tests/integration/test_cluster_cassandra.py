@@ -377,15 +377,7 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         if provider.status(name).node("node3").status != "running":
             provider.restart(name, "node3")
 
-    def window(run: dict, start: float, end: float) -> list[dict]:
-        """The run's intervals that lie wholly between two moments (Unix time)."""
-        t0 = run["started_at"]
-        return [i for i in run["intervals"]
-                if start <= t0 + i["elapsed_s"] - i["duration_s"] and t0 + i["elapsed_s"] <= end]
-
-    def errors(intervals: list[dict]) -> int:
-        return sum(n for i in intervals for counts in i["returns"].values() for s, n in counts.items()
-                   if s not in ("OK", "NOT_FOUND"))
+    window, errors = _intervals_between, _errors_in  # (defined below, shared with the add-node test)
 
     figures = {}
     for client in ("native", "python"):
