@@ -6,10 +6,11 @@
    with `--lanes` requests in flight, by the workbench (`-db cassandra`) and by two bare loops
    written directly on the same driver (bench/common.py): *replay* (requests made up front:
    the driver's ceiling) and *workload* (workload A's own work done inline per operation). For
-   acsylla a bare loop is `--lanes` coroutines awaiting `session.execute(prepared(params))`;
-   for cassandra-driver, `--lanes` chains of `execute_async` whose callback sends the next
-   request (no asyncio at all). All sides include opening their session and preparing
-   statements (the workbench's schema check before the run is excluded). The order rotates per
+   cassandra-driver (the only driver with a bare loop here since acsylla was retired; the
+   native client's CPU is compared with YCSB's by bench_cpu.py), `--lanes` chains of
+   `execute_async` whose callback sends the next request (no asyncio at all). All sides include
+   opening their session and preparing statements (the workbench's schema check before the run
+   is excluded). The order rotates per
    repetition; the ratios within one repetition are the figures that matter.
 4. Throughput and client CPU per operation vs lanes for workloads A and C, per driver.
 
@@ -17,7 +18,7 @@ Client CPU is this process's user+system time (every thread, the drivers' IO thr
 
     python bench/bench_cassandra.py [--address 127.0.0.61] [--hosts H (use a running node)]
         [--records 10000] [--operations 20000] [--lanes 16] [--repeat 3]
-        [--drivers acsylla,python] [--sweep 1,2,4,8,16,32,64] [--sweep-operations 6000]
+        [--drivers python] [--sweep 1,2,4,8,16,32,64] [--sweep-operations 6000]
 """
 
 from __future__ import annotations
@@ -42,47 +43,6 @@ from workbench.core.controller import Controller
 WORKLOADS = Path(__file__).resolve().parents[1] / "workbench" / "workloads"
 READ = "SELECT " + ", ".join(FIELDS) + " FROM bench.usertable WHERE y_id = ?"
 UPDATE = "UPDATE bench.usertable SET {} = ? WHERE y_id = ?"
-
-
-async def bare_acsylla(host: str, lanes: int, ops: int, plan=None, records: int = 0) -> tuple[float, float]:
-    """Replay `plan`, or (plan None) do workload A's work per operation over `records` keys."""
-    import acsylla
-
-    clock = timed()
-    cl = acsylla.Consistency.QUORUM
-    session = await acsylla.create_cluster([host], protocol_version=4, consistency=cl).create_session()
-    read = await session.create_prepared(READ)
-    updates = [await session.create_prepared(UPDATE.format(f)) for f in FIELDS]
-    value, counter, execute = "x" * 100, itertools.count(), session.execute
-    latencies: list[int] = []
-
-    async def replay() -> None:
-        for n in counter:
-            if n >= ops:
-                return
-            is_read, key, field = plan[n]
-            if is_read:
-                (await execute(read((key,), consistency=cl))).first()
-            else:
-                await execute(updates[field]((value, key), consistency=cl))
-
-    async def workload(seed: int) -> None:
-        choices, record = WorkloadA(seed, records), latencies.append
-        for n in counter:
-            if n >= ops:
-                return
-            is_read, key, field, fresh = choices.next()
-            t0 = perf_counter_ns()
-            if is_read:
-                (await execute(read((key,), consistency=cl))).first().as_dict()
-            else:
-                await execute(updates[field]((fresh, key), consistency=cl))
-            record(perf_counter_ns() - t0)
-
-    await asyncio.gather(*(replay() if plan is not None else workload(i) for i in range(lanes)))
-    await session.close()
-    wall, cpu = clock()
-    return ops / wall, cpu / ops * 1e6
 
 
 def bare_python(host: str, lanes: int, ops: int, plan=None, records: int = 0) -> tuple[float, float]:
@@ -170,8 +130,8 @@ def workbench_run(args, driver: str, workload: str, lanes: int, ops: int, phase:
 
 def bare_run(args, driver: str, lanes: int, ops: int, replay: bool) -> tuple[float, float]:
     plan = make_plan(args.records, ops) if replay else None
-    if driver == "acsylla":
-        return asyncio.run(bare_acsylla(args.hosts, lanes, ops, plan, args.records))
+    if driver != "python":
+        raise SystemExit(f"a bare loop exists for cassandra-driver only (--drivers python), not {driver}")
     return bare_python(args.hosts, lanes, ops, plan, args.records)
 
 
@@ -204,7 +164,7 @@ def main() -> None:
     ap.add_argument("--operations", type=int, default=20_000)
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--drivers", default="acsylla,python")
+    ap.add_argument("--drivers", default="python")
     ap.add_argument("--sweep", default="1,2,4,8,16,32,64", help='lanes to sweep; "" for none')
     ap.add_argument("--sweep-operations", type=int, default=6000)
     args = ap.parse_args()
@@ -219,7 +179,7 @@ def main() -> None:
         raise SystemExit("benchmarks only target 127.0.0.0/8")
     try:
         t0 = time.perf_counter()
-        load = workbench_run(args, "acsylla", "workloada", 16, args.records, "load", ("cassandra.drop=true",))
+        load = workbench_run(args, "native", "workloada", 16, args.records, "load", ("cassandra.drop=true",))
         print(f"load: {args.records} records, 16 lanes: {load[0]:.0f} ops/s, {load[1]:.0f} us CPU/op "
               f"({time.perf_counter() - t0:.1f} s)")
         drivers = args.drivers.split(",")

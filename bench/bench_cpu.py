@@ -2,7 +2,7 @@
 
     workbench cluster up cassandra-single            # or hbase-standalone, with --db hbase
     python bench/bench_cpu.py --db cassandra [--cluster NAME] [--workloads a,c] [--lanes 16,64]
-        [--short 10000] [--long 160000] [--repeat 2] [--clients native,acsylla] [-p KEY=VALUE ...]
+        [--short 10000] [--long 160000] [--repeat 2] [--clients native,python] [-p KEY=VALUE ...]
         [--ycsb-home DIR]  [--latte PATH] [--baseline DIR] [--fresh]
 
 For each workload and in-flight count, each client makes a short run and a long run of the same
@@ -135,7 +135,7 @@ class Clients:
                 *[a for p in props for a in ("-p", p)]]
 
     def workbench(self, client: str, workload: str, lanes: int, ops: int, phase: str = "run") -> list[str]:
-        """client: a cassandra.driver / hbase.client value, optionally @LOOP (acsylla@asyncio)."""
+        """client: a cassandra.driver / hbase.client value, optionally @LOOP (native@asyncio)."""
         client, _, loop = client.partition("@")
         props = [*self.overrides, *([f"{self.client_key}={client}"] if self.client_key else []),
                  *([f"eventloop={loop}"] if loop else [])]

@@ -4,7 +4,7 @@
                                                  # or: ferretdb-postgres, with --db mongodb
     python bench/bench_ycsb.py --ycsb-home DIR [--db hbase] [--cluster hbase-standalone]
         [--records 20000] [--operations 50000] [--lanes 16,64] [--workloads a,c]
-        [--repeat 3] [--clients native,async,happybase]
+        [--repeat 3] [--clients native,async]
 
 DIR is a YCSB installation with the hbase20 (cassandra, mongodb) binding: YCSB's release layout
 (DIR/lib and DIR/<binding>/lib), a binding tarball's (DIR/lib with core and binding jars), or a
@@ -86,9 +86,9 @@ WORKLOADS = ROOT / "workbench" / "workloads"
 # ("": one client, named by the label), the workbench's clients
 DBS = {
     "hbase": ("site.ycsb.db.hbase20.HBaseClient20", "hbase20-binding", "hbase.client",
-              "native,async,happybase"),
+              "native,async"),
     "cassandra": ("site.ycsb.db.CassandraCQLClient", "cassandra-binding", "cassandra.driver",
-                  "native,acsylla,python"),
+                  "native,python"),
     "mongodb": ("site.ycsb.db.MongoDbClient", "mongodb-binding", "", "pymongo"),
 }
 # per database: the cluster kinds it runs on, the default cluster, what gate/op and srv/op measure
@@ -324,7 +324,7 @@ def main() -> None:
     ap.add_argument("--workloads", default="a,c")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clients", help="workbench hbase.client / cassandra.driver values "
-                    "(default native,async,happybase / native,acsylla,python; mongodb: one, pymongo)")
+                    "(default native,async / native,python; mongodb: one, pymongo)")
     args = ap.parse_args()
     _, default_cluster, gate, srv = CLUSTERS[args.db]
     args.cluster = args.cluster or default_cluster

@@ -75,7 +75,7 @@ async def open_binding(workload: str, overrides: list[str], phase: str) -> Any:
     """The binding of these properties, its schema made (a load drops the table where the
     properties say so) and its connections open."""
     spec = _spec(workload, overrides, phase)
-    db = load_binding_class(spec.db)(spec, dict(spec.binding_properties),
+    db = load_binding_class(spec.db, dict(spec.binding_properties))(spec, dict(spec.binding_properties),
                                      {"phase": phase, "worker": 0, "workers": 1})
     await db.prepare()
     await db.init()

@@ -59,7 +59,7 @@ def test_the_cluster_requires_a_login_and_tls(cassandra_secure):
     assert "Bad credentials" in str(refused.value) or "Authentication" in str(refused.value)
 
 
-@pytest.mark.parametrize("driver", ["acsylla", "native", "python"])
+@pytest.mark.parametrize("driver", ["native", "python"])
 def test_load_and_run_with_credentials_over_tls(suite_servers, cassandra_secure, driver):
     load = workbench(suite_servers, cassandra_secure, "load", "-p", "cassandra.drop=true",
                      "-p", f"cassandra.driver={driver}")
@@ -72,7 +72,7 @@ def test_load_and_run_with_credentials_over_tls(suite_servers, cassandra_secure,
     assert reads + updates == 400
 
 
-@pytest.mark.parametrize("driver", ["acsylla", "native", "python"])
+@pytest.mark.parametrize("driver", ["native", "python"])
 @pytest.mark.parametrize(("wrong", "said"), [
     ("cassandra.password=wrong", "AuthenticationFailed"),
     ("cassandra.useSSL=false", "cannot connect"),

@@ -21,9 +21,9 @@ import pytest
 from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
 
 from workbench.bindings.hbase import HBaseBinding
-from workbench.bindings.hbase_happybase import HappybaseBinding
 from workbench.bindings.hbase_native import NativeBinding
 from workbench.bindings.hbase_schema import split_points
+from workbench.bindings.registry import make_binding
 from workbench.clusters import ports
 from workbench.clusters.hbase_local import probe
 from workbench.config.spec import spec_from_args
@@ -64,7 +64,7 @@ def region_row_counts(cluster, table: str) -> list[int]:
 
 def make(props: list[str], threads: int = 8, workers: int = 1) -> HBaseBinding:
     spec, _ = spec_from_args([], ["db=hbase", f"threadcount={threads}", *props], "run")
-    return HBaseBinding(spec, dict(spec.binding_properties), {"workers": workers})
+    return make_binding(spec, {"workers": workers})
 
 
 def test_options_are_validated():
@@ -82,25 +82,24 @@ def test_options_are_validated():
     assert make([]).notes() == []
 
 
-@pytest.mark.parametrize("setting", ["hbase.transport=framed", "hbase.protocol=compact"])
-def test_transport_mismatch_is_a_clear_error_not_a_hang(hbase, setting):
+def test_transport_mismatch_is_a_clear_error_not_a_hang(hbase):
     _, props = hbase
-    spec, _ = spec_from_args([], [*props, setting, "hbase.timeout=2000"], "load")
-    db = HBaseBinding(spec, dict(spec.binding_properties), {"phase": "load"})
+    spec, _ = spec_from_args([], [*props, "hbase.transport=framed", "hbase.timeout=2000"], "load")
+    db = make_binding(spec, {"phase": "load"})
     t0 = time.monotonic()
     with pytest.raises(BindingError, match="hbase.transport / hbase.protocol match"):
         asyncio.run(db.prepare())
-    assert time.monotonic() - t0 < 8.0  # framed waits for hbase.timeout, compact fails at once
+    assert time.monotonic() - t0 < 8.0  # framed waits for hbase.timeout
 
 
-def test_the_client_is_chosen_by_hbase_client_and_by_protocol():
+def test_the_client_is_chosen_by_hbase_client_and_retired_ones_name_their_replacement():
     assert type(make([])) is NativeBinding and make([]).options.client == "native"
     assert type(make(["hbase.client=async"])) is HBaseBinding
-    assert type(make(["hbase.client=happybase"])) is HappybaseBinding
-    assert type(make(["hbase.protocol=compact"])) is HappybaseBinding  # async speaks binary only
-    for client in ("async", "native"):
-        with pytest.raises(ConfigError, match="hbase.client=happybase"):
-            make([f"hbase.client={client}", "hbase.protocol=compact"])
+    with pytest.raises(ConfigError, match="hbase.client=happybase was retired") as refused:
+        make(["hbase.client=happybase"])
+    assert "hbase.client=native" in refused.value.hint and "hbase.client=async" in refused.value.hint
+    with pytest.raises(ConfigError, match="hbase.protocol=compact was served by the happybase client"):
+        make(["hbase.protocol=compact"])
     with pytest.raises(ConfigError, match="hbase.client"):
         make(["hbase.client=java"])
 

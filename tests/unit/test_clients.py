@@ -22,8 +22,6 @@ from workbench.results.model import RunResult
     ("hbase", {}, "native HBase RPC"),
     ("hbase", {"hbase.client": "async"},
      f"HBase Thrift (thriftpy2 {metadata.version('thriftpy2')}, asyncio)"),
-    ("hbase", {"hbase.protocol": "compact"},
-     f"HBase Thrift (happybase {metadata.version('happybase')}, threads)"),
     ("mongodb", {}, f"pymongo {metadata.version('pymongo')} (asyncio)"),
     ("memory", {}, "memory (in-process)"),
 ])
@@ -38,6 +36,9 @@ def test_a_run_records_its_client_before_it_starts_and_names_properties_it_refus
     assert env["client"]["compiled"] in (True, False)
     refused = client_record("cassandra", {"cassandra.driver": "banana"})
     assert "properties refused" in refused["name"] and "cassandra.driver" in refused["name"]
+    # the retired clients (0.3.0) name their replacement
+    assert "hbase.client=native" in client_record("hbase", {"hbase.client": "happybase"})["name"]
+    assert "cassandra.driver=native" in client_record("cassandra", {"cassandra.driver": "acsylla"})["name"]
 
 
 def test_the_one_line_client_says_compiled_or_python_and_the_loop():

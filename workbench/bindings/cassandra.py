@@ -1,8 +1,8 @@
 """The Cassandra binding: YCSB's cassandra-cql semantics on the workbench's own CQL client
-(default), acsylla or cassandra-driver.
+(default) or cassandra-driver (the reference it is held to; acsylla was retired).
 
-Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the three
-load drivers in cassandra_native.py, cassandra_acsylla.py and cassandra_python.py. All offer the
+Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the two
+load drivers in cassandra_native.py and cassandra_python.py. Both offer the
 same small interface: `prepare(cql, consistency) -> bind` (params -> request),
 `execute(request) -> awaitable result`, `row(result)` (the first row, a mapping by column name)
 / `rows(result)` (dicts, nulls as None),
@@ -111,10 +111,8 @@ class CassandraBinding(Binding):
         """Open this worker's session and prepare the all-fields shapes up front."""
         if self.options.driver == "python":
             from workbench.bindings.cassandra_python import PythonSession as Session
-        elif self.options.driver == "native":
-            from workbench.bindings.cassandra_native import NativeSession as Session
         else:
-            from workbench.bindings.cassandra_acsylla import AcsyllaSession as Session
+            from workbench.bindings.cassandra_native import NativeSession as Session
         self.db = db = await Session.connect(self.options)
         self._execute, self._row, self._rows, self._errors = db.execute, db.row, db.rows, db.errors
         self._row_of = getattr(db, "row_of", db.row)  # a sequence's reads' rows (see chain_outcomes)

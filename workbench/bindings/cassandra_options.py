@@ -32,7 +32,7 @@ PROPERTIES: dict[str, tuple[str, str]] = {
     "cassandra.ssl.verify": ("peer", "none | peer (certificate chain) | identity (chain + host)"),
     "cassandra.protocolversion": ("4", "native protocol version: 3, 4 or 5"),
     "cassandra.driver": ("native", "load driver: native (the workbench's own CQL client on the event "
-                                   "loop), acsylla (ScyllaDB's C++ driver) or python (cassandra-driver)"),
+                                   "loop) or python (cassandra-driver, the reference)"),
     "cassandra.replicas": ("shuffle", "which of a key's replicas coordinates its request: shuffle (any "
                                       "live one at random, as the DataStax drivers do by default) or "
                                       "first (the key's first replica on the ring)"),
@@ -124,10 +124,13 @@ def parse_options(properties: dict[str, str]) -> CassandraOptions:
         raise ConfigError(f"cassandra.replication.class={strategy!r} is not a strategy class name",
                           "e.g. SimpleStrategy or NetworkTopologyStrategy")
     protocol = _int("cassandra.protocolversion", p["cassandra.protocolversion"], 3, 5)
-    driver = _choice("cassandra.driver", p["cassandra.driver"], ("native", "acsylla", "python"))
-    if driver in ("acsylla", "native") and protocol == 5:
-        # The C++ driver's v5 is the pre-release "beta" framing (Cassandra 5 closes the
-        # connection); the native driver does not write v5's checksummed frames.
+    if p["cassandra.driver"].strip().lower() == "acsylla":
+        raise ConfigError("cassandra.driver=acsylla was retired",
+                          "use cassandra.driver=native (the default) or cassandra.driver=python "
+                          "(cassandra-driver, the reference)")
+    driver = _choice("cassandra.driver", p["cassandra.driver"], ("native", "python"))
+    if driver == "native" and protocol == 5:
+        # The native driver does not write v5's checksummed frames.
         raise ConfigError(f"cassandra.protocolversion=5 is not available with cassandra.driver={driver}",
                           "use cassandra.protocolversion=4, or cassandra.driver=python for v5")
     return CassandraOptions(

@@ -34,18 +34,14 @@ def client_name(db: str, properties: dict[str, str]) -> str:
         opts = parse_options(properties)
         if opts.driver == "native":
             return f"native CQL v{opts.protocol_version}"
-        if opts.driver == "python":
-            return f"cassandra-driver {_version('cassandra-driver')} (CQL v{opts.protocol_version})"
-        return f"acsylla {_version('acsylla')} (CQL v{opts.protocol_version})"
+        return f"cassandra-driver {_version('cassandra-driver')} (CQL v{opts.protocol_version})"
     if db == "hbase":
         from workbench.bindings.hbase_options import client_of  # noqa: PLC0415
 
         client = client_of(properties)
         if client == "native":
             return "native HBase RPC"
-        if client == "async":
-            return f"HBase Thrift (thriftpy2 {_version('thriftpy2')}, asyncio)"
-        return f"HBase Thrift (happybase {_version('happybase')}, threads)"
+        return f"HBase Thrift (thriftpy2 {_version('thriftpy2')}, asyncio)"
     if db == "mongodb":
         return f"pymongo {_version('pymongo')} (asyncio)"
     if db == "memory":

@@ -6,14 +6,14 @@ row is NOT_FOUND, a scan returns up to `count` rows from the start key in key or
 created, pre-split if asked, in prepare() (hbase_schema.py). Properties: hbase_options.py and
 README's Bindings.
 
-Three clients, chosen by hbase.client:
-- `native` (the default for the binary protocol): hbase_native.py, reads and puts over HBase's
-  own RPC straight to the RegionServers; everything else as `async`.
+Two clients, chosen by hbase.client (the registry's client factory,
+hbase_options.binding_target, picks the class):
+- `native` (the default): hbase_native.py, reads and puts over HBase's own RPC straight to the
+  RegionServers; everything else as `async`.
 - `async`: this class, an asyncio Thrift client (hbase_thrift.py) with one connection per
   lane; a lane's sequence of reads and updates is a chain of requests on one connection, one
   request per operation, each timed on its own.
-- `happybase` (the default for hbase.protocol=compact): hbase_happybase.py, happybase
-  connections in a pool of threads, as before; kept so that the clients can be compared.
+happybase (in a thread) only administers the table: hbase_schema.py.
 
 With clientbuffering=true, puts collect in this worker's buffer (BATCHED_OK) until it holds
 `writebuffersize` bytes; the put that fills it waits for the flush (OK), as YCSB's
@@ -30,9 +30,9 @@ from typing import Any
 from thriftpy2.transport import TTransportException
 
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
+from workbench.bindings.hbase_admin import connect
 from workbench.bindings.hbase_idl import BatchMutation, Hbase, Mutation, TScan
-from workbench.bindings.hbase_options import BUFFER_NOTE, client_of, parse_options
-from workbench.bindings.hbase_pool import connect
+from workbench.bindings.hbase_options import BUFFER_NOTE, parse_options
 from workbench.bindings.hbase_schema import ensure_table
 from workbench.bindings.hbase_thrift import ConnectionPool, Encoder, decode_get, decode_put, encode_call
 from workbench.errors import BindingError
@@ -76,18 +76,6 @@ class HBaseBinding(Binding):
     """YCSB's hbase2 binding over Thrift; see the module docstring."""
 
     name = "hbase"
-
-    def __new__(cls, spec: Any, properties: dict[str, str], context: dict[str, Any]):
-        # hbase.client=happybase / native: the same binding with another client underneath.
-        if cls is HBaseBinding and client_of(properties) == "happybase":
-            from workbench.bindings.hbase_happybase import HappybaseBinding
-
-            cls = HappybaseBinding
-        elif cls is HBaseBinding and client_of(properties) == "native":
-            from workbench.bindings.hbase_native import NativeBinding
-
-            cls = NativeBinding
-        return super().__new__(cls)
 
     def __init__(self, spec: Any, properties: dict[str, str], context: dict[str, Any]) -> None:
         super().__init__(spec, properties, context)

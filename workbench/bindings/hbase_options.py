@@ -18,7 +18,7 @@ DURABILITY_WAL = {"USE_DEFAULT": True, "SYNC_WAL": True, "SKIP_WAL": False}
 NOT_EXPRESSIBLE = ("ASYNC_WAL", "FSYNC_WAL")
 
 DEFAULTS = {
-    "hbase.client": "",  # empty: native, or happybase for hbase.protocol=compact
+    "hbase.client": "native",
     "hbase.host": "127.0.0.1",
     "hbase.port": "9090",
     "hbase.transport": "buffered",
@@ -101,16 +101,28 @@ def _durability(value: str) -> str:
     return name
 
 
-CLIENTS = ("async", "happybase", "native")
+CLIENTS = ("native", "async")
+RETIRED_CLIENTS = {
+    "happybase": ("hbase.client=happybase was retired",
+                  "use hbase.client=native (the default) or hbase.client=async (the asyncio Thrift "
+                  "client, through the same gateway happybase used)"),
+}
 
 
 def client_of(properties: dict[str, str]) -> str:
-    """Which Thrift client serves the binding: hbase.client, else by protocol (see DEFAULTS)."""
-    chosen = properties.get("hbase.client", "").strip()
-    if chosen:
-        return _choice("hbase.client", chosen, CLIENTS)
-    compact = properties.get("hbase.protocol", "").strip().lower() == "compact"
-    return "happybase" if compact else "native"
+    """Which client serves the binding: hbase.client (native, the default, or async)."""
+    chosen = properties.get("hbase.client", "").strip() or DEFAULTS["hbase.client"]
+    if chosen.lower() in RETIRED_CLIENTS:
+        raise ConfigError(*RETIRED_CLIENTS[chosen.lower()])
+    return _choice("hbase.client", chosen, CLIENTS)
+
+
+def binding_target(properties: dict[str, str]) -> str:
+    """Where the binding class of these properties lives ("module:Class"): the registry's client
+    factory for `hbase`, so that no binding module imports another to choose its client."""
+    if client_of(properties) == "native":
+        return "workbench.bindings.hbase_native:NativeBinding"
+    return "workbench.bindings.hbase:HBaseBinding"
 
 
 def parse_options(spec: Any, properties: dict[str, str], context: dict[str, Any]) -> HBaseOptions:
@@ -130,10 +142,12 @@ def parse_options(spec: Any, properties: dict[str, str], context: dict[str, Any]
         raise ConfigError(f"columnfamily={family!r} is not a column family name",
                           "use a short name without ':' (YCSB's default is 'family')")
     client = client_of(properties)
-    protocol = _choice("hbase.protocol", p["hbase.protocol"], ("binary", "compact"))
-    if client != "happybase" and protocol == "compact":
-        raise ConfigError(f"hbase.client={client} speaks the binary protocol only",
-                          "for a gateway started with -c (compact), use hbase.client=happybase")
+    if p["hbase.protocol"].strip().lower() == "compact":
+        raise ConfigError("hbase.protocol=compact was served by the happybase client, which was "
+                          "retired",
+                          "start the Thrift gateway with the binary protocol (its default: no -c) "
+                          "and leave hbase.protocol out")
+    protocol = _choice("hbase.protocol", p["hbase.protocol"], ("binary",))
     return HBaseOptions(
         client=client,
         host=host,

@@ -1,6 +1,6 @@
 """An asyncio client for HBase's Thrift1 gateway: one connection per lane, no threads.
 
-Why not happybase in threads (hbase_pool.py, still selectable with hbase.client=happybase): on
+Why not happybase in threads (the client this one replaced, retired): on
 2 cores the client's CPU is taken from the server. Measured per operation (BENCHMARKS.md), a
 thread pool pays a hand-off and a futex wake-up per sequence and a 256 KiB receive allocation
 per reply (mmap + mremap + munmap), and thriftpy2 builds a struct object per request. Here:
@@ -16,7 +16,7 @@ per reply (mmap + mremap + munmap), and thriftpy2 builds a struct object per req
 - A timeout costs one timer per `timeout` period per connection, not one per request.
 
 Transports: buffered (the gateway's -threadpool default) and framed; protocol: binary only
-(thriftpy2's compact protocol is pure Python: happybase serves it). A transport failure
+(the compact protocol is not spoken). A transport failure
 (reset, refused, timeout, a reply that does not parse) breaks the connection: the pool drops it
 and the next request opens a fresh one, so a run continues once the gateway is back.
 """

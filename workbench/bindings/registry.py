@@ -19,6 +19,9 @@ class BindingInfo:
     prefix: str  # every "<prefix>..." property belongs to this binding
     bare_keys: frozenset[str] = frozenset()  # YCSB-era names without the prefix
     description: str = ""
+    # "module:function" taking the run's properties and giving the "module:Class" of the client
+    # they choose (the client factory: a binding never imports its siblings to choose one).
+    chooser: str = ""
 
 
 BINDINGS: dict[str, BindingInfo] = {}
@@ -44,7 +47,7 @@ register(
         target="workbench.bindings.cassandra:CassandraBinding",
         prefix="cassandra.",
         bare_keys=frozenset({"hosts", "port"}),
-        description="Apache Cassandra over CQL (its own client by default, or acsylla, or the Python driver)",
+        description="Apache Cassandra over CQL (its own client by default, or cassandra-driver)",
     )
 )
 register(
@@ -53,7 +56,8 @@ register(
         target="workbench.bindings.hbase:HBaseBinding",
         prefix="hbase.",
         bare_keys=frozenset({"columnfamily", "clientbuffering", "writebuffersize", "durability"}),
-        description="Apache HBase over its Thrift gateway (happybase)",
+        description="Apache HBase over its own RPC (reads, puts) and its Thrift gateway",
+        chooser="workbench.bindings.hbase_options:binding_target",
     )
 )
 register(
@@ -75,15 +79,22 @@ def binding_for_property(key: str) -> BindingInfo | None:
     return None
 
 
-def load_binding_class(name: str):
-    """Import and return the binding class registered under name."""
+def _attribute(target: str):
+    module_name, _, name = target.partition(":")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def load_binding_class(name: str, properties: dict[str, str] | None = None):
+    """Import and return the binding class registered under name: the one the properties choose
+    where the binding has several clients (a ConfigError names a property it refuses)."""
     info = BINDINGS.get(name)
     if info is None:
         raise BindingError(
             f"unknown database binding '{name}'",
             f"choose one of: {', '.join(sorted(BINDINGS))}",
         )
-    module_name, _, class_name = info.target.partition(":")
+    target = _attribute(info.chooser)(properties or {}) if info.chooser else info.target
+    module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -100,3 +111,10 @@ def _importable(name: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(BINDINGS[name].target.partition(":")[0]) is not None
+
+
+def make_binding(spec, context: dict):
+    """The binding of a WorkloadSpec with its client chosen from its properties (the client
+    factory), for one worker: context holds phase, worker and workers."""
+    properties = dict(spec.binding_properties)
+    return load_binding_class(spec.db, properties)(spec, properties, context)

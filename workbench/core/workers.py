@@ -40,7 +40,7 @@ def split(total: float, parts: int, index: int) -> float:
 
 
 def binding_factory(spec: WorkloadSpec):
-    cls = load_binding_class(spec.db)
+    cls = load_binding_class(spec.db, dict(spec.binding_properties))
 
     def make(context: dict[str, Any]):
         return cls(spec, dict(spec.binding_properties), context)

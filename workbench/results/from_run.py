@@ -55,7 +55,7 @@ def view(histograms: dict[str, HdrHistogram], mode: str) -> dict[str, HdrHistogr
     return out
 
 
-_DRIVERS = {"cassandra": ("acsylla", "cassandra-driver"), "hbase": ("happybase", "thriftpy2")}
+_DRIVERS = {"cassandra": ("cassandra-driver",), "hbase": ("happybase", "thriftpy2")}
 
 
 def _memory_bytes() -> int | None:
