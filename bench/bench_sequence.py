@@ -26,11 +26,12 @@ import random
 import statistics
 import time
 
-from workbench.bindings import cassandra_native as cn
-from workbench.bindings.base import FIRST_ROW, READ, UPDATE, Status, chain_outcomes
+from workbench import speedups
+from workbench.bindings.base import READ, UPDATE, Status, chain_outcomes
 from workbench.bindings.cassandra import CassandraBinding, _without_nulls
-from workbench.core import speedups
 from workbench.metrics.recorder import Recorder
+from workbench.protocols.cql_connection import CqlConnection
+from workbench.protocols.wire import FIRST_ROW
 
 STEPS = 64
 
@@ -110,14 +111,14 @@ def main() -> None:
         def write(self, data: bytes) -> None:
             pass
 
-    async def connection() -> cn.CqlConnection:
-        conn = cn.CqlConnection(4, 30, "bench:9042")
+    async def connection() -> CqlConnection:
+        conn = CqlConnection(4, 30, "bench:9042")
         conn.connection_made(Transport())
         return conn
 
     conn = loop.run_until_complete(connection())
     get_buffer, updated, flush = conn.get_buffer, conn.buffer_updated, conn._flush  # the hooks
-    methods = (cn.CqlConnection.get_buffer, cn.CqlConnection.buffer_updated, cn.CqlConnection._flush)
+    methods = (CqlConnection.get_buffer, CqlConnection.buffer_updated, CqlConnection._flush)
 
     def wake_python():
         for _ in range(STEPS):  # per_op divides by STEPS: the figure is per wake-up

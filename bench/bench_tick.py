@@ -18,7 +18,7 @@ import random
 import statistics
 import time
 
-from workbench.core import speedups
+from workbench import speedups
 from workbench.metrics import histograms, snapshot
 from workbench.metrics.histograms import encode, from_counts
 from workbench.metrics.snapshot import OpStats

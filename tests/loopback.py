@@ -21,16 +21,17 @@ class Transport:
         pass
 
 
-def both_receive_paths(module):
-    """An autouse fixture for a test module: each test runs with `module._fast` set to the
-    compiled receive path (skipped where it is not built) and to None (the Python)."""
-    compiled = module._fast
+def both_receive_paths(*modules):
+    """An autouse fixture for a test module: each test runs with every module's `_fast` set to
+    the compiled path (skipped where it is not built) and to None (the Python)."""
+    compiled = modules[0]._fast
 
     @pytest.fixture(autouse=True, params=["C", "Python"])
     def receive_path(request, monkeypatch):
         if request.param == "C" and compiled is None:
             pytest.skip("workbench._speedups is not built here")
-        monkeypatch.setattr(module, "_fast", compiled if request.param == "C" else None)
+        for module in modules:
+            monkeypatch.setattr(module, "_fast", compiled if request.param == "C" else None)
         return request.param
 
     return receive_path

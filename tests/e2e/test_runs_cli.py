@@ -15,7 +15,7 @@ from pathlib import Path
 import capabilities  # tests/ is on sys.path (rootdir conftest)
 import pytest
 
-from workbench.core import speedups
+from workbench import speedups
 from workbench.results.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]

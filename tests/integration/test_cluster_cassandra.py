@@ -143,8 +143,8 @@ def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_rep
     (as cassandra-driver's token map says), so no coordinator forwards it."""
     import asyncio
 
-    from workbench.bindings.cassandra_native import NativeSession
     from workbench.bindings.cassandra_options import parse_options
+    from workbench.protocols.cql_session import NativeSession
 
     driver, session = session_for(cassandra_cluster3)
     host, port = cassandra_cluster3.contact_points[0]
@@ -219,9 +219,9 @@ def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_d
     import asyncio
     import random
 
-    from workbench.bindings.cassandra_native import NativeSession
     from workbench.bindings.cassandra_options import parse_options
     from workbench.bindings.cassandra_python import make_cluster
+    from workbench.protocols.cql_session import NativeSession
 
     driver, session = session_for(cassandra_cluster3)
     host, port = cassandra_cluster3.contact_points[0]

@@ -18,16 +18,19 @@ from types import SimpleNamespace
 import pytest
 from loopback import Transport, both_receive_paths  # tests/ is on sys.path
 
-from workbench.bindings import cassandra_native as cn
-from workbench.bindings.base import FIRST_ROW, chain_outcomes
+from workbench.bindings.base import chain_outcomes
 from workbench.bindings.cassandra import _without_nulls
 from workbench.bindings.cassandra_errors import QueryFailed
+from workbench.protocols import cql
+from workbench.protocols import cql_connection as cqlc
+from workbench.protocols import cql_session as cqls
+from workbench.protocols.wire import FIRST_ROW
 
 VARCHAR, INT = 0x000D, 0x0009
-COMPILED = cn._fast  # workbench._speedups where it is built
+COMPILED = cqlc._fast  # workbench._speedups where it is built
 
 
-receive_path = both_receive_paths(cn)  # every test here runs on both receive paths
+receive_path = both_receive_paths(cqlc)  # every test here runs on both receive paths
 
 
 def string(s: str) -> bytes:
@@ -58,13 +61,14 @@ def prepared(params: list[tuple[str, int]], columns: list[tuple[str, int]] | Non
 def rows_body(rows: list[list[bytes | None]], ncols: int) -> bytes:
     """A Rows result without metadata (the answer to EXECUTE with skip_metadata), flagged as
     Cassandra 5 flags it: no metadata, global table spec."""
-    return (pack(">iiii", cn.ROWS, cn.NO_METADATA | 0x0001, ncols, len(rows))
+    return (pack(">iiii", cql.ROWS, cql.NO_METADATA | 0x0001, ncols, len(rows))
             + b"".join(cell(v) for row in rows for v in row))
 
 
-def statement(params, columns, keys, version=4, consistency="QUORUM") -> cn.Statement:
-    return cn.Statement("SELECT", cn.CONSISTENCY[consistency], prepared(params, columns, keys, version), 0,
-                        version)
+def statement(params, columns, keys, version=4, consistency="QUORUM") -> cql.Statement:
+    # (the binding names its key column, y_id, for protocol 3's routing)
+    return cql.Statement("SELECT", cql.CONSISTENCY[consistency], prepared(params, columns, keys, version), 0,
+                         version, "y_id")
 
 
 def test_a_prepared_read_binds_its_key_and_routes_by_it():
@@ -101,79 +105,79 @@ def test_a_bind_variable_of_a_type_it_cannot_write_is_refused_when_prepared():
 
 
 def test_rows_with_the_same_lengths_take_the_fixed_layout_and_a_change_falls_back():
-    columns = cn.Columns([("f0", cn._utf8, VARCHAR), ("f1", cn._utf8, VARCHAR)])
+    columns = cql.Columns([("f0", cql._utf8, VARCHAR), ("f1", cql._utf8, VARCHAR)])
     same = [[b"aa", b"bbb"]] * 3
-    assert cn.decode_result(rows_body(same, 2), 0, columns) == [{"f0": "aa", "f1": "bbb"}] * 3
+    assert cql.decode_result(rows_body(same, 2), 0, columns) == [{"f0": "aa", "f1": "bbb"}] * 3
     assert columns.layout is not None and columns.layout[1] == (2, 3)
     # other lengths, a null and non-ASCII text after the layout was learnt: each still exact
     mixed = [[b"a", b"bbb"], [None, b"x"], ["é".encode(), b"bbb"], [b"aa", b"bbb"]]
-    assert cn.decode_result(rows_body(mixed, 2), 0, columns) == [
+    assert cql.decode_result(rows_body(mixed, 2), 0, columns) == [
         {"f0": "a", "f1": "bbb"}, {"f0": None, "f1": "x"}, {"f0": "é", "f1": "bbb"},
         {"f0": "aa", "f1": "bbb"}]
     # a row cut short by a layout longer than what is left is read cell by cell
-    columns.layout = (cn.Struct(">i100si100s"), (100, 100))
-    assert cn.decode_result(rows_body([[b"a", b"b"]], 2), 0, columns) == [{"f0": "a", "f1": "b"}]
+    columns.layout = (cql.Struct(">i100si100s"), (100, 100))
+    assert cql.decode_result(rows_body([[b"a", b"b"]], 2), 0, columns) == [{"f0": "a", "f1": "b"}]
     # the usual answer takes the short way (no metadata parsed); one with a paging state does not
     calls = []
-    real = cn.read_metadata
-    cn.read_metadata = lambda *a: calls.append(a) or real(*a)
+    real = cql.read_metadata
+    cql.read_metadata = lambda *a: calls.append(a) or real(*a)
     try:
-        cn.decode_result(rows_body(same, 2), 0, columns)
+        cql.decode_result(rows_body(same, 2), 0, columns)
         assert calls == []
-        paged = pack(">iii", cn.ROWS, cn.NO_METADATA | 0x0002, 2) + cell(b"paging state")
-        assert cn.decode_result(paged + pack(">i", 1) + cell(b"a") + cell(b"b"), 0, columns) == [
+        paged = pack(">iii", cql.ROWS, cql.NO_METADATA | 0x0002, 2) + cell(b"paging state")
+        assert cql.decode_result(paged + pack(">i", 1) + cell(b"a") + cell(b"b"), 0, columns) == [
             {"f0": "a", "f1": "b"}]
         assert len(calls) == 1
     finally:
-        cn.read_metadata = real
+        cql.read_metadata = real
 
 
 def test_a_single_row_of_the_learnt_layout_is_decoded_only_when_looked_at_and_exactly():
-    columns = cn.Columns([("f0", cn._utf8, VARCHAR), ("f1", cn._utf8, VARCHAR)])
-    cn.decode_result(rows_body([[b"aa", b"bbb"]] * 2, 2), 0, columns)  # the layout is learnt
-    [row] = cn.decode_result(rows_body([[b"xy", b"zzz"]], 2), 0, columns)
-    assert isinstance(row, cn.LazyRow) and row._row is None  # nothing decoded yet
+    columns = cql.Columns([("f0", cql._utf8, VARCHAR), ("f1", cql._utf8, VARCHAR)])
+    cql.decode_result(rows_body([[b"aa", b"bbb"]] * 2, 2), 0, columns)  # the layout is learnt
+    [row] = cql.decode_result(rows_body([[b"xy", b"zzz"]], 2), 0, columns)
+    assert isinstance(row, cql.LazyRow) and row._row is None  # nothing decoded yet
     assert row == {"f0": "xy", "f1": "zzz"} and dict(row.items()) == {"f0": "xy", "f1": "zzz"}
     assert row["f1"] == "zzz" and len(row) == 2 and list(row) == ["f0", "f1"]
     # the same size with other lengths, or with a null: decoded cell by cell, nulls left out
-    [other] = cn.decode_result(rows_body([[b"xyz", b"zz"]], 2), 0, columns)
-    assert isinstance(other, cn.LazyRow) and other == {"f0": "xyz", "f1": "zz"}
-    [lazy_null] = cn.decode_result(rows_body([[b"abcde", None]], 2), 0, columns)
-    assert isinstance(lazy_null, cn.LazyRow) and lazy_null == {"f0": "abcde"}
-    assert cn.NativeSession.row([lazy_null]) is lazy_null and cn.NativeSession.row([]) is None
+    [other] = cql.decode_result(rows_body([[b"xyz", b"zz"]], 2), 0, columns)
+    assert isinstance(other, cql.LazyRow) and other == {"f0": "xyz", "f1": "zz"}
+    [lazy_null] = cql.decode_result(rows_body([[b"abcde", None]], 2), 0, columns)
+    assert isinstance(lazy_null, cql.LazyRow) and lazy_null == {"f0": "abcde"}
+    assert cqls.NativeSession.row([lazy_null]) is lazy_null and cqls.NativeSession.row([]) is None
     assert _without_nulls(lazy_null) is lazy_null  # the binding has nothing to leave out
     # a scan of one row: rows() gives dicts with every column, nulls as None, to pop the key from
-    assert cn.NativeSession.rows([lazy_null]) == [{"f0": "abcde", "f1": None}]
-    assert type(cn.NativeSession.rows([lazy_null])[0]) is dict and cn.NativeSession.rows(None) == []
-    [null] = cn.decode_result(rows_body([[None, b"abcd"]], 2), 0, columns)
-    assert not isinstance(null, cn.LazyRow)  # 4 bytes shorter than the layout: decoded at once
-    assert _without_nulls(cn.NativeSession.row([null])) == {"f1": "abcd"}  # what the binding returns
+    assert cqls.NativeSession.rows([lazy_null]) == [{"f0": "abcde", "f1": None}]
+    assert type(cqls.NativeSession.rows([lazy_null])[0]) is dict and cqls.NativeSession.rows(None) == []
+    [null] = cql.decode_result(rows_body([[None, b"abcd"]], 2), 0, columns)
+    assert not isinstance(null, cql.LazyRow)  # 4 bytes shorter than the layout: decoded at once
+    assert _without_nulls(cqls.NativeSession.row([null])) == {"f1": "abcd"}  # what the binding returns
     # more than one row (a scan), or a row that does not fill the body: dicts, decoded at once
-    two = cn.decode_result(rows_body([[b"xy", b"zzz"]] * 2, 2), 0, columns)
+    two = cql.decode_result(rows_body([[b"xy", b"zzz"]] * 2, 2), 0, columns)
     assert [type(r) for r in two] == [dict, dict]
-    [short] = cn.decode_result(rows_body([[b"x", b"zzz"]], 2), 0, columns)
+    [short] = cql.decode_result(rows_body([[b"x", b"zzz"]], 2), 0, columns)
     assert type(short) is dict and short == {"f0": "x", "f1": "zzz"}
 
 
 def test_non_text_columns_and_results_with_their_own_metadata_decode():
     # full metadata (global table spec): a varchar, an int and a set<varchar>
-    body = (pack(">iii", cn.ROWS, 0x0001, 3) + string("ks") + string("t") + spec("k") + spec("n", INT)
-            + string("tags") + pack(">HH", cn.SET, VARCHAR))
+    body = (pack(">iii", cql.ROWS, 0x0001, 3) + string("ks") + string("t") + spec("k") + spec("n", INT)
+            + string("tags") + pack(">HH", cql.SET, VARCHAR))
     body += pack(">i", 1) + cell(b"k1") + cell(pack(">i", -3)) + cell(pack(">i", 2) + cell(b"x") + cell(b"y"))
-    assert cn.decode_result(body, 0, None) == [{"k": "k1", "n": -3, "tags": ["x", "y"]}]
-    assert cn.decode_result(pack(">i", cn.VOID), 0, None) is None
+    assert cql.decode_result(body, 0, None) == [{"k": "k1", "n": -3, "tags": ["x", "y"]}]
+    assert cql.decode_result(pack(">i", cql.VOID), 0, None) is None
 
 
 def test_failures_are_named_as_the_report_names_them():
-    assert cn.failure(TimeoutError("late")).kind == "OperationTimedOut"
-    assert cn.failure(ConnectionResetError("gone")).kind == "ConnectionResetError"
+    assert cql.failure(TimeoutError("late")).kind == "OperationTimedOut"
+    assert cql.failure(ConnectionResetError("gone")).kind == "ConnectionResetError"
     same = QueryFailed("Unavailable", "2 replicas wanted")
-    assert cn.failure(same) is same and str(same) == "Unavailable: 2 replicas wanted"
-    assert cn.ERROR_KINDS[0x1200] == "ReadTimeout" and cn.ERROR_KINDS[0x1000] == "Unavailable"
+    assert cql.failure(same) is same and str(same) == "Unavailable: 2 replicas wanted"
+    assert cql.ERROR_KINDS[0x1200] == "ReadTimeout" and cql.ERROR_KINDS[0x1000] == "Unavailable"
 
 
-def ring_session(owners: list[int], up: list[bool]) -> cn.NativeSession:
-    session = cn.NativeSession.__new__(cn.NativeSession)
+def ring_session(owners: list[int], up: list[bool]) -> cqls.NativeSession:
+    session = cqls.NativeSession.__new__(cqls.NativeSession)
     session.conns = [SimpleNamespace(broken=None if ok else OSError(), name=i) for i, ok in enumerate(up)]
     session._ring = [-(2**62), 0, 2**62]
     session._owners = owners
@@ -187,7 +191,7 @@ def test_a_key_goes_to_the_owner_of_its_token_or_the_next_node_up():
     # the token owner is the first ring token >= the key's token (wrapping around)
     keys = {}
     for i in range(200):
-        t = cn.murmur3(f"user{i}".encode())
+        t = cqls.murmur3(f"user{i}".encode())
         keys.setdefault(0 if t <= -(2**62) else 1 if t <= 0 else 2 if t <= 2**62 else 0, f"user{i}")
     assert sorted(keys) == [0, 1, 2]
     session = ring_session([0, 1, 2], [True, True, True])
@@ -199,16 +203,16 @@ def test_a_key_goes_to_the_owner_of_its_token_or_the_next_node_up():
 
 
 def test_replica_sets_are_the_distinct_hosts_from_each_token_on_round_the_ring():
-    assert cn.replica_sets([0, 1, 2], 2) == [(0, 1), (1, 2), (2, 0)]
-    assert cn.replica_sets([0, 0, 1, 2, 1], 2) == [(0, 1), (0, 1), (1, 2), (2, 1), (1, 0)]
-    assert cn.replica_sets([0, 1, 2], 5) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]  # no more than the hosts
-    assert cn.replica_sets([0, 1], 0) == [(0,), (1,)]
+    assert cqls.replica_sets([0, 1, 2], 2) == [(0, 1), (1, 2), (2, 0)]
+    assert cqls.replica_sets([0, 0, 1, 2, 1], 2) == [(0, 1), (0, 1), (1, 2), (2, 1), (1, 0)]
+    assert cqls.replica_sets([0, 1, 2], 5) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]  # no more than the hosts
+    assert cqls.replica_sets([0, 1], 0) == [(0,), (1,)]
 
 
 def _keys_by_position(n: int = 3) -> dict[int, str]:
     keys: dict[int, str] = {}
     for i in range(300):
-        t = cn.murmur3(f"user{i}".encode())
+        t = cqls.murmur3(f"user{i}".encode())
         keys.setdefault(0 if t <= -(2**62) else 1 if t <= 0 else 2 if t <= 2**62 else 0, f"user{i}")
     assert sorted(keys) == list(range(n))
     return keys
@@ -219,7 +223,7 @@ def test_a_key_goes_to_any_of_its_live_replicas_shuffled_or_its_first(shuffle):
     stmt = statement([("y_id", VARCHAR)], None, [0])
     keys = _keys_by_position()
     session = ring_session([0, 1, 2], [True, True, True])
-    session._replicas, session._shuffle = cn.replica_sets([0, 1, 2], 2), shuffle
+    session._replicas, session._shuffle = cqls.replica_sets([0, 1, 2], 2), shuffle
     for at, replicas in ((0, {0, 1}), (1, {1, 2}), (2, {2, 0})):
         seen = collections.Counter(session._route(stmt, (keys[at],)).name for _ in range(2000))
         if shuffle:  # both replicas, about half each; never the third node
@@ -227,11 +231,11 @@ def test_a_key_goes_to_any_of_its_live_replicas_shuffled_or_its_first(shuffle):
         else:  # cassandra.replicas=first: the token's owner, always
             assert seen == {at: 2000}
     session = ring_session([0, 1, 2], [True, False, True])
-    session._replicas, session._shuffle = cn.replica_sets([0, 1, 2], 2), shuffle
+    session._replicas, session._shuffle = cqls.replica_sets([0, 1, 2], 2), shuffle
     assert {session._route(stmt, (keys[1],)).name for _ in range(200)} == {2}  # the live replica
     assert {session._route(stmt, (keys[0],)).name for _ in range(200)} == {0}
     session = ring_session([0, 1, 2], [False, True, False])  # no replica of position 2 is up
-    session._replicas, session._shuffle = cn.replica_sets([0, 1, 2], 2), shuffle
+    session._replicas, session._shuffle = cqls.replica_sets([0, 1, 2], 2), shuffle
     assert session._route(stmt, (keys[2],)).name == 1  # the next node up on the ring
 
 
@@ -246,7 +250,7 @@ def frame(stream: int, opcode: int, body: bytes, flags: int = 0) -> bytes:
     return pack(">BBhBi", 0x84, flags, stream, opcode, len(body)) + body
 
 
-def feed(conn: cn.CqlConnection, data: bytes, sizes: list[int]) -> None:
+def feed(conn: cqlc.CqlConnection, data: bytes, sizes: list[int]) -> None:
     """data into the connection's buffer in pieces of the given sizes, as recv_into would."""
     at = 0
     for size in [*sizes, len(data)]:
@@ -261,16 +265,16 @@ def feed(conn: cn.CqlConnection, data: bytes, sizes: list[int]) -> None:
 
 def test_answers_split_across_reads_out_of_order_with_warnings_and_late_ones_dropped():
     async def scenario():
-        conn = cn.CqlConnection(4, 0.05, "test:9042")
+        conn = cqlc.CqlConnection(4, 0.05, "test:9042")
         conn.connection_made(Transport())
         stmt = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0])
         got = []
 
         def one():
             future = asyncio.get_running_loop().create_future()
-            call = cn._One(future)
+            call = cqlc._One(future)
             call.stmt, call.body = stmt, stmt.body(("k",))
-            conn.send(call, cn.EXECUTE, call.body)
+            conn.send(call, cql.EXECUTE, call.body)
             got.append(future)
 
         one(), one(), one()
@@ -278,7 +282,8 @@ def test_answers_split_across_reads_out_of_order_with_warnings_and_late_ones_dro
         assert len(conn.transport.written) == 3 * (9 + len(stmt.body(("k",)))) and len(conn._inflight) == 3
         warning = pack(">H", 1) + string("careful")
         error = pack(">i", 0x1200) + string("Operation timed out") + b"\x00" * 9
-        data = (frame(1, cn.ERROR, error) + frame(0, cn.RESULT, warning + rows_body([[b"v"]], 1), flags=0x08))
+        data = (frame(1, cql.ERROR, error)
+                + frame(0, cql.RESULT, warning + rows_body([[b"v"]], 1), flags=0x08))
         feed(conn, data, [5, 17, 3])  # pieces that split the header and the body
         assert got[0].result() == [{"f0": "v"}]
         with pytest.raises(QueryFailed, match="ReadTimeout"):
@@ -287,20 +292,20 @@ def test_answers_split_across_reads_out_of_order_with_warnings_and_late_ones_dro
         with pytest.raises(QueryFailed, match="OperationTimedOut"):
             await asyncio.wait_for(got[2], 5)
         assert conn._orphans == {2} and conn.broken is None
-        feed(conn, frame(2, cn.RESULT, pack(">i", cn.VOID)), [])
+        feed(conn, frame(2, cql.RESULT, pack(">i", cql.VOID)), [])
         assert conn._orphans == set() and conn.broken is None
         # an answer on a stream nobody used breaks the connection
-        feed(conn, frame(9, cn.RESULT, pack(">i", cn.VOID)), [])
+        feed(conn, frame(9, cql.RESULT, pack(">i", cql.VOID)), [])
         assert isinstance(conn.broken, ConnectionError)
 
     asyncio.run(scenario())
 
 
-class SubConnection(cn.CqlConnection):
+class SubConnection(cqlc.CqlConnection):
     """Not exactly CqlConnection: the compiled path reads its fields by name, not at offsets."""
 
 
-@pytest.mark.parametrize("cls", [cn.CqlConnection, SubConnection])
+@pytest.mark.parametrize("cls", [cqlc.CqlConnection, SubConnection])
 def test_an_answer_larger_than_the_buffer_grows_it_and_the_loops_calls_are_compiled_where_built(receive_path,
                                                                                                   cls):
     """A Rows answer of 150,000 bytes, fed as a socket would fill the free part of the buffer:
@@ -314,13 +319,13 @@ def test_an_answer_larger_than_the_buffer_grows_it_and_the_loops_calls_are_compi
         assert all(type(h).__name__ == kind for h in hooks)
         stmt = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0])
         future = asyncio.get_running_loop().create_future()
-        call = cn._One(future)
+        call = cqlc._One(future)
         call.stmt, call.body = stmt, stmt.body(("k",))
-        conn.send(call, cn.EXECUTE, call.body)
+        conn.send(call, cql.EXECUTE, call.body)
         await asyncio.sleep(0)  # the flush (the compiled _flush, where built, as call_soon's callback)
-        assert conn.transport.written == cn.HEADER.pack(4, 0, 0, cn.EXECUTE, len(call.body)) + call.body
+        assert conn.transport.written == cql.HEADER.pack(4, 0, 0, cql.EXECUTE, len(call.body)) + call.body
         value = b"abcdefghij" * 15_000
-        data = frame(0, cn.RESULT, rows_body([[value]], 1))
+        data = frame(0, cql.RESULT, rows_body([[value]], 1))
         at, free = 0, []
         while at < len(data):
             buf = conn.get_buffer(-1)
@@ -353,7 +358,7 @@ def test_the_compiled_outcomes_of_a_chain_are_the_pythons(mode):
     def row_of(value):
         if isinstance(value, Rows):
             return value.rows[0] if value.rows else None
-        return cn.NativeSession.row(value)
+        return cqls.NativeSession.row(value)
 
     rng = random.Random(5)
     lazy = object()
@@ -439,15 +444,15 @@ def test_a_chain_whose_steps_all_fail_at_once_ends_without_recursing():
 
 def test_a_node_that_lost_a_statement_is_given_it_again_once_and_a_broken_answer_breaks_the_connection():
     async def scenario():
-        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn = cqlc.CqlConnection(4, 30, "test:9042")
         conn.connection_made(Transport())
         stmt = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0])
 
         def one() -> asyncio.Future:
             future = asyncio.get_running_loop().create_future()
-            call = cn._One(future)
+            call = cqlc._One(future)
             call.stmt, call.body = stmt, stmt.body(("k",))
-            conn.send(call, cn.EXECUTE, call.body)
+            conn.send(call, cql.EXECUTE, call.body)
             return future
 
         async def turns() -> None:  # the callbacks and the flush they schedule
@@ -457,38 +462,38 @@ def test_a_node_that_lost_a_statement_is_given_it_again_once_and_a_broken_answer
         def sent() -> list[tuple[int, int]]:  # (stream, opcode) of every frame written so far
             data, out, at = conn.transport.written, [], 0
             while at < len(data):
-                _, _, sid, opcode, size = cn.HEADER.unpack_from(data, at)
+                _, _, sid, opcode, size = cql.HEADER.unpack_from(data, at)
                 out.append((sid, opcode))
                 at += 9 + size
             return out
 
-        unprepared = pack(">i", cn.UNPREPARED) + string("Prepared query with ID 01020304 not found") + \
+        unprepared = pack(">i", cql.UNPREPARED) + string("Prepared query with ID 01020304 not found") + \
             pack(">H", 4) + b"\x01\x02\x03\x04"
         first = one()
         await turns()
-        feed(conn, frame(0, cn.ERROR, unprepared), [])
+        feed(conn, frame(0, cql.ERROR, unprepared), [])
         await turns()
-        assert sent() == [(0, cn.EXECUTE), (1, cn.PREPARE)]  # the statement's CQL, on the same node
-        again = pack(">i", cn.PREPARED) + prepared([("y_id", VARCHAR)], None, [0])
-        feed(conn, frame(1, cn.RESULT, again), [])
+        assert sent() == [(0, cql.EXECUTE), (1, cql.PREPARE)]  # the statement's CQL, on the same node
+        again = pack(">i", cql.PREPARED) + prepared([("y_id", VARCHAR)], None, [0])
+        feed(conn, frame(1, cql.RESULT, again), [])
         await turns()
-        assert sent()[-1] == (2, cn.EXECUTE) and not first.done()  # the same request again
-        feed(conn, frame(2, cn.RESULT, rows_body([[b"v"]], 1)), [])
+        assert sent()[-1] == (2, cql.EXECUTE) and not first.done()  # the same request again
+        feed(conn, frame(2, cql.RESULT, rows_body([[b"v"]], 1)), [])
         assert first.result() == [{"f0": "v"}]
         # a second Unprepared for the same request is its error, not a loop
         second = one()
         await turns()
-        feed(conn, frame(3, cn.ERROR, unprepared), [])
+        feed(conn, frame(3, cql.ERROR, unprepared), [])
         await turns()
-        feed(conn, frame(4, cn.RESULT, again), [])
+        feed(conn, frame(4, cql.RESULT, again), [])
         await turns()
-        feed(conn, frame(5, cn.ERROR, unprepared), [])
+        feed(conn, frame(5, cql.ERROR, unprepared), [])
         with pytest.raises(QueryFailed, match="Unprepared"):
             second.result()
         # rows that claim more cells than the frame holds: that request fails, the connection goes
         third = one()
         await turns()
-        feed(conn, frame(6, cn.RESULT, pack(">iiii", cn.ROWS, cn.NO_METADATA, 1, 3) + cell(b"v")), [])
+        feed(conn, frame(6, cql.RESULT, pack(">iiii", cql.ROWS, cql.NO_METADATA, 1, 3) + cell(b"v")), [])
         with pytest.raises(QueryFailed, match="MalformedAnswer"):
             third.result()
         assert type(conn.broken).__name__ == "MalformedAnswer"
@@ -501,7 +506,7 @@ def run_chains(conn_more_flip: int, session_route: bool = False) -> tuple[list, 
     kind of answer a chain's step can get; what each chain got, and every byte written.
     session_route: routed by a NativeSession of that one connection (no step without a node)."""
     async def scenario():
-        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn = cqlc.CqlConnection(4, 30, "test:9042")
         conn.connection_made(Transport())
         read = statement([("y_id", VARCHAR)], [("f0", VARCHAR), ("f1", VARCHAR)], [0])
         update = statement([("f0", VARCHAR), ("y_id", VARCHAR)], None, [1])
@@ -515,7 +520,7 @@ def run_chains(conn_more_flip: int, session_route: bool = False) -> tuple[list, 
             return None if params[-1] == "nohost" else conn
 
         if session_route:
-            session = cn.NativeSession.__new__(cn.NativeSession)
+            session = cqls.NativeSession.__new__(cqls.NativeSession)
             session.conns, session._ring, session._rr = [conn], [], 0
             route = session._route
 
@@ -530,7 +535,7 @@ def run_chains(conn_more_flip: int, session_route: bool = False) -> tuple[list, 
         conn._orphans.add(7)  # a late answer awaited there: the stream id is skipped
         for items in steps:
             done = loop.create_future()
-            cn._Chain(route, items, more, done).go(True)
+            cqlc._Chain(route, items, more, done).go(True)
             chains.append(done)
         await asyncio.sleep(0)
         row = rows_body([[b"aa", b"bbb"]], 2)
@@ -550,12 +555,12 @@ def run_chains(conn_more_flip: int, session_route: bool = False) -> tuple[list, 
             for sid in pending[::-1]:  # newest first
                 if conn._inflight[sid].stmt is update:
                     updates += 1
-                    body, flags = (error, 0) if updates == 3 else (pack(">i", cn.VOID), 0)
+                    body, flags = (error, 0) if updates == 3 else (pack(">i", cql.VOID), 0)
                 else:
                     answer = reads[answered % len(reads)]
                     body, flags = answer if isinstance(answer, tuple) else (answer, 0)
                     answered += 1
-                opcode = cn.ERROR if body is error else cn.RESULT
+                opcode = cql.ERROR if body is error else cql.RESULT
                 data += frame(sid, opcode, body, flags)
             feed(conn, data, [len(data) // 3, 11])
             await asyncio.sleep(0)
@@ -576,12 +581,12 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     if COMPILED is None:
         pytest.skip("workbench._speedups is not built here")
     slow = []  # frames answered by the Python _answer
-    answer = cn.CqlConnection._answer
-    monkeypatch.setattr(cn.CqlConnection, "_answer", lambda self, *a: (slow.append(a[1]), answer(self, *a)))
-    monkeypatch.setattr(cn, "_fast", COMPILED)
+    answer = cqlc.CqlConnection._answer
+    monkeypatch.setattr(cqlc.CqlConnection, "_answer", lambda self, *a: (slow.append(a[1]), answer(self, *a)))
+    monkeypatch.setattr(cqlc, "_fast", COMPILED)
     compiled = run_chains(flip, session_route)
     in_c = len(slow)
-    monkeypatch.setattr(cn, "_fast", None)
+    monkeypatch.setattr(cqlc, "_fast", None)
     python = run_chains(flip, session_route)
     assert compiled == python
     assert 0 < in_c < len(slow) - 4  # the usual answers were answered in C, the others in Python
@@ -598,7 +603,7 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     # error answers among them, counted alike by both paths (compared above)
     frames, at = 0, 0
     while at < len(written):
-        frames, at = frames + 1, at + 9 + cn.HEADER.unpack_from(written, at)[4]
+        frames, at = frames + 1, at + 9 + cql.HEADER.unpack_from(written, at)[4]
     assert sent == sum(1 for ok, value in flat if ok or value == "InvalidRequest") == frames
     assert failed == sum(1 for ok, value in flat if value == "InvalidRequest") > 0
     if flip:
@@ -619,12 +624,12 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
     class Row:
         __slots__ = ("_columns", "_layout", "_buf", "_i")  # no _row
 
-    route = cn.NativeSession._route
+    route = cqls.NativeSession._route
     with pytest.raises(TypeError, match="slot"):
-        COMPILED.cql_setup(Chain, cn.LazyRow, route)
+        COMPILED.cql_setup(Chain, cql.LazyRow, route)
     with pytest.raises(TypeError, match="_row"):
-        COMPILED.cql_setup(cn._Chain, Row, route)
-    from workbench.bindings import hbase_native
+        COMPILED.cql_setup(cqlc._Chain, Row, route)
+    from workbench.protocols import hbase_rpc as hbase_native
     with pytest.raises(TypeError, match="slot"):
         COMPILED.hbase_setup(Chain, hbase_native._finish, hbase_native._METHODS, hbase_native.CALL_IDS,
                              hbase_native.found_cells, hbase_native.decode_mutate, hbase_native.LazyCells)
@@ -632,16 +637,16 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
         COMPILED.hbase_setup(hbase_native._Chain, hbase_native._finish, hbase_native._METHODS,
                              hbase_native.CALL_IDS, hbase_native.found_cells, hbase_native.decode_mutate, Row)
     with pytest.raises(ValueError, match="kind"):
-        COMPILED.conn_setup(cn.CqlConnection, "thrift")
-    monkeypatch.setattr(cn, "_fast", COMPILED)
+        COMPILED.conn_setup(cqlc.CqlConnection, "thrift")
+    monkeypatch.setattr(cqlc, "_fast", COMPILED)
     compiled = run_chains(0)
-    monkeypatch.setattr(cn, "_fast", None)
+    monkeypatch.setattr(cqlc, "_fast", None)
     assert compiled == run_chains(0)
 
 
 def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_datacenter():
     async def scenario():
-        session = cn.NativeSession.__new__(cn.NativeSession)
+        session = cqls.NativeSession.__new__(cqls.NativeSession)
         session.opts = SimpleNamespace(port=9042, keyspace="ycsb")
         session.hosts, session.conns = [("127.0.0.1", 9042)], ["contact"]
         session._ring, session._owners, session._reconnecting, session._closed = [], [], {}, False
@@ -689,7 +694,7 @@ def test_a_map_column_decodes_to_a_dict_and_a_short_one_is_refused():
     def element(b: bytes | None) -> bytes:
         return struct.pack(">i", -1) if b is None else struct.pack(">i", len(b)) + b
 
-    decode, kind, end = cn.read_option(struct.pack(">HHH", 0x0021, 0x000D, 0x000D), 0)
+    decode, kind, end = cql.read_option(struct.pack(">HHH", 0x0021, 0x000D, 0x000D), 0)
     assert (kind, end) == (0x0021, 6)
     data = struct.pack(">i", 2) + element(b"class") + element(b"SimpleStrategy") \
         + element(b"replication_factor") + element(None)
@@ -706,24 +711,24 @@ def _event(kind: str, change: str, address: bytes, port: int) -> bytes:
 
 
 def test_events_are_read_and_others_refused():
-    assert cn.read_event(_event("TOPOLOGY_CHANGE", "NEW_NODE", bytes([127, 0, 0, 4]), 9042)) == (
+    assert cql.read_event(_event("TOPOLOGY_CHANGE", "NEW_NODE", bytes([127, 0, 0, 4]), 9042)) == (
         "TOPOLOGY_CHANGE", "NEW_NODE", ("127.0.0.4", 9042))
-    assert cn.read_event(_event("STATUS_CHANGE", "UP", bytes(15) + b"\x01", 9043))[2] == ("::1", 9043)
+    assert cql.read_event(_event("STATUS_CHANGE", "UP", bytes(15) + b"\x01", 9043))[2] == ("::1", 9043)
     with pytest.raises(ValueError, match="SCHEMA_CHANGE"):
-        cn.read_event(_event("SCHEMA_CHANGE", "CREATED", b"", 0))
+        cql.read_event(_event("SCHEMA_CHANGE", "CREATED", b"", 0))
     with pytest.raises(ValueError, match="inet"):
-        cn.read_event(_event("STATUS_CHANGE", "UP", b"\x7f\x00", 9042))
+        cql.read_event(_event("STATUS_CHANGE", "UP", b"\x7f\x00", 9042))
 
 
 def test_an_event_frame_reaches_the_control_connections_listener_on_both_receive_paths():
     got = []
 
     async def scenario():
-        conn = cn.CqlConnection(4, 30, "test:9042")
+        conn = cqlc.CqlConnection(4, 30, "test:9042")
         conn.connection_made(Transport())
         conn.on_event = got.append
         body = _event("STATUS_CHANGE", "UP", bytes([127, 0, 0, 2]), 9042)
-        feed(conn, frame(-1, cn.EVENT, body), [5])
+        feed(conn, frame(-1, cql.EVENT, body), [5])
         assert conn.broken is None  # (an event is not an answer nobody asked for)
         return body
 
@@ -739,7 +744,7 @@ def test_a_session_reads_the_ring_again_on_a_topology_event_and_reconnects_an_up
     async def scenario():
         opts = SimpleNamespace(protocol_version=4, read_timeout_ms=1000, use_ssl=False, port=9042,
                                keyspace="ycsb", replicas="shuffle")
-        session = cn.NativeSession(opts)
+        session = cqls.NativeSession(opts)
         session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9042)]
         live = SimpleNamespace(broken=None, sent=0, failed=0, on_lost=None, close=lambda: None)
         session.conns = [live, None, live]
@@ -757,10 +762,10 @@ def test_a_session_reads_the_ring_again_on_a_topology_event_and_reconnects_an_up
         session._refresh = refresh
         session._reconnect = lambda index, at_once=False: reconnected.append((index, at_once))
         session._control = live
-        monkeypatch.setattr(cn.asyncio, "sleep", no_wait)
+        monkeypatch.setattr(cqlc.asyncio, "sleep", no_wait)
         session._on_event(_event("TOPOLOGY_CHANGE", "NEW_NODE", bytes([127, 0, 0, 4]), 9042))
         await session._refreshing
-        monkeypatch.setattr(cn.asyncio, "sleep", sleep)
+        monkeypatch.setattr(cqlc.asyncio, "sleep", sleep)
         assert refreshed == [live] and reconnected == [(3, True)]
         session._on_event(_event("STATUS_CHANGE", "UP", bytes([127, 0, 0, 2]), 9042))  # known, not connected
         assert reconnected[-1] == (1, True)
@@ -780,7 +785,7 @@ def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_it
     and what was sent to it stays in the per-node figures. Listed again later (a node added back
     at its old address), it is connected again like a new node."""
     class Closing(Transport):  # closes as asyncio's transports do: connection_lost comes later
-        def __init__(self, conn: cn.CqlConnection) -> None:
+        def __init__(self, conn: cqlc.CqlConnection) -> None:
             super().__init__()
             self.conn, self.closed = conn, False
 
@@ -792,10 +797,10 @@ def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_it
     async def scenario():
         opts = SimpleNamespace(protocol_version=4, read_timeout_ms=2000, use_ssl=False, port=9042,
                                keyspace=None, replicas="shuffle")
-        session = cn.NativeSession(opts)
+        session = cqls.NativeSession(opts)
         session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042)]
         for host, _ in session.hosts:
-            conn = cn.CqlConnection(4, 2.0, f"{host}:9042")
+            conn = cqlc.CqlConnection(4, 2.0, f"{host}:9042")
             conn.connection_made(Closing(conn))
             conn.on_lost = session._lost
             session.conns.append(conn)
@@ -813,19 +818,19 @@ def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_it
         session.query = query
         read = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0], consistency="ONE")
         future = asyncio.get_running_loop().create_future()
-        call = cn._One(future)
+        call = cqlc._One(future)
         call.stmt, call.body = read, read.body(("k",))
-        second.send(call, cn.EXECUTE, call.body)  # in flight to node 2 when it leaves
+        second.send(call, cql.EXECUTE, call.body)  # in flight to node 2 when it leaves
 
         listed["peers"] = []
         assert await session._refresh(first) == []
         assert session.conns == [first, None] and session._gone == {1}
         assert not second.transport.closed and not future.done()
         assert all(session._route(read, (f"k{i}",)) is first for i in range(20))
-        feed(second, frame(0, cn.RESULT, rows_body([[b"v"]], 1)), [])
+        feed(second, frame(0, cql.RESULT, rows_body([[b"v"]], 1)), [])
         assert future.result() == [{"f0": "v"}]  # answered by the node that left
         for _ in range(20):
-            await asyncio.sleep(cn.DRAIN_S)
+            await asyncio.sleep(cqls.DRAIN_S)
             if second.broken is not None:
                 break
         assert second.transport.closed and not session._draining

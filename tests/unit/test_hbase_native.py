@@ -1,5 +1,5 @@
-"""HBase's own RPC from Python (workbench/bindings/hbase_native.py): the protobuf helpers, the
-framing, call ids and timeouts, against a loopback peer that answers with bytes written here.
+"""HBase's own RPC from Python (workbench/protocols/hbase_messages.py, hbase_rpc.py): the protobuf
+helpers, the framing, call ids and timeouts, against a loopback peer that answers with bytes written here.
 Whether a RegionServer accepts all this is for the contract suite (targets_hbase_native.py)
 and tests/integration/test_hbase_binding.py.
 """
@@ -13,12 +13,11 @@ import pytest
 from loopback import Transport, both_receive_paths  # tests/ is on sys.path
 
 from workbench.bindings import hbase_native
-from workbench.bindings.hbase_native import (
+from workbench.protocols import hbase_rpc
+from workbench.protocols.hbase_messages import (
     PREAMBLE,
     LazyCells,
-    Regions,
     RemoteError,
-    RpcClient,
     decode_get,
     decode_mutate,
     field,
@@ -30,11 +29,12 @@ from workbench.bindings.hbase_native import (
     read_varint,
     varint,
 )
+from workbench.protocols.hbase_rpc import Regions, RpcClient
 
-COMPILED = hbase_native._fast  # workbench._speedups where it is built
+COMPILED = hbase_rpc._fast  # workbench._speedups where it is built
 
 
-receive_path = both_receive_paths(hbase_native)  # every test here runs on both receive paths
+receive_path = both_receive_paths(hbase_rpc, hbase_native)  # every test here runs on both receive paths
 
 
 def test_varints_round_trip_across_their_byte_lengths():
@@ -270,8 +270,8 @@ def _binding():
 def test_the_regionserver_check_lets_through_only_a_table_that_does_not_exist():
     from thriftpy2.transport import TTransportException
 
-    from workbench.bindings.hbase_native import NoSuchTable
     from workbench.errors import BindingError
+    from workbench.protocols.hbase_rpc import NoSuchTable
 
     db = _binding()
 
@@ -302,7 +302,7 @@ def test_the_regionserver_check_lets_through_only_a_table_that_does_not_exist():
 def test_call_ids_go_round_in_two_bytes_and_skip_those_still_in_flight():
     """Ids stay below 0x4000 (one or two bytes, read where they lie in the answer), go round,
     and never reuse an id whose call has not been answered."""
-    from workbench.bindings.hbase_native import CALL_IDS, _Chain
+    from workbench.protocols.hbase_rpc import CALL_IDS, _Chain
 
     async def main():
         ids = []
@@ -416,7 +416,7 @@ def test_an_answer_that_does_not_fit_its_message_breaks_the_connection_and_fails
 def run_chains(flip: int) -> tuple[list, bytes, dict]:
     """Three chains on one connection over a fake transport, answered by a script with every
     kind of answer and step a chain meets; what each got, and every byte written."""
-    from workbench.bindings.hbase_native import CALL_IDS, RpcConnection
+    from workbench.protocols.hbase_rpc import CALL_IDS, RpcConnection
 
     def decode_or_fail(body: bytes):
         if body == b"garbled":
@@ -488,13 +488,13 @@ def test_chains_get_the_same_answers_and_send_the_same_bytes_on_both_receive_pat
     if COMPILED is None:
         pytest.skip("workbench._speedups is not built here")
     slow = []  # messages answered by the Python _answer
-    real = hbase_native.RpcConnection._answer
-    monkeypatch.setattr(hbase_native.RpcConnection, "_answer",
+    real = hbase_rpc.RpcConnection._answer
+    monkeypatch.setattr(hbase_rpc.RpcConnection, "_answer",
                         lambda self, *a: (slow.append(a[1]), real(self, *a)))
-    monkeypatch.setattr(hbase_native, "_fast", COMPILED)
+    monkeypatch.setattr(hbase_rpc, "_fast", COMPILED)
     compiled = run_chains(flip)
     in_c = len(slow)
-    monkeypatch.setattr(hbase_native, "_fast", None)
+    monkeypatch.setattr(hbase_rpc, "_fast", None)
     python = run_chains(flip)
     assert compiled == python
     assert 0 < in_c < len(slow) - 4  # the usual answers were answered in C, the others in Python
@@ -518,7 +518,7 @@ def test_answers_decoded_in_c_are_what_found_cells_and_decode_mutate_make(monkey
     and decode_mutate's None itself; any other body goes to found_cells. What each step gets is
     the same on both paths, and in C only the body with a field before its result made its
     LazyCells through Python (__init__)."""
-    from workbench.bindings.hbase_native import RpcConnection
+    from workbench.protocols.hbase_rpc import RpcConnection
 
     bodies = {
         b"row": field(1, cell(b"field0", b"a" * 20) + cell(b"field1", b"")),  # nearly every read

@@ -1,4 +1,4 @@
-"""The native HBase client's hand-written protobuf (workbench/bindings/hbase_native.py, and the
+"""The native HBase client's hand-written protobuf (workbench/protocols/hbase_messages.py, and the
 requests csrc/speedups.c makes) against HBase 2.6.1's own .proto files, compiled here.
 
 The .proto files ship inside org.apache.hbase:hbase-protocol-shaded:2.6.1, a jar the HBase
@@ -33,15 +33,16 @@ from hypothesis import strategies as st
 from loopback import Transport  # tests/ is on sys.path
 
 from workbench.bindings import hbase_native
-from workbench.bindings.hbase_native import (
+from workbench.clusters import distributions, paths
+from workbench.errors import ClusterError
+from workbench.protocols import hbase_messages, hbase_rpc
+from workbench.protocols.hbase_messages import (
     CALL_IDS,
     DURABILITY,
     PUT,
     REGION_NAME,
     LazyCells,
-    Regions,
     RemoteError,
-    RpcConnection,
     decode_get,
     decode_mutate,
     field,
@@ -53,8 +54,7 @@ from workbench.bindings.hbase_native import (
     region_specifier,
     varint,
 )
-from workbench.clusters import distributions, paths
-from workbench.errors import ClusterError
+from workbench.protocols.hbase_rpc import Regions, RpcConnection
 
 # The jar with HBase 2.6.1's .proto files (its -sources.jar carries the same 39 files). Maven
 # Central's .sha1 for it is 7371ef99b9c2b0e81e675c93cbed28f633c6f9f3; no .sha256 is published.
@@ -67,7 +67,7 @@ PROTOS = ("Client.proto", "RPC.proto")
 # The jar cache as the test run found it (each test then runs with an empty one of its own:
 # tests/conftest.py), read once at import.
 CACHE = paths.cache_dir()
-COMPILED = hbase_native._fast  # workbench._speedups where it is built
+COMPILED = hbase_rpc._fast  # workbench._speedups where it is built
 
 EXAMPLES = settings(max_examples=150, deadline=None, database=None)
 
@@ -191,11 +191,11 @@ FIELDS = """CONNECTION_HEADER_USER_INFO CONNECTION_HEADER_SERVICE_NAME USER_INFO
 
 
 def test_every_field_constant_is_the_field_number_in_the_proto_files(pb):
-    """Every int constant of hbase_native named MESSAGE_FIELD after a message of the .proto files
+    """Every int constant of hbase_messages named MESSAGE_FIELD after a message of the .proto files
     is the number of that field of that message (one that names no field fails); FIELDS are all
     there. The enum values and wire types too."""
     messages = _messages(pb)
-    constants = {name: value for name, value in vars(hbase_native).items()
+    constants = {name: value for name, value in vars(hbase_messages).items()
                  if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) and type(value) is int}
     checked = {}
     for name, value in constants.items():
@@ -209,23 +209,24 @@ def test_every_field_constant_is_the_field_number_in_the_proto_files(pb):
         checked[name] = (message.full_name, fname)
         number_there = message.fields_by_name[fname].number
         assert value == number_there, f"{name} = {value}, but {message.full_name}.{fname} = {number_there}"
-    assert len(FIELDS) == 32 and not set(FIELDS) - set(checked), "not constants of hbase_native"
+    assert len(FIELDS) == 32 and not set(FIELDS) - set(checked), "not constants of hbase_messages"
     assert checked["COLUMN_VALUE_FAMILY"] == ("hbase.pb.MutationProto.ColumnValue", "family")
     # one RegionSpecifier serves a GetRequest and a MutateRequest
-    assert hbase_native.GET_REQUEST_REGION == hbase_native.MUTATE_REQUEST_REGION
+    assert hbase_messages.GET_REQUEST_REGION == hbase_messages.MUTATE_REQUEST_REGION
     # the enum values and wire types
     specifier_type = pb.HBase.RegionSpecifier.RegionSpecifierType
     assert REGION_NAME == specifier_type.Value("REGION_NAME")
     assert PUT == pb.Client.MutationProto.MutationType.Value("PUT")
     assert DURABILITY == dict(pb.Client.MutationProto.Durability.items())
     from google.protobuf.internal import wire_format
-    assert (hbase_native.VARINT, hbase_native.LEN) == (wire_format.WIRETYPE_VARINT,
-                                                        wire_format.WIRETYPE_LENGTH_DELIMITED)
+    assert (hbase_messages.VARINT, hbase_messages.LEN) == (wire_format.WIRETYPE_VARINT,
+                                                            wire_format.WIRETYPE_LENGTH_DELIMITED)
 
 
 def test_the_encoder_names_its_field_numbers():
-    """No field number or key written as a bare number in hbase_native.py (only PREAMBLE's bytes)."""
-    source = Path(hbase_native.__file__).read_text()
+    """No field number or key written as a bare number in the HBase client's modules (only
+    PREAMBLE's bytes)."""
+    source = "".join(Path(m.__file__).read_text() for m in (hbase_messages, hbase_rpc, hbase_native))
     patterns = (r"\b(?:field|number|tag)\(\d", r"\bfid [!=]= \d", r"[!=]= 0x[0-9A-Fa-f]+",
                 r'b"\\x[0-9A-Fa-f]{2}[^"]*"')
     bare = [m.group(0) for pattern in patterns for m in re.finditer(pattern, source)]
@@ -344,7 +345,8 @@ def path(request, monkeypatch):
     """hbase_native with the compiled request and receive paths (csrc/speedups.c), or without."""
     if request.param == "C" and COMPILED is None:
         pytest.skip("workbench._speedups is not built here")
-    monkeypatch.setattr(hbase_native, "_fast", COMPILED if request.param == "C" else None)
+    for module in (hbase_rpc, hbase_native):
+        monkeypatch.setattr(module, "_fast", COMPILED if request.param == "C" else None)
     return request.param
 
 

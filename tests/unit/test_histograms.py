@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from workbench.core import speedups
+from workbench import speedups
 from workbench.metrics import histograms, snapshot
 from workbench.metrics.histograms import HIGHEST_US, decode, encode, from_counts, new_histogram
 from workbench.metrics.snapshot import OpStats, summarize

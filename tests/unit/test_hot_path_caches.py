@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from workbench.core import speedups
+from workbench import speedups
 from workbench.core.generators import scrambled
 from workbench.core.generators.scrambled import ScrambledZipfian
 from workbench.core.keys import build_key_name, fnvhash64, key_builder

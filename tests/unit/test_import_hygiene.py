@@ -47,7 +47,7 @@ def test_no_source_outside_the_ui_names_textual():
 
 def test_the_cassandra_driver_modules_do_not_import_the_binding():
     # cassandra.py imports the driver modules lazily; they must not import it back.
-    for module in ("workbench.bindings.cassandra_python", "workbench.bindings.cassandra_native"):
+    for module in ("workbench.bindings.cassandra_python", "workbench.protocols.cql_session"):
         code = (f"import sys, {module}\n"
                 "sys.exit(1 if 'workbench.bindings.cassandra' in sys.modules else 0)\n")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

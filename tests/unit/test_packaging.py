@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from wheel import build_wheel, tracked_files, wheel_names  # tests/ is on sys.path
 
-from workbench.core import speedups
+from workbench import speedups
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_checkout = pytest.mark.skipif(tracked_files() is None, reason="needs a git checkout and git")
@@ -100,7 +100,7 @@ def test_the_ray_extra_is_imported_only_by_a_run_that_asks_for_it():
 def test_hbase_thrift_comes_from_happybases_idl_without_importing_happybase():
     import subprocess
 
-    code = ("import sys; from workbench.bindings import hbase_idl; "
+    code = ("import sys; from workbench.protocols import hbase_idl; "
             "assert 'happybase' not in sys.modules, 'happybase was imported'; "
             "assert sys.modules['Hbase_thrift'] is hbase_idl.Hbase_thrift; "
             "import happybase; assert happybase.batch.Mutation is hbase_idl.Mutation")

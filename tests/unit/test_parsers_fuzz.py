@@ -1,6 +1,6 @@
 """Random and mutated bytes into both receive paths of the workbench's own database clients:
-cassandra_native's CqlConnection and hbase_native's RpcConnection, each with the Python
-buffer_updated/_answer and with the compiled one (workbench._speedups, csrc/speedups.c, where it
+protocols/cql_connection's CqlConnection and protocols/hbase_rpc's RpcConnection, each with the
+Python buffer_updated/_answer and with the compiled one (workbench._speedups, csrc/speedups.c, where it
 is built), on a fake transport with calls in flight (no servers).
 
 For every stream, fed in random pieces as recv_into would put them in the connection's buffer:
@@ -39,11 +39,13 @@ from loopback import Transport  # tests/ is on sys.path
 from test_cassandra_native import VARCHAR, rows_body, statement, string
 from test_hbase_native import cell as hbase_cell
 
-from workbench.bindings import cassandra_native as cn
-from workbench.bindings import hbase_native as hn
+from workbench import speedups
 from workbench.bindings.cassandra_errors import QueryFailed
-from workbench.bindings.wire import MalformedAnswer
-from workbench.core import speedups
+from workbench.protocols import cql
+from workbench.protocols import cql_connection as cqlc
+from workbench.protocols import hbase_messages as hm
+from workbench.protocols import hbase_rpc as hr
+from workbench.protocols.wire import MalformedAnswer
 
 COMPILED = speedups.C
 BUILT = pytest.mark.skipif(COMPILED is None, reason="workbench._speedups is not built here")
@@ -180,7 +182,7 @@ def broken_state(conn) -> tuple | None:
 
 READ, UPDATE, SETUP = "read", "update", "setup"
 INT, BIGINT, BLOB, BOOLEAN, DOUBLE, INET = 0x0009, 0x0002, 0x0003, 0x0004, 0x0007, 0x0010
-SERVER_KINDS = set(cn.ERROR_KINDS.values())
+SERVER_KINDS = set(cql.ERROR_KINDS.values())
 EVENT = 0x0C
 
 
@@ -188,11 +190,11 @@ def server_kind(kind: str) -> bool:
     return kind in SERVER_KINDS or re.fullmatch(r"Error-?[0-9a-f]{3,8}", kind) is not None
 
 
-def cql_statements() -> tuple[cn.Statement, cn.Statement]:
+def cql_statements() -> tuple[cql.Statement, cql.Statement]:
     """A read of two text columns whose row layout is learnt (lengths 2 and 3: a read's one row
     of 13 bytes after the head becomes a LazyRow), and an update."""
     read = statement([("y_id", VARCHAR)], [("f0", VARCHAR), ("f1", VARCHAR)], [0])
-    cn.decode_result(rows_body([[b"aa", b"bbb"]] * 2, 2), 0, read.columns)
+    cql.decode_result(rows_body([[b"aa", b"bbb"]] * 2, 2), 0, read.columns)
     return read, statement([("f0", VARCHAR), ("y_id", VARCHAR)], None, [1])
 
 
@@ -222,7 +224,7 @@ async def cql_scenario(plan: list[tuple[str, tuple[str, ...]]], data: bytes, cut
     chain's later steps take the next ones), data fed in pieces; what each call got once the
     bytes were received, and once the node closed the connection."""
     loop = asyncio.get_running_loop()
-    conn = cn.CqlConnection(4, 30, "test:9042")
+    conn = cqlc.CqlConnection(4, 30, "test:9042")
     conn.connection_made(Transport())
     read, update = cql_statements()
 
@@ -236,17 +238,17 @@ async def cql_scenario(plan: list[tuple[str, tuple[str, ...]]], data: bytes, cut
     for kind, ops in plan:
         if kind == "chain":
             done = loop.create_future()
-            cn._Chain(route, [step(op) for op in ops], None, done).go(True)
+            cqlc._Chain(route, [step(op) for op in ops], None, done).go(True)
             calls.append((kind, done))
         elif kind == "one":
             future = loop.create_future()
-            call = cn._One(future)
+            call = cqlc._One(future)
             call.stmt, params = step(ops[0])
             call.body = call.stmt.body(params)
-            conn.send(call, cn.EXECUTE, call.body)
+            conn.send(call, cql.EXECUTE, call.body)
             calls.append((kind, future))
         else:
-            calls.append((kind, conn.request(cn.QUERY, cn.long_string("SELECT now() FROM system.local"))))
+            calls.append((kind, conn.request(cql.QUERY, cql.long_string("SELECT now() FROM system.local"))))
     await asyncio.sleep(0)  # the requests go out
     with bounded(), memory_bounded(len(data)):
         feed(conn, data, cuts)
@@ -267,7 +269,7 @@ async def cql_scenario(plan: list[tuple[str, tuple[str, ...]]], data: bytes, cut
 
 
 def cql_run(path: str, plan, data: bytes, cuts: list[int]) -> dict:
-    with receive_path(cn, path):
+    with receive_path(cqlc, path):
         return asyncio.run(cql_scenario(plan, data, cuts))
 
 
@@ -301,7 +303,7 @@ def cql_plans(draw, setup: bool = True) -> list[tuple[str, tuple[str, ...]]]:
 
 ASCII = st.binary(max_size=5).map(lambda b: bytes(c & 0x7F for c in b))
 TEXT = st.one_of(ASCII, ASCII, st.binary(max_size=5))  # now and then not UTF-8
-ROW_TYPES = [VARCHAR, INT, BIGINT, BLOB, BOOLEAN, DOUBLE, INET, (cn.SET, VARCHAR), (cn.LIST, INT)]
+ROW_TYPES = [VARCHAR, INT, BIGINT, BLOB, BOOLEAN, DOUBLE, INET, (cql.SET, VARCHAR), (cql.LIST, INT)]
 
 
 @st.composite
@@ -338,9 +340,9 @@ def cql_bodies(draw, op: str | None, valid: bool = False) -> tuple[int, int, byt
     else:
         what = draw(st.sampled_from(["void", "lazy", "rows", "meta", "kind", "error", "unprepared", "empty"]))
     text = ASCII if valid else TEXT
-    opcode = cn.RESULT
+    opcode = cql.RESULT
     if what == "void":
-        body = pack(">i", cn.VOID)
+        body = pack(">i", cql.VOID)
     elif what == "lazy" and valid:  # the learnt layout's size: a LazyRow (other lengths, a null inside)
         body = rows_body([draw(st.sampled_from([[b"aa", b"bbb"], [b"xyz", b"zz"], [b"abcde", None]]))], 2)
     elif what == "lazy":  # the layout's size, values of any bytes, lengths that may not add up
@@ -359,19 +361,19 @@ def cql_bodies(draw, op: str | None, valid: bool = False) -> tuple[int, int, byt
                          for n, t in enumerate(types))
         nrows = draw(st.integers(0, 2))
         cells = b"".join(draw(typed_cell(t)) for _ in range(nrows) for t in types)
-        body = (pack(">iii", cn.ROWS, 0x0001, len(types)) + string("ks") + string("t") + specs
+        body = (pack(">iii", cql.ROWS, 0x0001, len(types)) + string("ks") + string("t") + specs
                 + pack(">i", nrows) + cells)
     elif what == "kind":  # set_keyspace, prepared, schema_change: None to an EXECUTE
         body = pack(">i", draw(st.sampled_from([3, 4, 5]))) + string("ks")
     elif what == "error":
-        codes = sorted(set(cn.ERROR_KINDS) - {cn.UNPREPARED})
+        codes = sorted(set(cql.ERROR_KINDS) - {cql.UNPREPARED})
         if not valid:
-            codes += [draw(st.integers(-2**31, 2**31 - 1).filter(lambda c: c != cn.UNPREPARED))]
+            codes += [draw(st.integers(-2**31, 2**31 - 1).filter(lambda c: c != cql.UNPREPARED))]
         message = draw(st.sampled_from(["", "Operation timed out", "bad value"]))
-        body, opcode = pack(">i", draw(st.sampled_from(codes))) + string(message), cn.ERROR
+        body, opcode = pack(">i", draw(st.sampled_from(codes))) + string(message), cql.ERROR
     elif what == "unprepared":  # (the statement prepared again, then sent again)
-        body = pack(">i", cn.UNPREPARED) + string("gone") + pack(">H4s", 4, b"\x01\x02\x03\x04")
-        opcode = cn.ERROR
+        body = pack(">i", cql.UNPREPARED) + string("gone") + pack(">H4s", 4, b"\x01\x02\x03\x04")
+        opcode = cql.ERROR
     else:
         body = b""
     flags = 0
@@ -416,7 +418,7 @@ def frame_mutation(draw, version, flags, sid, opcode, body, kind_limit: int, len
     what = draw(st.sampled_from(["length", "length", "opcode", "flags", "stream", "truncate", "extend",
                                  "flip", "version"]))
     if what == "length":
-        length = draw(st.one_of(st.sampled_from([-1, -2**31, 2**31 - 1, cn.MAX_FRAME, cn.MAX_FRAME + 1, 0,
+        length = draw(st.one_of(st.sampled_from([-1, -2**31, 2**31 - 1, cql.MAX_FRAME, cql.MAX_FRAME + 1, 0,
                                                  len(body) + 1, max(len(body) - 1, 0)]),
                                 st.integers(*length_range)))
     elif what == "opcode":
@@ -499,7 +501,7 @@ def cql_corrupted(draw) -> tuple[list, bytes, list[int], int]:
     version, flags, sid, opcode, body = frames[k]
     length = None
     what = draw(st.sampled_from(CQL_CORRUPTIONS))
-    rows = not flags and body[:4] == pack(">i", cn.ROWS)
+    rows = not flags and body[:4] == pack(">i", cql.ROWS)
     if what == "row count" and rows:  # (16 bytes of head, then the rows)
         count = draw(st.one_of(st.integers(-2**31, -1), st.integers(len(body), 2**31 - 1)))
         body = body[:12] + pack(">i", count) + body[16:]
@@ -512,11 +514,11 @@ def cql_corrupted(draw) -> tuple[list, bytes, list[int], int]:
     elif what == "negative length":
         length = draw(st.integers(-2**31, -1))
     elif what == "length past the limit":
-        length = draw(st.integers(cn.MAX_FRAME + 1, 2**31 - 1))
+        length = draw(st.integers(cql.MAX_FRAME + 1, 2**31 - 1))
     elif what == "nobody's stream":
         sid = draw(st.integers(1000, 32767))
     else:
-        opcode = draw(st.integers(0, 255).filter(lambda o: o not in (cn.RESULT, cn.ERROR)))
+        opcode = draw(st.integers(0, 255).filter(lambda o: o not in (cql.RESULT, cql.ERROR)))
     encoded = [cql_frame(*f) for f in frames]
     encoded[k] = cql_frame(version, flags, sid, opcode, body, length)
     return plan, b"".join(encoded), draw(CUTS), k
@@ -565,15 +567,15 @@ CLASSES = ["org.apache.hadoop.hbase.NotServingRegionException", "java.io.IOExcep
 def hbase_make(step):
     op, key = step
     if op == PUT:
-        return b"Mutate", hn.field(1, key), hn.decode_mutate
-    return b"Get", hn.field(1, key), hn.found_cells if op == GET else hn.decode_get
+        return b"Mutate", hm.field(1, key), hm.decode_mutate
+    return b"Get", hm.field(1, key), hm.found_cells if op == GET else hm.decode_get
 
 
 def hbase_answer(ok: bool, value) -> tuple:
     if not ok:  # (the server's exceptions by their class's name, after "remote:")
-        remote = "remote:" if isinstance(value, hn.RemoteError) else ""
+        remote = "remote:" if isinstance(value, hm.RemoteError) else ""
         return failed(remote + type(value).__name__, str(value))
-    if isinstance(value, hn.LazyCells):
+    if isinstance(value, hm.LazyCells):
         return ("ok", looked_at(value))
     return ("ok", repr(value))
 
@@ -582,7 +584,7 @@ async def hbase_scenario(start: int, plan: list[tuple[str, ...]], data: bytes, c
     """The plan's chains in flight on one connection (call ids from start + 1 on, wrapping round
     CALL_IDS), data fed in pieces; what each chain got once the bytes were received, and once
     the RegionServer closed the connection."""
-    conn = hn.RpcConnection("me", 30, "test:16020")
+    conn = hr.RpcConnection("me", 30, "test:16020")
     conn.connection_made(Transport())
     conn._call_id = start
     chains = [conn.run([(op, b"k%d-%d" % (n, s)) for s, op in enumerate(ops)], hbase_make)
@@ -602,7 +604,7 @@ async def hbase_scenario(start: int, plan: list[tuple[str, ...]], data: bytes, c
 
 
 def hbase_run(path: str, start: int, plan, data: bytes, cuts: list[int]) -> dict:
-    with receive_path(hn, path):
+    with receive_path(hr, path):
         return asyncio.run(hbase_scenario(start, plan, data, cuts))
 
 
@@ -626,7 +628,7 @@ def check_hbase(got: dict) -> None:
 
 @st.composite
 def hbase_plans(draw) -> tuple[int, list[tuple[str, ...]]]:
-    start = draw(st.sampled_from([0, 120, hn.CALL_IDS - 2]))  # one-byte ids, two-byte ids, going round
+    start = draw(st.sampled_from([0, 120, hm.CALL_IDS - 2]))  # one-byte ids, two-byte ids, going round
     plan = [tuple(draw(st.lists(st.sampled_from([GET, GET, GET_NOW, PUT]), min_size=1, max_size=4)))
             for _ in range(draw(st.integers(1, 5)))]
     return start, plan
@@ -635,13 +637,13 @@ def hbase_plans(draw) -> tuple[int, list[tuple[str, ...]]]:
 def call_ids(start: int, count: int) -> list[int]:
     out, cid = [], start
     for _ in range(count):
-        cid = cid + 1 if cid < hn.CALL_IDS else 1
+        cid = cid + 1 if cid < hm.CALL_IDS else 1
         out.append(cid)
     return out
 
 
 def hbase_message(header: bytes, body: bytes | None, length: int | None = None) -> bytes:
-    msg = hn.varint(len(header)) + header + (b"" if body is None else hn.varint(len(body)) + body)
+    msg = hm.varint(len(header)) + header + (b"" if body is None else hm.varint(len(body)) + body)
     return pack(">I", len(msg) if length is None else length) + msg
 
 
@@ -649,22 +651,22 @@ def hbase_message(header: bytes, body: bytes | None, length: int | None = None) 
 def hbase_parts(draw, cid: int, op: str | None, valid: bool = False) -> tuple[bytes, bytes | None]:
     """(header, body) of an answer to call cid: one that fits op (a row's cells, a put's empty
     answer), a server exception, or anything."""
-    header = hn.number(1, cid)
+    header = hm.number(1, cid)
     if not valid and draw(st.integers(0, 5)) == 0:
-        header += hn.number(9, draw(st.integers(0, 300)))  # a field it does not know: skipped
+        header += hm.number(9, draw(st.integers(0, 300)))  # a field it does not know: skipped
     what = draw(st.sampled_from(["error"] + ([op, op, op] if op is not None else [GET, PUT, "none"])))
     if what == "error":
         name = draw(st.sampled_from(CLASSES))
-        return header + hn.field(2, hn.field(1, name.encode()) + hn.field(2, b"it broke\n\tat here")), None
+        return header + hm.field(2, hm.field(1, name.encode()) + hm.field(2, b"it broke\n\tat here")), None
     if what == "none":  # a header alone
         return header, None
     if what == PUT:
-        return header, draw(st.sampled_from([b"", hn.field(1, hn.number(1, 1))]))
+        return header, draw(st.sampled_from([b"", hm.field(1, hm.number(1, 1))]))
     text = ASCII if valid else TEXT
     cells = b"".join(hbase_cell(draw(text), draw(text)) for _ in range(draw(st.integers(0, 3))))
-    body = draw(st.sampled_from([hn.field(1, cells), hn.number(9, 1) + hn.field(1, cells)]))
+    body = draw(st.sampled_from([hm.field(1, cells), hm.number(9, 1) + hm.field(1, cells)]))
     if not valid and draw(st.integers(0, 2)) == 0:  # not found, or bytes that may not decode
-        body = draw(st.one_of(st.sampled_from([b"", hn.field(1, hn.number(2, 0))]), st.binary(max_size=12)))
+        body = draw(st.one_of(st.sampled_from([b"", hm.field(1, hm.number(2, 0))]), st.binary(max_size=12)))
     return header, body
 
 
@@ -692,17 +694,17 @@ def hbase_mutation(draw, header: bytes, body: bytes | None) -> bytes:
         length = draw(st.one_of(st.sampled_from([0, 1, 2**31 - 1, 2**31, 2**32 - 1, full + 1,
                                                  max(full - 1, 0)]), st.integers(0, 2**32 - 1)))
     elif what == "call":
-        header = hn.number(1, draw(st.integers(0, 2**35)))
+        header = hm.number(1, draw(st.integers(0, 2**35)))
     elif what == "header":
         header = draw(st.binary(max_size=6))
     elif what == "exception":
-        garbage = draw(st.sampled_from([b"\x0f", b"\x0a\x05ab", hn.field(1, b"a\x00b"), b"\x08\xff"]))
-        header += hn.field(2, garbage)
+        garbage = draw(st.sampled_from([b"\x0f", b"\x0a\x05ab", hm.field(1, b"a\x00b"), b"\x08\xff"]))
+        header += hm.field(2, garbage)
     elif what == "body":
         body = (body or b"")
         body = draw(st.sampled_from([body[:len(body) // 2], body + b"\x01\x02", b"\x80"]))
         if draw(st.booleans()):  # a body length that is not the body's: the message does not add up
-            msg = hn.varint(len(header)) + header + hn.varint(len(body) + 1) + body
+            msg = hm.varint(len(header)) + header + hm.varint(len(body) + 1) + body
             return pack(">I", len(msg)) + msg
     elif what == "flip" and header:
         at = draw(st.integers(0, len(header) - 1))
@@ -740,8 +742,8 @@ HBASE_CORRUPTIONS = ["length past the limit", "nobody's call", "header overruns"
                      "message cut short", "exception that does not parse", "body that does not decode"]
 # bodies certainly not decoded: a qualifier past its cell (a read's cells decoded at once), a
 # result past the answer after another field (found_cells walks to the first cell)
-UNDECODABLE = {GET_NOW: hn.field(1, hn.field(1, b"\x1a\x09ab")),
-               GET: hn.number(9, 1) + hn.field(1, b"\x0a\x09ab")}
+UNDECODABLE = {GET_NOW: hm.field(1, hm.field(1, b"\x1a\x09ab")),
+               GET: hm.number(9, 1) + hm.field(1, b"\x0a\x09ab")}
 
 
 @st.composite
@@ -751,28 +753,28 @@ def hbase_corrupted(draw) -> tuple[int, list, bytes, list[int], int]:
     frames = draw(hbase_frames(start, plan, valid=True))
     k = draw(st.integers(0, len(frames) - 1))
     header, body, op = frames[k]
-    cid = dict(hn.fields(header, 0, len(header)))[1]
+    cid = dict(hm.fields(header, 0, len(header)))[1]
     what = draw(st.sampled_from(HBASE_CORRUPTIONS))
     if what == "body that does not decode" and op in UNDECODABLE:
-        bad = hbase_message(hn.number(1, cid), UNDECODABLE[op])
+        bad = hbase_message(hm.number(1, cid), UNDECODABLE[op])
     elif what == "length past the limit":
-        bad = hbase_message(header, body, draw(st.integers(hn.MAX_MESSAGE + 1, 2**32 - 1)))
+        bad = hbase_message(header, body, draw(st.integers(hm.MAX_MESSAGE + 1, 2**32 - 1)))
     elif what == "nobody's call":
-        bad = hbase_message(hn.number(1, draw(st.sampled_from([0, hn.CALL_IDS + 1, 2**40]))), body)
+        bad = hbase_message(hm.number(1, draw(st.sampled_from([0, hm.CALL_IDS + 1, 2**40]))), body)
     elif what == "header overruns":
-        msg = hn.varint(len(header) + draw(st.integers(1, 300))) + header
+        msg = hm.varint(len(header) + draw(st.integers(1, 300))) + header
         bad = pack(">I", len(msg)) + msg
     elif what in ("body overruns", "body that does not decode"):  # (after a header of the call id
         # alone: an exception's answer has no body)
-        body, header = body or b"", hn.number(1, cid)
-        msg = hn.varint(len(header)) + header + hn.varint(len(body) + draw(st.integers(1, 300))) + body
+        body, header = body or b"", hm.number(1, cid)
+        msg = hm.varint(len(header)) + header + hm.varint(len(body) + draw(st.integers(1, 300))) + body
         bad = pack(">I", len(msg)) + msg
     elif what == "message cut short":
         whole = hbase_message(header, body)
         bad = hbase_message(header, body, len(whole) - 4 - draw(st.integers(1, len(whole) - 4)))
     else:
-        garbage = draw(st.sampled_from([b"\x0f", hn.field(1, b"a\x00b"), b"\x0a\x09ab", b"\x08"]))
-        bad = hbase_message(hn.number(1, cid) + hn.field(2, garbage), None)
+        garbage = draw(st.sampled_from([b"\x0f", hm.field(1, b"a\x00b"), b"\x0a\x09ab", b"\x08"]))
+        bad = hbase_message(hm.number(1, cid) + hm.field(2, garbage), None)
     encoded = [hbase_message(header, body) for header, body, _ in frames]
     encoded[k] = bad
     return start, plan, b"".join(encoded), draw(CUTS), k
@@ -810,15 +812,15 @@ def test_hbase_receive_paths_agree_on_every_stream(case, other_cuts):
 
 # -- the inputs that found bugs --------------------------------------------------------------------
 
-ZERO_COLUMNS = pack(">iii", cn.ROWS, 0x0001, 0) + string("ks") + string("t") + pack(">i", 2**31 - 1)
+ZERO_COLUMNS = pack(">iii", cql.ROWS, 0x0001, 0) + string("ks") + string("t") + pack(">i", 2**31 - 1)
 
 
-def one_read(body: bytes, opcode: int = cn.RESULT, sid: int = 0, length: int | None = None) -> bytes:
+def one_read(body: bytes, opcode: int = cql.RESULT, sid: int = 0, length: int | None = None) -> bytes:
     return cql_frame(0x84, 0, sid, opcode, body, length)
 
 
 # a read's one row of the learnt layout's size (13 bytes) whose first cell says 9 bytes
-LAZY_PAST = pack(">iiiii", cn.ROWS, cn.NO_METADATA, 2, 1, 9) + b"aa" + pack(">i", 3) + b"bbb"
+LAZY_PAST = pack(">iiiii", cql.ROWS, cql.NO_METADATA, 2, 1, 9) + b"aa" + pack(">i", 3) + b"bbb"
 
 CQL_BUGS = {
     # answered as a LazyRow, which raised struct.error when read (the connection stood)
@@ -826,10 +828,10 @@ CQL_BUGS = {
     # 23 bytes: rows of no columns, 2**31 - 1 of them: as many empty dicts (hung, then no memory)
     "rows of no columns": one_read(ZERO_COLUMNS),
     # a last cell of 100 bytes with 4 there: the row was {'f0': 'aa', 'f1': 'abcd'}
-    "a last cell cut short": one_read(pack(">iiiii", cn.ROWS, cn.NO_METADATA, 2, 1, 2) + b"aa"
+    "a last cell cut short": one_read(pack(">iiiii", cql.ROWS, cql.NO_METADATA, 2, 1, 2) + b"aa"
                                       + pack(">i", 100) + b"abcd"),
     # an error whose message is cut short: InvalidRequest 'bad'
-    "an error message cut short": one_read(pack(">iH", 0x2200, 50) + b"bad", cn.ERROR),
+    "an error message cut short": one_read(pack(">iH", 0x2200, 50) + b"bad", cql.ERROR),
     # too short to parse: the call failed with kind "error" (struct.error), the other ConnectionShutdown
     "a body that does not parse": one_read(b"\x00\x02"),
     # a frame of 2**31 - 1 bytes: waited for 2 GiB (every call timed out, the connection stayed)
@@ -837,7 +839,7 @@ CQL_BUGS = {
     # (ConnectionError, the calls ConnectionShutdown)
     "a frame of negative length": one_read(b"", length=-7),
     # READY (0x02) in answer to an EXECUTE: decoded as a result
-    "an answer that is not a result": one_read(pack(">i", cn.VOID), opcode=0x02),
+    "an answer that is not a result": one_read(pack(">i", cql.VOID), opcode=0x02),
 }
 
 
@@ -849,21 +851,21 @@ NEXT = pack(">I", 0x01000000)
 
 HBASE_BUGS = {
     # an exception field of wire type 7: ValueError out of buffer_updated, the chain never answered
-    "an exception that does not parse": hbase_bug(hn.number(1, 1) + hn.field(2, b"\x0f")),
+    "an exception that does not parse": hbase_bug(hm.number(1, 1) + hm.field(2, b"\x0f")),
     # a class name with a NUL: type() refused it, ValueError out of buffer_updated, the chain hung
-    "an exception class named with a NUL": hbase_bug(hn.number(1, 1) + hn.field(2, hn.field(1, b"a\x00b"))),
+    "an exception class named with a NUL": hbase_bug(hm.number(1, 1) + hm.field(2, hm.field(1, b"a\x00b"))),
     # (NEXT: the start of a message that is never whole, whose first byte is not 0)
     # the call id's varint runs past its header and message: it was read on from the next message
     # (call 129: nobody's, ConnectionError) or, where a read ended after the message, from stale
     # bytes (call 1: that call failed with ValueError)
     "a call id past its header": pack(">I", 3) + bytes([2, 0x08, 0x81]) + NEXT,
     # no body: its length was read from the next message (ValueError, 1 byte) or stale bytes (0)
-    "a header alone": hbase_bug(hn.number(1, 1)) + NEXT,
+    "a header alone": hbase_bug(hm.number(1, 1)) + NEXT,
     # a message of 4 GiB: waited for it
-    "a message longer than a Java int": hbase_bug(hn.number(1, 1), b"", length=2**32 - 1),
+    "a message longer than a Java int": hbase_bug(hm.number(1, 1), b"", length=2**32 - 1),
     # a read's answer found_cells cannot walk: its ValueError was the call's error and every
     # other call's (unnamed)
-    "a body that does not decode": hbase_bug(hn.number(1, 1), UNDECODABLE[GET]),
+    "a body that does not decode": hbase_bug(hm.number(1, 1), UNDECODABLE[GET]),
 }
 
 
@@ -898,20 +900,20 @@ def test_cells_or_a_row_that_do_not_decode_raise_malformed_answer_when_looked_at
     (before: IndexError, struct.error or UnicodeDecodeError; a value running past its cell read
     the next cell's bytes)."""
     # a cell whose value says 9 bytes, 3 of them in the cell (then the next cell's)
-    past = hn.field(1, hn.field(1, b"\x1a\x01q\x32\x09abc") + hbase_cell(b"r", b"s"))
-    for body in (hn.field(1, hbase_cell(b"q", b"\xff")), hn.field(1, hn.field(1, b"\x1a\x09ab")), past):
-        cells = hn.found_cells(body)
+    past = hm.field(1, hm.field(1, b"\x1a\x01q\x32\x09abc") + hbase_cell(b"r", b"s"))
+    for body in (hm.field(1, hbase_cell(b"q", b"\xff")), hm.field(1, hm.field(1, b"\x1a\x09ab")), past):
+        cells = hm.found_cells(body)
         with pytest.raises(MalformedAnswer, match="cells that do not decode"):
             dict(cells)
     with pytest.raises(ValueError, match="runs past"):
-        hn.decode_get(past)
+        hm.decode_get(past)
     read, _ = cql_statements()
     for row in ([b"a\xff", b"bbb"], [b"aa", b"\xffbb"]):
-        [lazy] = cn.decode_result(rows_body([row], 2), 0, read.columns)
-        assert isinstance(lazy, cn.LazyRow)
+        [lazy] = cql.decode_result(rows_body([row], 2), 0, read.columns)
+        assert isinstance(lazy, cql.LazyRow)
         with pytest.raises(MalformedAnswer, match="a row that does not decode"):
             dict(lazy)
     # the same size, cells whose lengths do not add up: no LazyRow, decoded at once (on a
     # connection: MalformedAnswer, CQL_BUGS)
     with pytest.raises(struct.error):
-        cn.decode_result(LAZY_PAST, 0, read.columns)
+        cql.decode_result(LAZY_PAST, 0, read.columns)

@@ -11,10 +11,11 @@ everything in `cleanup()` (timed as YCSB's CLEANUP). Fields are str -> str (prin
 from __future__ import annotations
 
 import enum
-from abc import abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any
+
+from workbench.protocols.wire import FIRST_ROW
 
 Row = dict[str, str]
 # What a read returns: a Row, or a read-only mapping that decodes its values when first looked
@@ -26,29 +27,6 @@ UPDATE = "UPDATE"
 Step = tuple[str, str, Any]
 # What a step did: (status, start, end in perf_counter_ns, the row a READ found or None).
 Outcome = tuple["Status", int, int, "ReadRow | None"]
-
-
-class LazyMapping(Mapping):
-    """A read-only mapping whose dict `_decoded()` makes when it is first looked at: the base of
-    the native clients' rows (cassandra_native.LazyRow, hbase_native.LazyCells)."""
-
-    __slots__ = ()
-
-    @abstractmethod
-    def _decoded(self) -> dict[str, Any]:
-        """The values as a dict, made on the first call and kept."""
-
-    def __getitem__(self, name: str) -> Any:
-        return self._decoded()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._decoded())
-
-    def __len__(self) -> int:
-        return len(self._decoded())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._decoded()!r})"
 
 
 class Status(enum.Enum):
@@ -69,8 +47,6 @@ class Status(enum.Enum):
         return self is Status.OK or self is Status.BATCHED_OK
 
 
-# chain_outcomes' row_of for answers whose value is a list of rows (or None): the row is its first.
-FIRST_ROW = "first"
 
 
 def chain_outcomes(steps: Sequence[Step], answers: Sequence[tuple], read: str, ok: Status,

@@ -2,7 +2,7 @@
 (default) or cassandra-driver (the reference it is held to; acsylla was retired).
 
 Properties are in cassandra_options.py, CQL and schema creation in cassandra_schema.py, the two
-load drivers in cassandra_native.py and cassandra_python.py. Both offer the
+load drivers in protocols/cql_session.py and cassandra_python.py. Both offer the
 same small interface: `prepare(cql, consistency) -> bind` (params -> request),
 `execute(request) -> awaitable result`, `row(result)` (the first row, a mapping by column name)
 / `rows(result)` (dicts, nulls as None),
@@ -26,11 +26,11 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from workbench import speedups
 from workbench.bindings.base import READ, Binding, Outcome, ReadRow, Row, Status, Step, chain_outcomes
 from workbench.bindings.cassandra_errors import QueryFailed, kind_of
 from workbench.bindings.cassandra_options import parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
-from workbench.core import speedups
 
 _ERROR = Status.ERROR
 _OK = Status.OK
@@ -53,9 +53,9 @@ _pending = speedups.C.pending if speedups.C is not None else None
 async def unreachable_nodes(opts: Any) -> list[str]:
     """A note for each node the native client discovers but cannot reach (the workers' sessions
     skip it and try it again in the background): asked once, before the workers connect."""
-    from workbench.bindings.cassandra_native import NativeSession
+    from workbench.protocols.cql_session import NativeSession
 
-    session = await NativeSession.connect(opts)
+    session = await NativeSession.connect(opts, KEY)
     try:
         return [f"node {where} was discovered but not reached at the start: requests went to the other "
                 "nodes until it answered" for where in session.unreachable]
@@ -110,10 +110,13 @@ class CassandraBinding(Binding):
     async def init(self) -> None:
         """Open this worker's session and prepare the all-fields shapes up front."""
         if self.options.driver == "python":
-            from workbench.bindings.cassandra_python import PythonSession as Session
+            from workbench.bindings.cassandra_python import PythonSession
+
+            self.db = db = await PythonSession.connect(self.options)
         else:
-            from workbench.bindings.cassandra_native import NativeSession as Session
-        self.db = db = await Session.connect(self.options)
+            from workbench.protocols.cql_session import NativeSession
+
+            self.db = db = await NativeSession.connect(self.options, KEY)
         self._execute, self._row, self._rows, self._errors = db.execute, db.row, db.rows, db.errors
         self._row_of = getattr(db, "row_of", db.row)  # a sequence's reads' rows (see chain_outcomes)
         every = self.fields

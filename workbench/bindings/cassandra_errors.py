@@ -1,20 +1,12 @@
-"""Driver-independent failure names for the Cassandra binding: `QueryFailed` and `kind_of`.
-
-The drivers' session modules (cassandra_native.py, cassandra_python.py)
-and the binding (cassandra.py) use them; they live here so that no driver module imports the
-binding that imports it back.
+"""Driver-independent failure names for the Cassandra binding: `QueryFailed` (the protocol
+layer's, protocols/cql.py, which cassandra_python.py raises too) and `kind_of`.
 """
 
 from __future__ import annotations
 
+from workbench.protocols.cql import QueryFailed
 
-class QueryFailed(Exception):
-    """A request the driver reported as failed; `kind` names why, `message` says what the
-    server or the driver said (may be empty)."""
-
-    def __init__(self, kind: str, message: str = "") -> None:
-        super().__init__(f"{kind}: {message}" if message else kind)
-        self.kind, self.message = kind, message
+__all__ = ["QueryFailed", "kind_of"]
 
 
 def kind_of(exc: BaseException) -> str:

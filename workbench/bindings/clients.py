@@ -52,7 +52,7 @@ def client_name(db: str, properties: dict[str, str]) -> str:
 def client_record(db: str, properties: dict[str, str]) -> dict[str, Any]:
     """environment.client as a run records it before it starts: the client's name and whether the
     workbench's compiled hot path is in use (the event loop is added when the phase ends)."""
-    from workbench.core import speedups  # noqa: PLC0415
+    from workbench import speedups  # noqa: PLC0415
 
     try:
         name = client_name(db, properties)

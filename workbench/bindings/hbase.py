@@ -31,11 +31,11 @@ from thriftpy2.transport import TTransportException
 
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
 from workbench.bindings.hbase_admin import connect
-from workbench.bindings.hbase_idl import BatchMutation, Hbase, Mutation, TScan
 from workbench.bindings.hbase_options import BUFFER_NOTE, parse_options
 from workbench.bindings.hbase_schema import ensure_table
-from workbench.bindings.hbase_thrift import ConnectionPool, Encoder, decode_get, decode_put, encode_call
 from workbench.errors import BindingError
+from workbench.protocols.hbase_idl import BatchMutation, Hbase, Mutation, TScan
+from workbench.protocols.hbase_thrift import ConnectionPool, Encoder, decode_get, decode_put, encode_call
 
 _TRANSPORT_KINDS = {0: "UNKNOWN", 1: "NOT_OPEN", 2: "ALREADY_OPEN", 3: "TIMED_OUT", 4: "END_OF_FILE"}
 MISMATCH_HINT = (

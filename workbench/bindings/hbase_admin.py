@@ -9,8 +9,8 @@ import happybase
 from thriftpy2.thrift import TClient
 from thriftpy2.transport import TSocket
 
-from workbench.bindings.hbase_idl import Hbase
 from workbench.bindings.hbase_options import HBaseOptions
+from workbench.protocols.hbase_idl import Hbase
 
 
 class _Connection(happybase.Connection):

@@ -2,13 +2,13 @@
 
 `fnvhash64` is FNV-1a 64-bit over the 8 bytes of the number, least significant byte first,
 then the absolute value of the result read as a signed 64-bit integer (Utils.fnvhash64).
-Where workbench._speedups is built (workbench/core/speedups.py), `fnvhash64` and the key
+Where workbench._speedups is built (workbench/speedups.py), `fnvhash64` and the key
 builder are its compiled versions of the Python below, which they match exactly.
 """
 
 from __future__ import annotations
 
-from workbench.core import speedups
+from workbench import speedups
 
 _OFFSET = 0xCBF29CE484222325
 _PRIME = 1099511628211

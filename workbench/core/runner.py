@@ -17,9 +17,10 @@ from collections.abc import Callable
 from time import perf_counter_ns
 from typing import Any, Protocol
 
+from workbench import speedups
 from workbench.bindings.base import Binding, Status
 from workbench.config.spec import WorkloadSpec
-from workbench.core import heap, speedups
+from workbench.core import heap
 from workbench.core.pacing import Pacer
 from workbench.core.workload import LaneWorkload, WorkerKeys
 from workbench.metrics.recorder import Recorder, TickData

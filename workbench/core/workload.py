@@ -14,9 +14,9 @@ import random
 from functools import partial
 from time import perf_counter_ns
 
+from workbench import speedups
 from workbench.bindings.base import READ, UPDATE, Binding, Status
 from workbench.config.spec import WorkloadSpec
-from workbench.core import speedups
 from workbench.core.generators.counter import AcknowledgedCounter
 from workbench.core.generators.discrete import Discrete
 from workbench.core.generators.latest import SkewedLatest
@@ -30,7 +30,7 @@ from workbench.metrics.recorder import Recorder
 
 _OK = Status.OK
 # Key names a worker remembers (about 100 bytes each) on the Python path: every hot key of a
-# skewed distribution is named once, not on every request (the compiled namer, core/speedups.py,
+# skewed distribution is named once, not on every request (the compiled namer, workbench/speedups.py,
 # builds a name for less than the lookup costs). Python work per operation costs client CPU.
 KEY_NAME_CACHE = 100_000
 CHOOSE_AHEAD = 64  # transactions a lane chooses in one go when choices cannot depend on time

@@ -6,7 +6,7 @@ import weakref
 
 from hdrh.histogram import HdrHistogram
 
-from workbench.core import speedups
+from workbench import speedups
 
 LOWEST_US = 1
 HIGHEST_US = 3_600_000_000  # one hour, in microseconds

@@ -9,7 +9,7 @@ from itertools import compress
 
 from hdrh.histogram import HdrHistogram
 
-from workbench.core import speedups
+from workbench import speedups
 
 SNAPSHOT_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
 _C = speedups.C  # the compiled walk, or None (tests set it to None to run the Python)

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING
 
 from hdrh.histogram import HdrHistogram
 
-from workbench import __version__
+from workbench import __version__, speedups
 from workbench.bindings.clients import client_record
-from workbench.core import speedups
 from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
 from workbench.metrics.histograms import new_histogram
@@ -86,7 +85,7 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
         "hostname": socket.gethostname(),
         "cpus": os.cpu_count(),
         "memory_bytes": _memory_bytes(),
-        # the hot path compiled or in Python (core/speedups.py): this process's, which its
+        # the hot path compiled or in Python (workbench/speedups.py): this process's, which its
         # worker processes share (a Ray run's workers elsewhere may differ)
         "speedups": speedups.describe(),
     }

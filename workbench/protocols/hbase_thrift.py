@@ -36,8 +36,8 @@ from thriftpy2.transport import TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 from thriftpy2.transport.memory import TCyMemoryBuffer
 
-from workbench.bindings.hbase_idl import Hbase
-from workbench.bindings.wire import BufferedConnection
+from workbench.protocols.hbase_idl import Hbase
+from workbench.protocols.wire import BufferedConnection
 
 _I32 = Struct(">i")
 _pack_i32 = _I32.pack

@@ -1,12 +1,42 @@
 """What the workbench's own asyncio protocol clients share: a connection that receives into a
-buffer it owns and keeps one timeout timer, whatever the wire protocol (Thrift, HBase RPC, CQL).
+buffer it owns and keeps one timeout timer, whatever the wire protocol (Thrift, HBase RPC, CQL),
+the error a malformed answer raises, and the base of rows decoded only when looked at.
 """
 
 from __future__ import annotations
 
 import asyncio
+from abc import abstractmethod
+from collections.abc import Iterator, Mapping
 from time import perf_counter_ns
 from typing import Any
+
+# What a client's `row_of` says when the value of a read's answer is a list of rows whose first is
+# the read's row (bindings/base.py chain_outcomes, and its compiled twin, look for it).
+FIRST_ROW = "first"
+
+
+class LazyMapping(Mapping):
+    """A read-only mapping whose dict `_decoded()` makes when it is first looked at: the base of
+    the native clients' rows (cql.LazyRow, hbase_rpc.LazyCells)."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def _decoded(self) -> dict[str, Any]:
+        """The values as a dict, made on the first call and kept."""
+
+    def __getitem__(self, name: str) -> Any:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._decoded()!r})"
 
 
 class MalformedAnswer(ConnectionError):
@@ -19,7 +49,7 @@ class MalformedAnswer(ConnectionError):
 
 class BufferedConnection(asyncio.BufferedProtocol):
     """What the asyncio clients' connections share (hbase_thrift's ThriftConnection,
-    hbase_native's RpcConnection and cassandra_native's CqlConnection): replies received into
+    hbase_rpc's RpcConnection and cql_connection's CqlConnection): replies received into
     the connection's own growing buffer (no allocation per recv), and one timeout timer per
     connection, not one per request."""
 
@@ -87,8 +117,8 @@ class BufferedConnection(asyncio.BufferedProtocol):
 
 
 class SharedConnection(BufferedConnection):
-    """A BufferedConnection that many lanes share (hbase_native's RpcConnection and
-    cassandra_native's CqlConnection): requests carry an id and wait in `_inflight` (id -> the
+    """A BufferedConnection that many lanes share (hbase_rpc's RpcConnection and
+    cql_connection's CqlConnection): requests carry an id and wait in `_inflight` (id -> the
     request's state, which has `t0`, oldest first) for answers that may come in any order.
 
     Requests made in one turn of the loop wait in `_out` and go out in one write (`_flush`, made
