@@ -78,7 +78,7 @@ def test_the_file_read_again_may_have_moved_its_password_to_the_environment(tmp_
 
 
 def test_a_docker_tls_cluster_keeps_its_keystore_in_a_folder_only_its_owner_enters(tmp_path, monkeypatch):
-    from workbench.clusters import cassandra_local, java
+    from workbench.clusters import cassandra_local, docker_plans, java
     from workbench.clusters.docker_provider import DockerProvider
     from workbench.clusters.specs import CassandraSpec
 
@@ -94,14 +94,14 @@ def test_a_docker_tls_cluster_keeps_its_keystore_in_a_folder_only_its_owner_ente
     run_dir = provider.root / "sec"
     old = os.umask(0o022)
     try:
-        plans = provider._cassandra_plans(CassandraSpec(name="sec", nodes=1, client_tls=True,
-                                                        authenticator="PasswordAuthenticator"), run_dir)
+        plan = docker_plans.plan(CassandraSpec(name="sec", nodes=1, client_tls=True,
+                                               authenticator="PasswordAuthenticator"), run_dir, provider.tag)
     finally:
         os.umask(old)
     conf = run_dir / "node1" / "conf"
     assert "keystore-pw-123" in (conf / "cassandra.yaml").read_text()
     assert run_dir.stat().st_mode & 0o777 == 0o700  # nobody else reaches the yaml or the keystore
-    mounted = {Path(source) for source in plans[0]["volumes"] if source.startswith("/")}
+    mounted = {Path(m.source) for m in plan.containers[0].mounts if not m.is_volume}
     assert conf in mounted and cassandra_local.tls_dir(run_dir) in mounted
     assert all(run_dir in p.parents for p in mounted)  # every mount is below the private folder
 

@@ -7,6 +7,9 @@
 
 `up` builds the images if needed (`images.build`, a no-op when they are current), then starts
 one container per node and waits exactly as the local provider does (the same readiness code).
+What is created is planned per database by docker_plans.py (a planner for Cassandra, HBase and
+FerretDB, chosen by the spec's kind, returns typed ClusterPlan/ContainerPlan values); this
+module executes plans: the docker-py calls, readiness waiting, the state file.
 
 Networking (the preset's `docker_network`):
 - "host" (the default): every container shares the host's network, and node K listens on its
@@ -45,24 +48,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.clusters import cassandra_local, engine, ferretdb_local, hbase_local, images, paths, ports
+from workbench.clusters import engine, images, paths, ports
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.distributions import VERSIONS
+from workbench.clusters.docker_plans import (
+    NODE_LABEL,
+    STATE_LABEL,
+    ClusterPlan,
+    ContainerPlan,
+    Naming,
+    planner_for,
+    published_port,
+)
 from workbench.clusters.launch import NotReady, StartupError, best_log, start_cluster, tail
 from workbench.clusters.progress import OnProgress, report
-from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec, data_home
+from workbench.clusters.specs import ClusterSpec, data_home
 from workbench.errors import ClusterError
 
-KINDS = {"cassandra": cassandra_local, "hbase": hbase_local, "ferretdb": ferretdb_local}
-CLIENTS = {"hbase": ("thrift",), "ferretdb": ("ferretdb",)}
-MONGO_DATA = "/data/db"  # the official mongo image's data directory (and workbench/ferretdb's)
-STATE_LABEL = "org.workbench.state"
-NODE_LABEL = "org.workbench.node"
-CONTAINER_CONF = Path("/workbench/conf")  # a Cassandra node's rendered config, inside its container
-CONTAINER_TLS = Path("/workbench")  # the cluster's tls/ folder goes under here
-CASSANDRA_DATA = "/var/lib/cassandra"
-CASSANDRA_LOGS = "/var/log/cassandra"
+__all__ = ["NODE_LABEL", "STATE_LABEL", "DockerProvider", "published_port", "run_options"]
 
 
 def _engine_errors(method):
@@ -84,8 +87,30 @@ def _engine_errors(method):
     return wrapper
 
 
-def _bytes(size: str) -> int:
-    return int(size[:-1]) << (30 if size.endswith("G") else 20)
+def run_options(plan: ContainerPlan) -> dict[str, Any]:
+    """The keyword arguments of docker-py's containers.run(plan.image, ...) for a plan."""
+    options: dict[str, Any] = {
+        "name": plan.container_name, "command": list(plan.command),
+        "environment": dict(plan.environment),
+        "volumes": {m.source: {"bind": m.target, "mode": m.mode} for m in plan.mounts},
+        "labels": dict(plan.labels), "detach": True, "init": False,
+    }
+    if plan.memory is not None:
+        options["mem_limit"] = plan.memory
+    if plan.nano_cpus is not None:
+        options["nano_cpus"] = plan.nano_cpus
+    networking = plan.networking
+    if networking.mode == "host":
+        options["network_mode"] = "host"
+    elif networking.mode == "container":
+        options["network_mode"] = f"container:{networking.name}"
+    else:
+        options["network"] = networking.name
+        options["hostname"] = plan.container_name
+        options["ports"] = {p.key: (p.host_address, p.host_port) for p in plan.published}
+        if networking.extra_hosts:
+            options["extra_hosts"] = dict(networking.extra_hosts)
+    return options
 
 
 class DockerProvider:
@@ -109,51 +134,44 @@ class DockerProvider:
             self._client = engine.connect()
         return self._client
 
-    def _labels(self, cluster: str, node: str = "") -> dict[str, str]:
-        labels = {engine.LABEL: cluster, STATE_LABEL: self.tag}
-        if node:
-            labels[NODE_LABEL] = node
-        return labels
+    def _naming(self, cluster: str) -> Naming:
+        return Naming(cluster, self.tag)
 
     def _filters(self, cluster: str) -> dict[str, Any]:
         return {"label": [f"{engine.LABEL}={cluster}", f"{STATE_LABEL}={self.tag}"]}
 
     def _object_name(self, cluster: str, what: str) -> str:
-        return f"wb-{cluster}-{what}-{self.tag[:6]}"
+        return self._naming(cluster).object_name(what)
 
     # -- lifecycle -------------------------------------------------------------------------
     @_engine_errors
     def up(self, spec: ClusterSpec) -> Cluster:
         """Start the cluster `spec` describes as containers; return once it serves clients."""
-        _check_supported(spec)
+        planner = planner_for(spec)
+        planner.check(spec)
         run_dir = store.cluster_dir(self.root, spec.name)
         reuse = self._clear_previous(spec, run_dir)
         self._image(spec)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
-                          clients=CLIENTS.get(spec.kind, ()), server_version=_server_version(spec))
-        plans: dict[str, dict[str, Any]] = {}
+                          clients=planner.clients, server_version=planner.server_version(spec))
+        plans: dict[str, ContainerPlan] = {}
 
         def prepare() -> list[list[str]]:
-            plans.update(self._plans(spec, run_dir))
-            for plan in plans.values():
-                if spec.docker_network == "host":
-                    needed = plan["ports"]
-                else:  # only what is published on the host
-                    needed = [(host, port, f"{plan['name']}'s published port {inside}")
-                              for inside, (host, port) in plan["publish"].items()]
-                for address, port, what in needed:
+            plan = planner.plan(spec, run_dir, self._naming(spec.name))
+            plans.update((container.name, container) for container in plan.containers)
+            for container in plan.containers:
+                for address, port, what in container.ports_to_check():
                     ports.require_free(address, port, what)
-            if spec.docker_network == "bridge":
-                self._network(spec)
-            if spec.kind == "ferretdb":
-                return [["ferretdb"]]  # one container: FerretDB with its PostgreSQL inside
-            return KINDS[spec.kind].launch_groups(spec, run_dir)
+            if plan.network:
+                self._network(plan)
+            return [list(group) for group in plan.groups]
 
-        cluster = start_cluster(cluster, prepare, lambda name: self._start(spec, plans[name]),
+        cluster = start_cluster(cluster, prepare, lambda name: self._start(plans[name]),
                                 self._wait_ready, lambda current, keep: self._abort(current, keep_files=keep),
                                 reuse, self.progress)
-        if spec.kind == "ferretdb" and spec.docker_image:  # whatever the image is, it says so itself
-            store.save(dataclasses.replace(cluster, server_version=_ask_name(spec, run_dir)), "running")
+        served = planner.served_version(spec, run_dir)
+        if served is not None:  # the servers said what they are, once up
+            store.save(dataclasses.replace(cluster, server_version=served), "running")
         return self.status(spec.name)
 
     def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
@@ -171,144 +189,6 @@ class DockerProvider:
         self._remove_objects(spec.name, volumes=True)
         self._remove_files(spec, run_dir)
         return False
-
-    def _plans(self, spec: ClusterSpec, run_dir: Path) -> dict[str, dict[str, Any]]:
-        if isinstance(spec, CassandraSpec):
-            return {p["name"]: p for p in self._cassandra_plans(spec, run_dir)}
-        if isinstance(spec, FerretDBSpec):
-            return {p["name"]: p for p in self._ferretdb_plans(spec, run_dir)}
-        return {p["name"]: p for p in self._hbase_plans(spec, run_dir)}
-
-    def _ferretdb_plans(self, spec: FerretDBSpec, run_dir: Path) -> list[dict[str, Any]]:
-        """One container with the mongo image's contract: workbench/ferretdb (FerretDB and its
-        PostgreSQL), or the preset's docker_image (a real `mongo:7.0` where one can be pulled)."""
-        logs = run_dir / "ferretdb"
-        logs.mkdir(parents=True, exist_ok=True)
-        bridge = spec.docker_network == "bridge"
-        inside = 27017 if bridge else spec.port
-        env = {"FERRETDB_BACKEND": spec.backend, "WORKBENCH_POSTGRES_PORT": str(spec.postgres_port),
-               "POSTGRES_SHARED_BUFFERS": spec.shared_buffers}
-        if spec.login:
-            secret = ferretdb_local.password_file(run_dir)
-            if not secret.exists():
-                import secrets
-
-                paths.write_private(secret, secrets.token_urlsafe(18) + "\n")
-            env.update(MONGO_INITDB_ROOT_USERNAME=ferretdb_local.FERRETDB_USER,
-                       MONGO_INITDB_ROOT_PASSWORD=secret.read_text().strip())
-        if spec.data_dir:
-            data = data_home(spec, run_dir)
-            data.mkdir(parents=True, exist_ok=True)
-            mounts = {str(data): {"bind": MONGO_DATA, "mode": "rw"}}
-        else:
-            mounts = {self._object_name(spec.name, "data"): {"bind": MONGO_DATA, "mode": "rw"}}
-        needed = [(spec.address, spec.port, "FerretDB")]
-        if spec.backend == "postgresql" and not spec.docker_image:
-            needed.append(("127.0.0.1", spec.postgres_port, "PostgreSQL"))
-        return [{
-            "name": "ferretdb", "address": "127.0.0.1" if bridge else spec.address, "port": spec.port,
-            "dir": logs, "log": logs / "console.log", "console_log": logs / "console.log",
-            "image": spec.docker_image or images.image_name("ferretdb"),
-            "command": ["mongod", "--port", str(inside), "--bind_ip", "0.0.0.0" if bridge else spec.address],
-            "environment": env, "volumes": mounts,
-            "publish": {f"{inside}/tcp": ("127.0.0.1", spec.port)}, "ports": needed,
-        }]
-
-    def _cassandra_plans(self, spec: CassandraSpec, run_dir: Path) -> list[dict[str, Any]]:
-        bridge = spec.docker_network == "bridge"
-        password = None
-        if spec.client_tls:
-            from workbench.clusters import java
-
-            # The keystore and each node's cassandra.yaml (its password) must stay readable by the
-            # container's own user, so they cannot be 0600: the cluster's folder, which containers
-            # never cross (they see only its mounted subfolders), is 0700 instead.
-            paths.private_dir(run_dir)
-            password = cassandra_local.make_tls(spec, run_dir, java.choose().java, private=False)
-        result = []
-        for index in range(1, spec.nodes + 1):
-            name, address = f"node{index}", spec.address(index)
-            node_dir = run_dir / name
-            conf, logs = node_dir / "conf", node_dir / "logs"
-            conf.mkdir(parents=True, exist_ok=True)
-            logs.mkdir(parents=True, exist_ok=True)
-            cql, network = cassandra_local.CQL_PORT, {}
-            if bridge:  # listen on the container's address, tell clients 127.0.0.1 and a port of its own
-                cql = published_port(index)
-                network = {"listen": self._object_name(spec.name, name), "rpc": "0.0.0.0",
-                           "broadcast_rpc": "127.0.0.1", "native_port": cql,
-                           "seed": self._object_name(spec.name, "node1")}
-            (conf / "cassandra.yaml").write_text(cassandra_local._render_yaml(
-                spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password, **network))
-            jmx = cassandra_local.jmx_port(address)
-            env = {
-                "CASSANDRA_CLUSTER_NAME": spec.name,
-                "CASSANDRA_SEEDS": self._object_name(spec.name, "node1") if bridge else spec.address(1),
-                "CASSANDRA_NUM_TOKENS": str(spec.num_tokens),
-                "MAX_HEAP_SIZE": spec.heap,
-                "HEAP_NEWSIZE": f"{max(64, _bytes(spec.heap) // 4 >> 20)}M",
-                "JVM_EXTRA_OPTS": " ".join((
-                    f"-Dcassandra.config=file://{CONTAINER_CONF / 'cassandra.yaml'}",
-                    f"-Dcassandra.jmx.local.port={jmx}",
-                    "-Dcassandra.superuser_setup_delay_ms=0",
-                    "-Dcassandra.ring_delay_ms=1000",
-                    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
-                )),
-            }
-            if bridge:
-                env.update(CASSANDRA_LISTEN_ADDRESS="auto", CASSANDRA_RPC_ADDRESS="0.0.0.0",
-                           CASSANDRA_BROADCAST_RPC_ADDRESS="127.0.0.1")
-            else:
-                env.update(CASSANDRA_LISTEN_ADDRESS=address, CASSANDRA_RPC_ADDRESS=address,
-                           CASSANDRA_BROADCAST_ADDRESS=address)
-            mounts = {str(conf): {"bind": str(CONTAINER_CONF), "mode": "ro"},
-                      str(logs): {"bind": CASSANDRA_LOGS, "mode": "rw"}}
-            if spec.client_tls:
-                mounts[str(cassandra_local.tls_dir(run_dir))] = {"bind": str(CONTAINER_TLS / "tls"),
-                                                                "mode": "ro"}
-            if spec.data_dir:
-                data = data_home(spec, run_dir) / name
-                data.mkdir(parents=True, exist_ok=True)
-                mounts[str(data)] = {"bind": CASSANDRA_DATA, "mode": "rw"}
-            else:
-                mounts[self._object_name(spec.name, f"{name}-data")] = {"bind": CASSANDRA_DATA,
-                                                                        "mode": "rw"}
-            result.append({
-                "name": name, "address": "127.0.0.1" if bridge else address,
-                "port": cql, "dir": node_dir, "log": logs / "system.log",
-                "console_log": logs / "console.log",
-                "image": spec.docker_image or images.image_name("cassandra"),
-                "command": ["cassandra", "-f"], "environment": env, "volumes": mounts,
-                "publish": {f"{cql}/tcp": ("127.0.0.1", cql)},
-                "ports": [(address, cassandra_local.STORAGE_PORT, "Cassandra storage"),
-                          (address, cassandra_local.CQL_PORT, "Cassandra CQL"),
-                          ("127.0.0.1", jmx, "Cassandra JMX")],
-            })
-        return result
-
-    def _hbase_plans(self, spec: HBaseSpec, run_dir: Path) -> list[dict[str, Any]]:
-        # The local provider's command lines, with the image's java and jars.
-        local = hbase_local.plans(spec, run_dir, Path("/opt/hbase/lib"), Path("/usr/bin/java"))
-        mounts = {str(run_dir): {"bind": str(run_dir), "mode": "rw"}}
-        data = data_home(spec, run_dir)
-        if data != run_dir:
-            mounts[str(data)] = {"bind": str(data), "mode": "rw"}
-        result = []
-        for plan in local:
-            publish = {}  # the gateway joins the master's network namespace: published there
-            if spec.docker_network == "bridge" and plan.name == "master":
-                publish = {f"{spec.thrift_port}/tcp": ("127.0.0.1", spec.thrift_port)}
-            command = list(plan.argv)
-            if spec.docker_network == "bridge" and plan.name == "thrift":
-                # The published port reaches the container's own address, not its loopback.
-                command[command.index("-b") + 1] = "0.0.0.0"
-            result.append({
-                "name": plan.name, "address": plan.address, "port": plan.port, "dir": plan.dir,
-                "log": plan.log, "console_log": plan.console_log, "image": images.image_name("hbase"),
-                "command": command, "environment": {}, "volumes": mounts,
-                "publish": publish, "ports": list(plan.ports),
-            })
-        return result
 
     def _image(self, spec: ClusterSpec) -> None:
         """Build the workbench's image if needed, or make sure the preset's own image is here."""
@@ -332,48 +212,22 @@ class DockerProvider:
                                hint="leave docker_image empty: `workbench images build` makes "
                                "workbench/cassandra with no registry") from None
 
-    def _network(self, spec: ClusterSpec) -> None:
-        name = self._object_name(spec.name, "net")
-        if not self.client.networks.list(names=[name]):
-            self.client.networks.create(name, driver="bridge", labels=self._labels(spec.name))
+    def _network(self, plan: ClusterPlan) -> None:
+        if not self.client.networks.list(names=[plan.network]):
+            self.client.networks.create(plan.network, driver="bridge", labels=dict(plan.labels))
 
-    def _start(self, spec: ClusterSpec, plan: dict[str, Any]) -> Node:
+    def _start(self, plan: ContainerPlan) -> Node:
         client = self.client
-        for volume in plan["volumes"]:
-            if not volume.startswith("/") and not client.volumes.list(filters={"name": volume}):
-                client.volumes.create(volume, labels=self._labels(spec.name, plan["name"]))
-        options: dict[str, Any] = {
-            "name": self._object_name(spec.name, plan["name"]),
-            "command": plan["command"], "environment": plan["environment"],
-            "volumes": plan["volumes"], "labels": self._labels(spec.name, plan["name"]),
-            "detach": True, "init": False,
-        }
-        if spec.docker_memory:
-            options["mem_limit"] = _bytes(spec.docker_memory)
-        if spec.docker_cpus:
-            options["nano_cpus"] = int(spec.docker_cpus * 1e9)
-        if spec.docker_network == "host":
-            options["network_mode"] = "host"
-        elif spec.kind == "hbase" and plan["name"] == "thrift":
-            options["network_mode"] = f"container:{self._object_name(spec.name, 'master')}"
-        else:
-            options["network"] = self._object_name(spec.name, "net")
-            options["hostname"] = options["name"]
-            options["ports"] = plan["publish"]
-            if spec.kind == "hbase":  # everything listens on the loopback it shares with its gateway
-                options["extra_hosts"] = {options["name"]: spec.address}
-        container = client.containers.run(plan["image"], **options)
-        return Node(plan["name"], plan["address"], plan["port"], 0, 0, plan["log"], plan["console_log"],
-                    plan["dir"], tuple(plan["command"]), container=container.id)
+        for volume in plan.volumes:
+            if not client.volumes.list(filters={"name": volume}):
+                client.volumes.create(volume, labels=dict(plan.labels))
+        container = client.containers.run(plan.image, **run_options(plan))
+        return Node(plan.name, plan.address, plan.port, 0, 0, plan.log, plan.console_log, plan.dir,
+                    plan.command, container=container.id)
 
     def _wait_ready(self, cluster: Cluster, names: list[str], final: bool, deadline: float) -> None:
-        spec = cluster.spec
-        check = lambda: self._check_alive(cluster)  # noqa: E731
-        if spec.kind == "cassandra" and spec.docker_network == "bridge":
-            cassandra_local.wait_ready(spec, names, final, deadline, check, cluster.run_dir,
-                                       where=lambda index: ("127.0.0.1", published_port(index)))
-        else:
-            KINDS[spec.kind].wait_ready(spec, names, final, deadline, check, cluster.run_dir)
+        planner_for(cluster.spec).wait_ready(cluster.spec, names, final, deadline,
+                                             lambda: self._check_alive(cluster), cluster.run_dir)
 
     def _check_alive(self, cluster: Cluster) -> None:
         for node in cluster.nodes:
@@ -608,56 +462,3 @@ def _ticks(state: dict[str, Any]) -> int:
         return 0
     boot = time.time() - since_boot
     return max(0, int((started - boot) * os.sysconf("SC_CLK_TCK")))
-
-
-def _ask_name(spec: FerretDBSpec, run_dir: Path) -> str:
-    """A MongoDB-protocol server's own name and version (buildInfo), FerretDB named as FerretDB."""
-    from pymongo import MongoClient
-    from pymongo.errors import PyMongoError
-
-    from workbench.clusters.external import mongodb_server_name
-
-    client = MongoClient("127.0.0.1" if spec.docker_network == "bridge" else spec.address, spec.port,
-                         serverSelectionTimeoutMS=10000, **ferretdb_local.client_options(spec, run_dir))
-    try:
-        return mongodb_server_name(client.admin.command("buildInfo"))
-    except PyMongoError:
-        return ""
-    finally:
-        client.close()
-
-
-def _server_version(spec: ClusterSpec) -> str:
-    """FerretDB's honest name in our image; "" for the rest (a real mongo image is named from
-    what it answers, after it is up)."""
-    if spec.kind != "ferretdb" or spec.docker_image:
-        return ""
-    under = "PostgreSQL 15" if spec.backend == "postgresql" else "SQLite"
-    from workbench.clusters import gobuild
-
-    return f"FerretDB {gobuild.VERSION} on {under} (MongoDB protocol)"
-
-
-def _check_supported(spec: ClusterSpec) -> None:
-    if not isinstance(spec, FerretDBSpec) and spec.release != VERSIONS[spec.kind]:
-        raise ClusterError(f"{spec.kind} {spec.release} (version = {spec.version!r}) is served by the "
-                           f"local provider only: the images carry {spec.kind} "
-                           f"{VERSIONS[spec.kind]}",
-                           hint="leave out --provider docker, or leave version out of the preset")
-    if isinstance(spec, FerretDBSpec):
-        if spec.client_tls:
-            raise ClusterError("client_tls for FerretDB is served by the local provider only",
-                               hint="leave it out with --provider docker, or use the local provider")
-        return
-    heaps = max(_bytes(spec.heap), _bytes(spec.thrift_heap) if isinstance(spec, HBaseSpec) else 0)
-    if spec.docker_memory and _bytes(spec.docker_memory) < heaps + (256 << 20):
-        raise ClusterError(f"docker_memory = {spec.docker_memory!r} leaves no room beside the JVM heap "
-                           f"({spec.heap}): the engine would kill the node",
-                           hint="give each container at least its heap plus 256M")
-
-
-def published_port(index: int) -> int:
-    """On a bridge network, node K serves CQL on 9042 + K - 1, published at the same port on
-    127.0.0.1 and advertised as 127.0.0.1 (system.peers_v2 carries the port): the driver finds
-    every node at an address it can reach, with no translation table of its own."""
-    return cassandra_local.CQL_PORT + index - 1
