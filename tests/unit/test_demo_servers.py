@@ -1,4 +1,4 @@
-"""`workbench demo` takes down what it started, whenever Ctrl-C lands (workbench/commands/demo.py).
+"""`workbench demo` takes down what it started, whenever Ctrl-C lands (workbench/drive/demo.py).
 
 The provider here records calls instead of starting JVMs: what is tested is the demo's own
 bookkeeping around `up()`; tests/e2e/test_demo.py presses Ctrl-C on real servers.
@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from workbench.clusters import local
-from workbench.commands.demo import _server
+from workbench.drive.demo import DemoServer
 from workbench.errors import ClusterError
 
 
@@ -24,7 +24,7 @@ class Recorder:
         self.then, self.calls = then, []
         self.existing = {"cassandra-single"} if running_before else set()
 
-    def __call__(self):  # constructed by _server as LocalProvider()
+    def __call__(self):  # constructed by DemoServer as LocalProvider()
         return self
 
     def clusters(self):
@@ -62,5 +62,5 @@ def test_ctrl_c_as_the_nodes_come_up_still_takes_them_down(monkeypatch, then, ru
     provider = Recorder(then, running_before)
     monkeypatch.setattr(local, "LocalProvider", provider)
     with pytest.raises((KeyboardInterrupt, ClusterError)):
-        _server("cassandra", Console(file=io.StringIO())).__enter__()
+        DemoServer("cassandra", Console(file=io.StringIO()).print).__enter__()
     assert (("down", "cassandra-single") in provider.calls) == downed, provider.calls

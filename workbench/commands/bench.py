@@ -10,86 +10,23 @@ that could not go on (bad input, a database that went away) with 2, after report
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from workbench.bindings.registry import BINDINGS
-from workbench.config.spec import WorkloadSpec, spec_from_args
-from workbench.core import loops
-from workbench.core.controller import Controller, PhaseOutcome
+from workbench.config.spec import spec_from_args
+from workbench.drive.phase import StoreChoice, execute_phase
 from workbench.errors import WorkbenchError
-from workbench.metrics.histograms import merge_into, new_histogram
-from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
-from workbench.results.from_run import to_run_result, view
-from workbench.results.model import IntervalMeasurement, RunResult
-from workbench.results.recording import Recording
-from workbench.results.store import ENV, ExperimentTag
-from workbench.results.ycsb_status import format_status_line
+from workbench.results.model import RunResult
+from workbench.results.store import ENV
 from workbench.results.ycsb_text import write_ycsb_text
 
 if TYPE_CHECKING:
     from workbench.clusters.base import Cluster
 
-# None: the default store; a path: that store; False: do not record.
-StoreChoice = str | Path | bool | None
-
 EXIT_OK, EXIT_OP_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class StatusPrinter:
-    """Prints a YCSB status line every status.interval from the controller's snapshots."""
-
-    def __init__(self, spec: WorkloadSpec, stream: TextIO, layout: str, todo: int) -> None:
-        self.spec = spec
-        self.stream = stream
-        self.layout = layout
-        self.todo = todo
-        self.window: dict = {}
-        self.window_ops = 0
-        self.window_start = 0.0
-        self.next_due = spec.status_interval
-
-    def first_line(self) -> None:
-        self._print(0.0, 0, self.todo)
-
-    def __call__(self, snap: IntervalSnapshot) -> None:
-        for name, h in snap.histograms.items():
-            target = self.window.get(name)
-            if target is None:
-                target = self.window[name] = new_histogram()
-            merge_into(target, h)
-        self.window_ops += snap.operations
-        if snap.final or snap.elapsed_s >= self.next_due:
-            self._print(snap.elapsed_s, snap.total_operations, snap.todo_operations)
-            while self.next_due <= snap.elapsed_s:
-                self.next_due += self.spec.status_interval
-
-    def _print(self, elapsed_s: float, total: int, todo: int) -> None:
-        brackets = []
-        for name, h in view(self.window, self.spec.measurement_interval).items():
-            s = OpStats.of(h)
-            brackets.append((name, IntervalMeasurement(s.count, s.mean, s.min, s.max, dict(s.percentiles))))
-        line = format_status_line(
-            datetime.now(),
-            int(elapsed_s * 1000),
-            total,
-            self.window_ops,
-            max(int((elapsed_s - self.window_start) * 1000), 1),
-            todo,
-            brackets,
-            layout=self.layout,
-            label=self.spec.label,
-        )
-        print(line, file=self.stream, flush=True)
-        self.window = {}
-        self.window_ops = 0
-        self.window_start = elapsed_s
 
 
 def add_ycsb_arguments(p: argparse.ArgumentParser) -> None:
@@ -144,66 +81,6 @@ def register(subparsers) -> None:
         p.add_argument("--tui", action="store_true",
                        help="watch the run in the app's Run screen; the results print when you quit it")
         p.set_defaults(func=lambda args, phase=phase: run_phase_command(args, phase))
-
-
-async def _run(controller: Controller, printer: StatusPrinter | None) -> PhaseOutcome:
-    loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
-    loop.add_signal_handler(signal.SIGINT, controller.stop, "interrupted")
-    try:
-        if printer is not None:
-            printer.first_line()
-            controller.subscribe(printer)
-        return await controller.run()
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)  # (which sets Python's default handler)
-        if callable(previous):  # the one before this run: asyncio.run's, the demo's (interrupts.py)
-            signal.signal(signal.SIGINT, previous)
-
-
-@dataclass
-class PhaseRun:
-    """A phase that ran: its result and, when it was recorded, its ID in the run store (and why
-    the recording is incomplete, if the store failed during the run)."""
-
-    result: RunResult
-    run_id: int | None = None
-    store_error: str | None = None
-
-
-def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layout: str = "0.17",
-                  status: bool = True, stream: TextIO = sys.stderr, store: StoreChoice = None,
-                  source: str = "", workload: str = "", cluster: Cluster | None = None,
-                  experiment: ExperimentTag | None = None) -> PhaseRun:
-    """Run one phase with status lines, recorded in the run store unless `store` is False; the
-    result even when it was stopped or failed. A store that cannot take the run is refused
-    before the phase starts."""
-    controller = Controller(spec, phase)
-    recording = None
-    if store is not False:
-        recording = Recording.open(store, spec, props, phase=phase, source=source or phase,
-                                   workload=workload, cluster=cluster, experiment=experiment)
-        if status:  # -q: nothing on stderr but errors (`runs list` shows the ID)
-            print(f"workbench: recording run {recording.run_id} in {recording.store.path}", file=stream)
-        recording.attach(controller)
-    printer = StatusPrinter(spec, stream, layout, spec.phase_operation_count(phase)) if status else None
-    try:
-        outcome = loops.run(_run(controller, printer), spec.eventloop)
-    except BaseException as exc:
-        if recording is not None:
-            try:
-                recording.finish(None, str(exc) or type(exc).__name__)
-            except WorkbenchError as store_exc:
-                print(f"workbench: error: {store_exc}", file=stream)
-        raise
-    result = to_run_result(outcome, props, cluster)
-    done = PhaseRun(result, recording.run_id if recording else None)
-    if recording is not None:
-        try:
-            recording.finish(result)
-        except WorkbenchError as exc:
-            done.store_error = str(exc)
-    return done
 
 
 def workload_name(files: list[str]) -> str:
@@ -300,4 +177,4 @@ def exit_status(result: RunResult) -> int:
     return EXIT_OK
 
 
-__all__ = ["execute_phase", "register", "WorkbenchError"]
+__all__ = ["register", "WorkbenchError"]

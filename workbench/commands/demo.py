@@ -11,7 +11,6 @@ servers down again. Ctrl-C at any point stops the run and still takes every serv
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
 from pathlib import Path
@@ -20,18 +19,11 @@ from rich.console import Console
 from rich.table import Table
 
 from workbench import interrupts
-from workbench.commands.bench import (
-    PhaseRun,
-    add_store_arguments,
-    execute_phase,
-    exit_status,
-    store_choice,
-)
+from workbench.commands.bench import add_store_arguments, exit_status, store_choice
 from workbench.config.spec import spec_from_args
-from workbench.drive.demo import PRESETS, RUNS, WORKLOADS, demo_overrides
-from workbench.drive.targets import binding_overrides
-from workbench.errors import ClusterError, ConfigError
-from workbench.results.exporters import export
+from workbench.drive.demo import RUNS, WORKLOADS, DemoServer, demo_overrides, write_exports
+from workbench.drive.phase import PhaseRun, execute_phase
+from workbench.errors import ConfigError
 from workbench.results.model import RunResult
 
 
@@ -69,7 +61,7 @@ def demo_command(args: argparse.Namespace) -> int:
     status = 0
     for db in databases:
         console.rule(f"[bold]{db}")
-        with _server(db, console) as server:
+        with DemoServer(db, console.print) as server:
             results[db] = {}
             for phase, workload in RUNS:
                 interrupts.check()
@@ -82,9 +74,7 @@ def demo_command(args: argparse.Namespace) -> int:
                     console.print(f"workbench: error: {done.store_error}", style="red")
                     status = 2
                 results[db][f"{phase} {workload}"] = result
-                stem = out / f"{db}-{workload}-{phase}"
-                export(result, f"ycsb={stem}.txt")
-                export(result, f"csv={stem}.csv")
+                write_exports(result, out, db, workload, phase)
                 status = max(status, exit_status(result))
                 if result.outcome != "completed":
                     break
@@ -126,55 +116,11 @@ def _run_bound(args: argparse.Namespace) -> list[str]:
     return ["operationcount=0", f"maxexecutiontime={args.seconds}"]
 
 
-def _one(db: str, phase: str, workload: str, server: _server, args) -> PhaseRun:
+def _one(db: str, phase: str, workload: str, server: DemoServer, args) -> PhaseRun:
     common = demo_overrides(db, phase, server.overrides, args.records, _run_bound(args), args.threads)
     spec, props = spec_from_args([str(WORKLOADS / workload)], common, phase)
     return execute_phase(spec, props.as_dict(), phase, store=store_choice(args), source="demo",
                          workload=workload, cluster=server.cluster)
-
-
-class _server:
-    """Start the database's default local preset and always take it down again."""
-
-    def __init__(self, db: str, console: Console) -> None:
-        self.db, self.console, self.provider, self.cluster = db, console, None, None
-        self.overrides: list[str] = []
-
-    def __enter__(self) -> _server:
-        if self.db == "memory":
-            self.overrides = ["db=memory"]
-            return self
-        from workbench.clusters import presets
-        from workbench.clusters.local import LocalProvider
-
-        name = PRESETS[self.db]
-        self.provider = provider = LocalProvider()
-        # A cluster of that name that runs already is not ours: up() refuses it, and it stays.
-        try:
-            running_before = name in provider.clusters() and any(
-                n.status != "down" for n in provider.status(name).nodes)
-        except ClusterError:  # a state file it cannot read: up() says so; never take it down
-            running_before = True
-        self.console.print(f"starting {name} (jars are fetched the first time)")
-        try:
-            self.cluster = provider.up(presets.load(name))
-            self.overrides = binding_overrides(self.cluster)
-            interrupts.check()
-        except BaseException as exc:
-            # A Ctrl-C after the nodes are up but before the `with` holds them (the end of up(),
-            # the lines above) would leave them running: __exit__ is not called for an __enter__
-            # that raised. (A failed start has stopped its own nodes already.)
-            if not running_before and not isinstance(exc, ClusterError) and name in provider.clusters():
-                self.console.print(f"stopping {name}")
-                with contextlib.suppress(Exception):
-                    provider.down(name)
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.cluster is not None:
-            self.console.print(f"stopping {self.cluster.name}")
-            self.provider.down(self.cluster.name)
 
 
 def comparison(results: dict[str, dict[str, RunResult]]) -> Table:

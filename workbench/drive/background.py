@@ -3,9 +3,11 @@
 A `BackgroundRun` owns a Controller on its own thread and event loop; the lanes run in worker
 processes (even for one worker), so the caller's process only merges ticks and renders. Every
 tick the controller's thread publishes an immutable `LiveState` by replacing one attribute:
-the caller reads `run.state` at whatever pace it likes and only ever sees the newest. Live
-commands (pause, resume, stop, set_target, set_lanes, mark) cross to the controller's loop
-through `Controller.threadsafe`.
+the caller reads `run.state` at whatever pace it likes and only ever sees the newest, and never
+reads the Controller itself (its attributes change on its own thread: the state carries the
+controls, paced, paused, target and lanes, as the controller's loop saw them). Live commands
+(pause, resume, stop, set_target, set_lanes, mark) cross to the controller's loop through
+`Controller.threadsafe`; once one has run there the state is published again with its effect.
 
     run = BackgroundRun(spec, props, "run").start()
     run.state.snapshot.total_operations      # newest tick (None before the first)
@@ -16,6 +18,7 @@ through `Controller.threadsafe`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import traceback
 from dataclasses import dataclass
@@ -24,11 +27,10 @@ from typing import TYPE_CHECKING
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
 from workbench.core.controller import Controller
+from workbench.drive.phase import Phase
 from workbench.errors import WorkbenchError
 from workbench.metrics.snapshot import IntervalSnapshot
-from workbench.results.from_run import to_run_result
 from workbench.results.model import RunResult
-from workbench.results.recording import Recording
 
 if TYPE_CHECKING:
     from workbench.clusters.base import Cluster
@@ -41,12 +43,17 @@ COMMANDS = ("pause", "resume", "stop", "set_target", "set_lanes", "mark")
 class LiveState:
     """What a viewer needs of a running phase at one tick; never mutated once published."""
 
-    seq: int  # increases with every tick: a viewer redraws only when it changed
+    seq: int  # increases with every publication: a viewer redraws only when it changed
     snapshot: IntervalSnapshot
     throughput: tuple[float, ...]  # ops/s per tick, oldest first (at most HISTORY)
     targets: tuple[float, ...]  # the target rate at each of those ticks (0: none)
     events: tuple[tuple[float, str, object], ...]  # (elapsed s, kind, value)
     returns: dict[str, dict[str, int]]  # since the start: operation -> status -> count (a copy)
+    # The controls now (the snapshot's are the tick's), read on the controller's loop:
+    paced: bool = False  # a target was set at some time of the phase: response times exist
+    paused: bool = False
+    target: float = 0.0  # ops/s, 0: no limit
+    lanes: int = 1
 
 
 class BackgroundRun:
@@ -57,11 +64,13 @@ class BackgroundRun:
                  cluster: Cluster | None = None) -> None:
         """store: the run store to record into (None: the default one; False: none)."""
         self.spec, self.props, self.phase = spec, props, phase
-        self.store, self.source, self.workload, self.cluster = store, source, workload, cluster
-        self.recording: Recording | None = None
+        # the one phase runner (phase.py), with a controller whose lanes run in worker processes
+        self.run = Phase(spec, props, phase, store=store, source=source, workload=workload,
+                         cluster=cluster,
+                         controller=Controller(spec, phase, cumulative_stats=True, processes=True))
+        self.controller = self.run.controller
         self.store_error: str | None = None  # the store failed during the run (the run went on)
         self.title = title or f"{phase} on {spec.db}"
-        self.controller = Controller(spec, phase, cumulative_stats=True, processes=True)
         self.state: LiveState | None = None
         self.result: RunResult | None = None
         self.error: str | None = None  # a run that could not start (bad binding, no server)
@@ -72,20 +81,17 @@ class BackgroundRun:
         self._returns: dict[str, dict[str, int]] = {}
         self._thread = threading.Thread(target=self._main, name=f"workbench-{phase}", daemon=True)
         self._started = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the controller's
 
     @property
     def run_id(self) -> int | None:
         """The run's ID in the run store, when it is recorded."""
-        return self.recording.run_id if self.recording else None
+        return self.run.run_id
 
     def start(self) -> BackgroundRun:
         """Start the phase. A run store that cannot take the run raises a WorkbenchError here,
         before anything runs."""
-        if self.store is not False:
-            self.recording = Recording.open(self.store, self.spec, self.props, phase=self.phase,
-                                            source=self.source, workload=self.workload,
-                                            cluster=self.cluster)
-            self.recording.attach(self.controller)
+        self.run.open()
         self._thread.start()
         self._started.wait()
         return self
@@ -102,6 +108,8 @@ class BackgroundRun:
             return
         try:
             self.controller.threadsafe(name, *args)
+            if self._loop is not None:  # after the command, on the same loop: its effect
+                self._loop.call_soon_threadsafe(self._republish)
         except RuntimeError:  # the loop has just closed: the phase is over
             pass
 
@@ -117,24 +125,21 @@ class BackgroundRun:
             self.finished.set()
 
     async def _run(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self.controller.subscribe(self._publish)
-        task = asyncio.ensure_future(self.controller.run())
+        task = asyncio.ensure_future(self.run.run())
         await asyncio.sleep(0)  # run() has taken its loop: live commands can cross from now on
         self._started.set()
         try:
-            outcome = await task
+            done = await task
         except WorkbenchError as exc:
             self.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - a bug: the viewer shows it, a thread cannot raise
             self.error = f"internal error: {type(exc).__name__}: {exc}"
             self.traceback = traceback.format_exc()
         else:
-            self.result = to_run_result(outcome, self.props, self.cluster)
-        if self.recording is not None:
-            try:
-                self.recording.finish(self.result, self.error)
-            except WorkbenchError as exc:
-                self.store_error = str(exc)
+            self.result = done.result
+        self.store_error = self.run.store_error
 
     def _publish(self, snap: IntervalSnapshot) -> None:
         self._throughput.append(snap.throughput)
@@ -147,4 +152,15 @@ class BackgroundRun:
         seq = self.state.seq + 1 if self.state else 1
         self.state = LiveState(seq, snap, tuple(self._throughput), tuple(self._targets),
                                tuple(self.controller.events()),
-                               {op: dict(c) for op, c in self._returns.items()})
+                               {op: dict(c) for op, c in self._returns.items()}, **self._controls())
+
+    def _controls(self) -> dict[str, object]:
+        c = self.controller
+        return {"paced": c.paced, "paused": c.paused, "target": c.target, "lanes": c.lanes}
+
+    def _republish(self) -> None:
+        """The newest state again, with the controls and events a live command just changed."""
+        state = self.state
+        if state is not None:
+            self.state = dataclasses.replace(state, seq=state.seq + 1, events=tuple(self.controller.events()),
+                                             **self._controls())

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from workbench import interrupts
 from workbench.clusters.ports import require_free
-from workbench.commands.bench import execute_phase
 from workbench.config.spec import spec_from_args
+from workbench.drive.phase import execute_phase
 from workbench.errors import ClusterError, ConfigError, WorkbenchError
 from workbench.experiments.plan import SATURATED, UNTHROTTLED, Experiment, PlannedRun, Target
 from workbench.results.store import ExperimentTag, RunStore
