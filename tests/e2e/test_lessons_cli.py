@@ -9,6 +9,7 @@ from tests.e2e.test_runs_cli import workbench
 from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
+from workbench.lessons.progress import lesson_steps
 from workbench.lessons.runner import LessonRunner
 from workbench.results.store import RunStore
 
@@ -27,7 +28,7 @@ def test_key_distributions_runs_headless_and_a_second_run_resumes_with_nothing_t
     assert "(unanswered: questions are answered on the app's Lessons screen)" in out
     assert "key-distributions: 5 of 5 steps done" in out
     with RunStore(store) as s:
-        steps = s.lesson_steps("key-distributions", "ann")
+        steps = lesson_steps(s, "key-distributions", "ann")
         runs = sorted(s.list(), key=lambda r: r.id)  # (list() shows the newest first)
     assert [d.step for d in steps] == ["uniform", "zipfian", "latest", "hotspot", "latency"]
     measured = ("uniform", "zipfian", "latest", "hotspot")
@@ -95,4 +96,4 @@ def test_a_step_that_cannot_run_stops_the_lesson_in_one_line_keeping_the_steps_b
     assert ran.returncode == 2
     assert ran.stderr.strip().count("\n") == 0 and "requestdistribution" in ran.stderr, ran.stderr
     with RunStore(store) as s:
-        assert [d.step for d in s.lesson_steps("two", "cy")] == ["ok"]
+        assert [d.step for d in lesson_steps(s, "two", "cy")] == ["ok"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_demo import jvms_under
+from workbench.lessons.progress import lesson_steps
 from workbench.results.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ def lesson(tmp_path: Path, name: str, *more: str) -> subprocess.CompletedProcess
 
 def verdicts(tmp_path: Path, name: str) -> dict[str, list[bool | None]]:
     with RunStore(tmp_path / "runs.db") as store:
-        return {d.step: [c["passed"] for c in d.checks] for d in store.lesson_steps(name, "t")}
+        return {d.step: [c["passed"] for c in d.checks] for d in lesson_steps(store, name, "t")}
 
 
 @pytest.mark.servers
@@ -45,7 +46,7 @@ def test_coordinated_omission_freezes_a_real_node_and_response_time_shows_the_st
     # service time and the closed loop do not, however busy the machine.
     assert found["frozen"] == [True, True, True] and found["closed"] == [True], done.stdout[-4000:]
     with RunStore(tmp_path / "runs.db") as store:
-        events = store.result(store.lesson_steps("coordinated-omission", "t")[3].run_id).events
+        events = store.result(lesson_steps(store, "coordinated-omission", "t")[3].run_id).events
     assert [e.value for e in events if e.kind == "fault"] == ["node1 paused (frozen)", "node1 resumed"]
     assert jvms_under(tmp_path / "state") == []
 
@@ -62,7 +63,7 @@ def test_consistency_and_failure_kills_a_real_node_one_survives_quorum_and_all_f
     # (on a loaded machine a request may still time out: far fewer than while it was dead).
     assert (found["one"], found["quorum"], found["all"]) == ([True], [True], [True]), done.stdout[-4000:]
     with RunStore(tmp_path / "runs.db") as store:
-        figures = {d.step: d.figures for d in store.lesson_steps("consistency-and-failure", "t")}
+        figures = {d.step: d.figures for d in lesson_steps(store, "consistency-and-failure", "t")}
     assert figures["recovered"]["errors"] < figures["quorum"]["errors"] / 4, done.stdout[-4000:]
     assert jvms_under(tmp_path / "state") == []
 
@@ -88,7 +89,7 @@ def test_saturation_sweeps_a_real_node_past_its_knee(tmp_path):
     # Three times the unthrottled throughput is more than the node does, however loaded the machine.
     assert found["r300"][0] is True and None not in found["r300"] + found["r50"], done.stdout[-4000:]
     with RunStore(tmp_path / "runs.db") as store:
-        steps = {d.step: d for d in store.lesson_steps("saturation", "t")}
+        steps = {d.step: d for d in lesson_steps(store, "saturation", "t")}
         target = store.result(steps["r50"].run_id).properties["target"]
     assert int(target) == round(steps["max"].figures["throughput"] * 0.5)  # the share of the measured maximum
     assert jvms_under(tmp_path / "state") == []
@@ -106,7 +107,7 @@ def test_cassandra_vs_hbase_repeats_each_mix_on_both_and_reads_welchs_test(tmp_p
     assert None not in found["h_b"] + found["h_a"], done.stdout[-4000:]  # every test judged
     with RunStore(tmp_path / "runs.db") as store:
         labels = [r.label for r in sorted(store.list(), key=lambda r: r.id)]
-        steps = {d.step: d for d in store.lesson_steps("cassandra-vs-hbase", "t")}
+        steps = {d.step: d for d in lesson_steps(store, "cassandra-vs-hbase", "t")}
     assert [f"lesson cassandra-vs-hbase h_b #{n}" in labels for n in (1, 2, 3)] == [True] * 3
     assert len(steps["c_b"].figures["reps.throughput"]) == 3
     assert "welch_p(c_b.throughput, h_b.throughput) = " in done.stdout

@@ -9,6 +9,7 @@ from tests.ui.test_compare import until
 from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
+from workbench.lessons.progress import lesson_steps
 from workbench.results.store import RunStore
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.screens.lessons import LessonsScreen
@@ -79,7 +80,7 @@ async def test_steps_run_beside_the_live_view_answers_are_checked_and_kept_and_i
         await until(pilot, lambda: "[1/5] Uniform keys" in head(app), what="back at step 1")
         assert "✓ uniform.keys.hottest_1pct" in verdicts(app)
     with RunStore(store) as s:
-        done = s.lesson_steps("key-distributions", "dee")
+        done = lesson_steps(s, "key-distributions", "dee")
     assert [(d.step, d.answers) for d in done] == [("uniform", {}), ("zipfian", {"1": 2})]
 
     again = WorkbenchApp(Session(state_dir=session.state_dir, store=store),

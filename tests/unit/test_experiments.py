@@ -377,16 +377,16 @@ def test_show_gives_each_steps_confidence_interval_and_welchs_test_between_the_d
 
 
 def test_a_latency_chart_whose_every_figure_is_below_one_microsecond_is_still_drawn(tmp_path):
-    from workbench.experiments import report
+    from workbench.experiments import charts
 
     path = tmp_path / "fast.toml"
     path.write_text('databases = ["memory"]\nworkloads = ["workloada", "workloadc"]\n')
     e = plan.load(str(path))
     zeros = [("memory workloada p50", [("workloada", 0.0, None, None)]),
              ("memory workloada p99", [("workloada", 0.0, None, None)])]
-    chart = report._svg_chart("READ latency", "workload", zeros, e, log_y=True, kind="latency-READ")
+    chart = charts.svg_chart("READ latency", "workload", zeros, e, log_y=True, kind="latency-READ")
     assert chart.startswith("<figure class=chart") and chart.count("<circle") == 2
-    assert "no data" in report._svg_chart("READ latency", "workload", [], e, log_y=True, kind="x")
+    assert "no data" in charts.svg_chart("READ latency", "workload", [], e, log_y=True, kind="x")
 
 
 def test_show_states_each_runs_timing_and_the_expected_duration(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 from engine_helpers import cleanup_store, make_spec, run_phase
 
 from workbench.errors import WorkbenchError
+from workbench.lessons.progress import lesson_steps
 from workbench.results import store as store_module
 from workbench.results.from_run import to_run_result
 from workbench.results.jsonfile import to_json_dict
@@ -153,7 +154,7 @@ def test_a_store_of_schema_1_gains_the_experiment_columns(tmp_path):
         rows = store.conn.execute("SELECT db, experiment, step FROM runs").fetchall()
         assert rows == [("memory", None, None)]
         assert store.experiment_runs("anything", "full") == []
-        assert store.lesson_steps("anything", "someone") == []  # version 3: lessons
+        assert lesson_steps(store, "anything", "someone") == []  # version 3: lessons
 
 
 def _open_new_store(path: str) -> str:

@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.experiments import report as page
+from workbench.experiments.charts import COLOURS, FRAME, chart_open, esc, num
+from workbench.experiments.page import PAGE, html_table
 from workbench.lessons.model import Lesson
+from workbench.lessons.progress import lesson_steps
 from workbench.lessons.runner import show_value, verdict_lines
 from workbench.results.store import RunStore
 
@@ -32,7 +34,7 @@ SHOWN = ("throughput", "errors", "read.p50", "read.p99", "read.service.p99", "up
 def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
     """The student's lesson as a JSON-ready dict (FORMAT)."""
     with RunStore(store if store not in (None, False) else None) as s:
-        done = {d.step: d for d in s.lesson_steps(lesson.name, student)}
+        done = {d.step: d for d in lesson_steps(s, lesson.name, student)}
         where = {d.run_id: _where(s, d.run_id) for d in done.values() if d.run_id is not None}
     steps = []
     for step in lesson.steps:
@@ -79,7 +81,7 @@ def write_lab_report(report: dict, out: Path) -> tuple[Path, Path]:
 
 
 def render_lab_report(report: dict) -> str:
-    h = page._h
+    h = esc
     body = [f"<h1>{h(report['title'])}</h1>",
             f"<p class=meta>lab report of {h(report['student'])} · lesson {h(report['lesson'])} · "
             f"{report['done']} of {report['of']} steps done · {h(report['made_at'])}</p>",
@@ -108,7 +110,7 @@ def render_lab_report(report: dict) -> str:
             on = f", on {step['server']}" if step.get("server") else ""
             on += f", measured by {step['client']}" if step.get("client") else ""
             run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
-            body.append(page._table(["figure", "value"], rows, caption=f"measured{run}"))
+            body.append(html_table(["figure", "value"], rows, caption=f"measured{run}"))
         for check in step["checks"]:
             first, sentence = verdict_lines(check)
             css = {True: "pass", False: "fail", None: "unjudged"}[check["passed"]]
@@ -125,7 +127,7 @@ def render_lab_report(report: dict) -> str:
             else:
                 mark = "✓ right" if q["right"] else f"✗ (the answer is {q['answer']})"
                 body.append(f"<p>answer: {h(q['given'])} {mark}</p>")
-    return page._PAGE.format(title=h(f"{report['title']}: {report['student']}"),
+    return PAGE.format(title=h(f"{report['title']}: {report['student']}"),
                              body="\n".join(body) + _STYLE)
 
 
@@ -154,9 +156,9 @@ def markdown(text: str) -> str:
 
 def _bars(kind: str, caption: str, labels: list[str], values: list[float | None], unit: str) -> str:
     """Vertical bars, one per step, with their values on top."""
-    width, height, left, right, top, bottom = page.FRAME
+    width, height, left, right, top, bottom = FRAME
     plot_w, plot_h = width - left - right, height - top - bottom
-    out = page._chart_open(kind, caption)
+    out = chart_open(kind, caption)
     known = [v for v in values if v is not None]
     peak = max(known) if known and max(known) > 0 else 1.0
     slot = plot_w / max(1, len(labels))
@@ -165,12 +167,12 @@ def _bars(kind: str, caption: str, labels: list[str], values: list[float | None]
         bar_h = 0 if value is None else plot_h * value / peak
         y = top + plot_h - bar_h
         out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{bar_h:.1f}" '
-                   f'fill="{page.COLOURS[0]}"/>')
-        shown = "-" if value is None else page._num(value)
+                   f'fill="{COLOURS[0]}"/>')
+        shown = "-" if value is None else num(value)
         out.append(f'<text x="{x + slot * 0.35:.1f}" y="{y - 4:.1f}" text-anchor="middle">{shown}</text>')
         out.append(f'<text x="{x + slot * 0.35:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
-                   f'{page._h(label)}</text>')
-    out.append(f'<text class=axis x="{left - 8}" y="{top - 10}" text-anchor="start">{page._h(unit)}</text>')
+                   f'{esc(label)}</text>')
+    out.append(f'<text class=axis x="{left - 8}" y="{top - 10}" text-anchor="start">{esc(unit)}</text>')
     out.append("</svg></figure>")
     return "\n".join(out)
 
@@ -214,18 +216,18 @@ def class_table(reports: list[dict], out: Path) -> list[tuple[Path, Path]]:
 
 
 def _class_html(reports: list[dict]) -> str:
-    h = page._h
+    h = esc
     first = reports[0]
     body = [f"<h1>{h(first['title'])}: the class</h1>",
             f"<p class=meta>lesson {h(first['lesson'])} · {len(reports)} students</p>"]
     missing = [[r["student"], f"{r['done']} of {r['of']}",
                 ", ".join(s["id"] for s in r["steps"] if not s["done"]) or "-"] for r in reports]
-    body.append(page._table(["student", "steps done", "not done"], missing, caption="progress"))
+    body.append(html_table(["student", "steps done", "not done"], missing, caption="progress"))
     rows = [[r["student"], sum(c["passed"] is True for s in r["steps"] for c in s["checks"]),
              sum(c["passed"] is False for s in r["steps"] for c in s["checks"]),
              sum(q["right"] is True for s in r["steps"] for q in s["questions"]),
              sum(q["given"] is None for s in r["steps"] for q in s["questions"])] for r in reports]
-    body.append(page._table(["student", "checks ✓", "checks ✗", "right answers", "unanswered"], rows,
+    body.append(html_table(["student", "checks ✓", "checks ✗", "right answers", "unanswered"], rows,
                             caption="checks and answers"))
     for step in first["steps"]:
         if not step["measures"]:
@@ -246,8 +248,8 @@ def _class_html(reports: list[dict]) -> str:
                 cells.append("-" if value is None else show_value(f"x.{n}", value))
             rows.append([f"class {label}", *cells])
         body.append(f"<h2>{h(step['title'])} ({h(step['id'])})</h2>")
-        body.append(page._table(["student", *names], rows))
-    return page._PAGE.format(title=h(f"{first['title']}: the class"), body="\n".join(body))
+        body.append(html_table(["student", *names], rows))
+    return PAGE.format(title=h(f"{first['title']}: the class"), body="\n".join(body))
 
 
 def _step(report: dict, step_id: str) -> dict:

@@ -23,7 +23,8 @@ from workbench.errors import WorkbenchError
 from workbench.lessons import checks as checks_module
 from workbench.lessons.figures import key_figures, run_figures
 from workbench.lessons.model import Check, During, Lesson, Step, workload_path
-from workbench.results.store import LessonStep, RunStore
+from workbench.lessons.progress import LessonStep, forget_lesson, lesson_steps, save_lesson_step
+from workbench.results.store import RunStore
 
 # Every lesson run records response time beside service time (checks read both).
 ALWAYS = ("measurement.interval=both",)
@@ -137,11 +138,11 @@ class LessonRunner:
 
     def progress(self) -> list[LessonStep]:
         with self._store() as store:
-            return store.lesson_steps(self.lesson.name, self.student)
+            return lesson_steps(store, self.lesson.name, self.student)
 
     def forget(self) -> None:
         with self._store() as store:
-            store.forget_lesson(self.lesson.name, self.student)
+            forget_lesson(store, self.lesson.name, self.student)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -172,12 +173,12 @@ class LessonRunner:
         multiple-choice question (returns whether it is right), a text for a free one (None)."""
         question = step.questions[number - 1]
         with self._store() as store:
-            records = store.lesson_steps(self.lesson.name, self.student)
+            records = lesson_steps(store, self.lesson.name, self.student)
             record = next((d for d in records if d.step == step.id), None)
             if record is None:
                 raise WorkbenchError(f"step {step.id} is not done yet", "do the step first (n)")
             answers = {**record.answers, str(number): value}
-            store.save_lesson_step(self.lesson.name, self.student, LessonStep(
+            save_lesson_step(store, self.lesson.name, self.student, LessonStep(
                 record.step, record.position, record.run_id, record.figures, record.checks, answers))
         return None if question.free else value == question.answer
 
@@ -214,7 +215,7 @@ class LessonRunner:
                             [v.as_dict() for v in verdicts],
                             {str(n): None for n in range(1, len(step.questions) + 1)})
         with self._store() as store:
-            store.save_lesson_step(self.lesson.name, self.student, record)
+            save_lesson_step(store, self.lesson.name, self.student, record)
         return record
 
     def restore(self, step: Step) -> None:

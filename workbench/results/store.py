@@ -12,13 +12,16 @@ form), and the final result when the phase ends. A `running` row whose process i
 SIGKILL, a closed laptop) is marked `incomplete` the next time the store is opened; what its
 intervals hold is still shown, compared and exported.
 
-Tables (schema 2):
+Tables (schema 3):
     runs       one row per phase: what was run (properties, environment), where, when, outcome,
                summary figures, and the final RunResult as workbench JSON without its intervals
                and events, which have their own tables
     intervals  (run_id, seq): one Interval of the result model as JSON
     events     (run_id, seq): one Event of the result model
 Schema 2 added the experiment, step, repetition and scale of runs made by `workbench experiment`.
+Schema 3 added a table that other packages read and write through this store's connection and
+`transaction()` (this module knows its schema, not what is in it): `lesson_steps`, each
+student's progress through a lesson (workbench.lessons.progress).
 """
 
 from __future__ import annotations
@@ -36,11 +39,10 @@ from typing import Any
 from urllib.parse import quote
 
 from workbench.errors import WorkbenchError
-from workbench.metrics.histograms import decode, merge_into, new_histogram
 from workbench.results.jsonfile import _plain, _restore, from_json_dict, to_json_dict
 from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
-from workbench.results.summarize import measurement_from_histogram
+from workbench.results.unfinished import result_from_intervals
 
 ENV = "WORKBENCH_STORE"
 APPLICATION_ID = 0x57424E43  # "WBNC"
@@ -97,8 +99,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN scale TEXT;
     CREATE INDEX runs_experiment ON runs (experiment, scale)
     """,
-    # 3: lessons (workbench lesson run): each student's progress, figures, verdicts and answers
-    # per step, so that a lesson closed halfway resumes where it stopped.
+    # 3: lesson_steps, owned by workbench.lessons.progress (each student's progress through a
+    # lesson, step by step, so that a lesson closed halfway resumes where it stopped).
     """
     CREATE TABLE lesson_steps (
         lesson     TEXT NOT NULL,
@@ -134,19 +136,6 @@ class ExperimentTag:
     step: str | None  # the step's key, e.g. cassandra/workloada/operationcount=100000
     repetition: int | None
     scale: str | None
-
-
-@dataclass(frozen=True)
-class LessonStep:
-    """One step of a lesson as a student did it (`workbench lesson run`)."""
-
-    step: str
-    position: int  # its place in the lesson, from 0
-    run_id: int | None  # the run it measured, when it measured one
-    figures: dict[str, float]  # checks.py's names -> values
-    checks: list[dict[str, Any]]  # per check: expect, verdict (true/false/null), values, sentence
-    answers: dict[str, Any]  # question number (from 1) -> the choice number or the text
-    updated_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -367,7 +356,7 @@ class RunStore:
             "pid_started, properties, environment, experiment, step, repetition, scale) "
             "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (phase, db, workload, label, source, time.time(), socket.gethostname(), pid,
-             process_started(pid), _dumps(_masked(properties)), _dumps(environment),
+             process_started(pid), json_text(_masked(properties)), json_text(environment),
              tag.experiment, tag.step, tag.repetition, tag.scale),
         )
         return int(cur.lastrowid)
@@ -378,35 +367,10 @@ class RunStore:
             "SELECT id, step, repetition, status FROM runs WHERE experiment = ? AND scale = ? "
             "ORDER BY id", (experiment, scale)).fetchall()
 
-    # -- lessons --------------------------------------------------------------------------------
-
-    def lesson_steps(self, lesson: str, student: str) -> list[LessonStep]:
-        """The steps of a lesson this student has done, in lesson order."""
-        rows = self.conn.execute(
-            "SELECT step, position, run_id, figures, checks, answers, updated_at FROM lesson_steps "
-            "WHERE lesson = ? AND student = ? ORDER BY position", (lesson, student)).fetchall()
-        return [LessonStep(step, position, run_id, json.loads(figures), json.loads(checks_),
-                           json.loads(answers), updated)
-                for step, position, run_id, figures, checks_, answers, updated in rows]
-
-    def save_lesson_step(self, lesson: str, student: str, done: LessonStep) -> None:
-        with self._transaction():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO lesson_steps (lesson, student, step, position, run_id, figures, "
-                "checks, answers, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (lesson, student, done.step, done.position, done.run_id, _dumps(done.figures),
-                 _dumps(done.checks), _dumps(done.answers), time.time()))
-
-    def forget_lesson(self, lesson: str, student: str) -> int:
-        """Start the lesson over for this student (their runs stay in the store)."""
-        with self._transaction():
-            return self.conn.execute("DELETE FROM lesson_steps WHERE lesson = ? AND student = ?",
-                                     (lesson, student)).rowcount
-
     def add_interval(self, run_id: int, seq: int, interval: Interval,
                      events: Iterable[tuple[int, Event]] = ()) -> None:
         """One interval (and the events since the last), committed at once."""
-        with self._transaction():
+        with self.transaction():
             self._insert_interval(run_id, seq, interval)
             for n, event in events:
                 self._insert_event(run_id, n, event)
@@ -416,7 +380,7 @@ class RunStore:
         unless all `recorded` of them were recorded live already (the same records: an hour at
         four ticks a second is 14,400 of them, minutes to write again on a busy machine)."""
         keep = recorded > 0 and recorded == len(result.intervals)
-        with self._transaction():
+        with self.transaction():
             if not keep:
                 self.conn.execute("DELETE FROM intervals WHERE run_id = ?", (run_id,))
             self.conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
@@ -424,23 +388,23 @@ class RunStore:
 
     def fail(self, run_id: int, error: str) -> None:
         """A phase that ended without a result (it could not start): `failed`, with the reason."""
-        with self._transaction():
+        with self.transaction():
             env = self.conn.execute("SELECT environment FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
             environment = {**json.loads(env), "error": error}
             last = self.conn.execute("SELECT max(elapsed_s) FROM intervals WHERE run_id = ?",
                                      (run_id,)).fetchone()[0] or 0
             self.conn.execute("UPDATE runs SET status = 'failed', environment = ?, runtime_ms = ?, "
                               "ended_at = ? WHERE id = ?",
-                              (_dumps(environment), int(last * 1000), time.time(), run_id))
+                              (json_text(environment), int(last * 1000), time.time(), run_id))
 
     def add(self, result: RunResult, *, source: str, workload: str = "") -> int:
         """A finished run in one go (an import); its ID."""
-        with self._transaction():
+        with self.transaction():
             return self._add(result, source=source, workload=workload)
 
     def add_many(self, results: Sequence[tuple[RunResult, str, str]]) -> list[int]:
         """(result, source, workload) each, all or none."""
-        with self._transaction():
+        with self.transaction():
             return [self._add(r, source=s, workload=w) for r, s, w in results]
 
     def _add(self, result: RunResult, *, source: str, workload: str) -> int:
@@ -468,18 +432,20 @@ class RunStore:
             "environment = ?, result = ? WHERE id = ?",
             (result.outcome if result.outcome in STATUSES else "completed", result.label,
              result.started_at, ended, result.runtime_ms, result.operations, result.throughput,
-             _dumps(result.properties), _dumps(result.environment), _dumps(doc), run_id),
+             json_text(result.properties), json_text(result.environment), json_text(doc), run_id),
         )
 
     def _insert_interval(self, run_id: int, seq: int, interval: Interval) -> None:
         self.conn.execute("INSERT INTO intervals (run_id, seq, elapsed_s, data) VALUES (?, ?, ?, ?)",
-                          (run_id, seq, interval.elapsed_s, _dumps(asdict(interval))))
+                          (run_id, seq, interval.elapsed_s, json_text(asdict(interval))))
 
     def _insert_event(self, run_id: int, seq: int, event: Event) -> None:
         self.conn.execute("INSERT INTO events (run_id, seq, elapsed_s, kind, value) VALUES (?, ?, ?, ?, ?)",
-                          (run_id, seq, event.elapsed_s, event.kind, _dumps(event.value)))
+                          (run_id, seq, event.elapsed_s, event.kind, json_text(event.value)))
 
-    def _transaction(self):
+    def transaction(self) -> _Transaction:
+        """`with store.transaction():` the statements inside are committed together, or none of
+        them (BEGIN IMMEDIATE: the store's one writer until the end of the block)."""
         return _Transaction(self.conn)
 
     # -- reading -------------------------------------------------------------------------------
@@ -494,7 +460,7 @@ class RunStore:
         ).fetchall()
         gone = [run_id for run_id, pid, started in rows if not _alive(pid, started)]
         if gone:
-            with self._transaction():
+            with self.transaction():
                 for run_id in gone:
                     last = self.conn.execute(
                         "SELECT max(elapsed_s) FROM intervals WHERE run_id = ?", (run_id,)
@@ -560,12 +526,14 @@ class RunStore:
             return result
         properties = _restore(json.loads(stored[1]))
         environment = _restore(json.loads(stored[2]))
-        return result_from_intervals(row, properties, environment, intervals, events)
+        return result_from_intervals(intervals, events, properties, environment, phase=row.phase,
+                                     db=row.db, label=row.label, started_at=row.started_at,
+                                     outcome=row.status)
 
     def delete(self, ids: Sequence[int]) -> None:
         """All or none: an unknown ID deletes nothing."""
         self.check_ids(ids)
-        with self._transaction():
+        with self.transaction():
             for run_id in ids:
                 self.conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
@@ -588,7 +556,9 @@ class _Transaction:
         self.conn.execute("ROLLBACK")
 
 
-def _dumps(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """A value as the store keeps it in a TEXT column: compact JSON, tuples and non-string keys
+    tagged (results.jsonfile) so that reading it back restores them."""
     return json.dumps(_plain(value), separators=(",", ":"))
 
 
@@ -600,44 +570,3 @@ def _interval(data: dict[str, Any]) -> Interval:
     data = _restore(data)
     data["measurements"] = {k: IntervalMeasurement(**m) for k, m in data.get("measurements", {}).items()}
     return Interval(**data)
-
-
-def result_from_intervals(row: RunRow, properties: dict[str, str], environment: dict[str, Any],
-                          intervals: list[Interval], events: list[Event]) -> RunResult:
-    """What a run that never finished adds up to: interval histograms merged (never percentiles
-    averaged), status counts summed, the runtime up to the last interval recorded."""
-    from workbench.results.from_run import view  # noqa: PLC0415 - from_run pulls in the engine
-
-    cumulative: dict = {}
-    returns: dict[str, dict[str, int]] = {}
-    warmup = [i for i in intervals if i.warmup]
-    measured = [i for i in intervals if not i.warmup] if warmup else intervals
-    for interval in measured:
-        for name, m in interval.measurements.items():
-            if m.histogram:
-                target = cumulative.get(name)
-                if target is None:
-                    target = cumulative[name] = new_histogram()
-                merge_into(target, decode(m.histogram))
-        for op, counts in interval.returns.items():
-            into = returns.setdefault(op, {})
-            for status, n in counts.items():
-                into[status] = into.get(status, 0) + n
-    shown = view(cumulative, properties.get("measurement.interval", "op"))
-    measurements = []
-    for name, h in shown.items():
-        own = name.removeprefix("Intended-") == name
-        measurements.append(measurement_from_histogram(name, h, returns.get(name, {}) if own else {}))
-    for op, counts in returns.items():
-        if op not in shown:
-            measurements.append(measurement_from_histogram(op, new_histogram(), counts))
-    warmup_s = warmup[-1].elapsed_s if warmup else 0.0
-    runtime_ms = int((measured[-1].elapsed_s - warmup_s) * 1000) if measured else 0
-    operations = measured[-1].total_operations if measured else 0
-    return RunResult(
-        phase=row.phase, db=row.db, runtime_ms=runtime_ms, operations=operations,
-        throughput=operations * 1000.0 / runtime_ms if runtime_ms > 0 else 0.0,
-        measurements=measurements, intervals=intervals, events=events, properties=properties,
-        environment=environment, label=row.label, started_at=row.started_at, outcome=row.status,
-        warmup_s=warmup_s,
-    )
