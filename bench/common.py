@@ -17,8 +17,8 @@ import resource
 import statistics
 import time
 
+from workbench.config.keys import build_key_name
 from workbench.core.generators.scrambled import ScrambledZipfian
-from workbench.core.keys import build_key_name
 from workbench.core.values import random_value
 
 FIELDS = [f"field{i}" for i in range(10)]

@@ -9,10 +9,10 @@ import pytest
 from conftest import SCAN_ORDER
 
 from workbench.bindings.base import READ, UPDATE, Status
+from workbench.config.keys import build_key_name
 from workbench.config.spec import spec_from_args
 from workbench.core import loops
 from workbench.core.controller import Controller
-from workbench.core.keys import build_key_name
 from workbench.core.workers import binding_factory
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "workbench" / "workloads"

@@ -26,9 +26,9 @@ from workbench.bindings.hbase_schema import split_points
 from workbench.bindings.registry import make_binding
 from workbench.clusters import ports
 from workbench.clusters.hbase_local import probe
+from workbench.config.keys import build_key_name
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
-from workbench.core.keys import build_key_name
 from workbench.errors import BindingError, ConfigError
 
 pytestmark = pytest.mark.servers

@@ -60,7 +60,7 @@ class StallBinding:
 
 def _register(name: str, cls_name: str) -> None:
     """Register one of this module's test bindings (worker processes import it by name)."""
-    from workbench.bindings.registry import BindingInfo, register
+    from workbench.config.bindings import BindingInfo, register
 
     register(BindingInfo(name=name, target=f"engine_helpers:{cls_name}", prefix=f"{name}."))
 

@@ -10,7 +10,7 @@ import pytest
 from engine_helpers import cleanup_store, make_spec, register_stall_binding, run_phase
 
 from workbench.bindings.memory import get_store
-from workbench.core.keys import build_key_name
+from workbench.config.keys import build_key_name
 from workbench.core.runner import STOP_GRACE_S
 from workbench.core.workers import CHUNK, SharedBudget
 from workbench.results.from_run import to_run_result

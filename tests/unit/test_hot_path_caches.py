@@ -5,9 +5,9 @@ import random
 import pytest
 
 from workbench import speedups
+from workbench.config.keys import build_key_name, fnvhash64, key_builder
 from workbench.core.generators import scrambled
 from workbench.core.generators.scrambled import ScrambledZipfian
-from workbench.core.keys import build_key_name, fnvhash64, key_builder
 
 
 def test_cached_key_names_equal_built_ones_and_the_cache_is_bounded(monkeypatch):

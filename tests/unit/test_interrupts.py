@@ -50,8 +50,8 @@ def test_a_ctrl_c_swallowed_by_a_finalizer_is_raised_again_by_check(handler):
 
 
 def test_a_run_gives_the_handler_back(handler):
-    from workbench.drive.phase import execute_phase
     from workbench.config.spec import spec_from_args
+    from workbench.drive.phase import execute_phase
 
     spec, props = spec_from_args([], ["db=memory", "recordcount=50"], "load")
     done = execute_phase(spec, props.as_dict(), "load", store=False, status=False)

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from workbench.config.keys import build_key_name
 from workbench.config.properties import merge
 from workbench.config.spec import build_spec
-from workbench.core.keys import build_key_name
 from workbench.core.popularity import popularity
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Key names and field values as YCSB's Java client builds them (core/keys.py, core/values.py).
+"""Key names and field values as YCSB's Java client builds them (config/keys.py, core/values.py).
 
 Golden values were computed with YCSB's Utils.fnvhash64 and CoreWorkload.buildDeterministicValue
 in Java 17.
@@ -10,10 +10,10 @@ import random
 
 import pytest
 
+from workbench.config.keys import build_key_name, fnvhash64, key_builder
 from workbench.config.properties import merge
 from workbench.config.spec import build_spec
 from workbench.core.generators.lengths import field_length_generator
-from workbench.core.keys import build_key_name, fnvhash64, key_builder
 from workbench.core.values import ValueMaker, deterministic_value, random_value, verify_row
 
 JAVA_FNVHASH64 = {

@@ -15,7 +15,7 @@ from pymongo.results import DeleteResult, InsertManyResult, InsertOneResult, Upd
 from workbench.bindings.base import Status
 from workbench.bindings.mongodb import LOST, MongoDBBinding, describe_server, kind_of
 from workbench.bindings.mongodb_options import DEFAULT_URL, parse_options
-from workbench.bindings.registry import binding_for_property
+from workbench.config.bindings import binding_for_property
 from workbench.config.spec import spec_from_args
 from workbench.core.workers import binding_factory
 from workbench.errors import BindingError, ConfigError

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.bindings.hbase_options import HBaseOptions
-from workbench.core.keys import build_key_name
+from workbench.config.keys import build_key_name
 from workbench.errors import BindingError
 
 EXACT_LIMIT = 200_000

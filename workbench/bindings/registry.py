@@ -1,82 +1,13 @@
-"""Binding registry: name -> where the class lives and which properties it understands.
-
-Metadata lives here, apart from the binding modules, so that validating a workload file never
-imports a database driver.
+"""Loading a binding by name: the class its properties choose (the registry's table is
+config/bindings.py, data that validating a workload file reads without importing a driver).
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 
+from workbench.config.bindings import BINDINGS
 from workbench.errors import BindingError
-
-
-@dataclass(frozen=True)
-class BindingInfo:
-    name: str
-    target: str  # "module:Class"
-    prefix: str  # every "<prefix>..." property belongs to this binding
-    bare_keys: frozenset[str] = frozenset()  # YCSB-era names without the prefix
-    description: str = ""
-    # "module:function" taking the run's properties and giving the "module:Class" of the client
-    # they choose (the client factory: a binding never imports its siblings to choose one).
-    chooser: str = ""
-
-
-BINDINGS: dict[str, BindingInfo] = {}
-
-
-def register(info: BindingInfo) -> None:
-    BINDINGS[info.name] = info
-
-
-register(
-    BindingInfo(
-        name="memory",
-        target="workbench.bindings.memory:MemoryBinding",
-        prefix="memory.",
-        description="in-process ordered store (engine tests and demos)",
-    )
-)
-
-
-register(
-    BindingInfo(
-        name="cassandra",
-        target="workbench.bindings.cassandra:CassandraBinding",
-        prefix="cassandra.",
-        bare_keys=frozenset({"hosts", "port"}),
-        description="Apache Cassandra over CQL (its own client by default, or cassandra-driver)",
-    )
-)
-register(
-    BindingInfo(
-        name="hbase",
-        target="workbench.bindings.hbase:HBaseBinding",
-        prefix="hbase.",
-        bare_keys=frozenset({"columnfamily", "clientbuffering", "writebuffersize", "durability"}),
-        description="Apache HBase over its own RPC (reads, puts) and its Thrift gateway",
-        chooser="workbench.bindings.hbase_options:binding_target",
-    )
-)
-register(
-    BindingInfo(
-        name="mongodb",
-        target="workbench.bindings.mongodb:MongoDBBinding",
-        prefix="mongodb.",
-        bare_keys=frozenset({"batchsize"}),
-        description="MongoDB and MongoDB-protocol servers such as FerretDB (pymongo's asyncio client)",
-    )
-)
-
-
-def binding_for_property(key: str) -> BindingInfo | None:
-    """The binding that owns a property, if any."""
-    for info in BINDINGS.values():
-        if key.startswith(info.prefix) or key in info.bare_keys:
-            return info
-    return None
 
 
 def _attribute(target: str):

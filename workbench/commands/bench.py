@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.bindings.registry import BINDINGS
+from workbench.config.bindings import BINDINGS
 from workbench.config.spec import spec_from_args
 from workbench.drive.phase import StoreChoice, execute_phase
 from workbench.errors import WorkbenchError

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from workbench.bindings.registry import binding_for_property
+from workbench.config.bindings import binding_for_property
 from workbench.config.properties import Properties
 from workbench.errors import ConfigError
 

@@ -32,7 +32,7 @@ import sys
 import time
 from typing import Any
 
-from workbench.bindings.registry import BINDINGS
+from workbench.config.bindings import BINDINGS
 from workbench.config.spec import WorkloadSpec, ray_resources
 from workbench.core.runner import LocalBudget, WorkerEngine
 from workbench.core.workers import REPLY_TIMEOUT_S, _decode_tick, _encode_tick, binding_factory, split

@@ -15,7 +15,8 @@ import os
 import signal
 from typing import Any
 
-from workbench.bindings.registry import BINDINGS, load_binding_class
+from workbench.bindings.registry import load_binding_class
+from workbench.config.bindings import BINDINGS
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
 from workbench.core.runner import LocalBudget, WorkerEngine

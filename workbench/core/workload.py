@@ -16,6 +16,7 @@ from time import perf_counter_ns
 
 from workbench import speedups
 from workbench.bindings.base import READ, UPDATE, Binding, Status
+from workbench.config.keys import key_builder
 from workbench.config.spec import WorkloadSpec
 from workbench.core.generators.counter import AcknowledgedCounter
 from workbench.core.generators.discrete import Discrete
@@ -24,7 +25,6 @@ from workbench.core.generators.lengths import field_length_generator
 from workbench.core.generators.scrambled import ScrambledZipfian
 from workbench.core.generators.simple import Exponential, Hotspot, Sequential, Uniform
 from workbench.core.generators.zipfian import Zipfian
-from workbench.core.keys import key_builder
 from workbench.core.values import ValueMaker, verify_row
 from workbench.metrics.recorder import Recorder
 

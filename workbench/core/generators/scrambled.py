@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
+from workbench.config.keys import fnvhash64
 from workbench.core.generators.zipfian import YCSB_CONSTANT, Zipfian
-from workbench.core.keys import fnvhash64
 
 ITEM_COUNT = 10_000_000_000
 ZETAN = 26.46902820178302  # YCSB's precomputed zeta(10^10, 0.99)
