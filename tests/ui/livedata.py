@@ -45,27 +45,20 @@ def live_state(ticks: int = 40, paced: bool = True, events=None, errors: int = 0
         paused=False, stats=stats, cumulative=cumulative, returns={}, histograms=hist)
     throughput = tuple(1500.0 + (i * 37 % 11) * 60 for i in range(ticks))
     targets = tuple(2000.0 if paced else 0.0 for _ in range(ticks))
-    return LiveState(ticks, snap, throughput, targets, tuple(events or ()), returns)
-
-
-@dataclass
-class _Controller:
-    paced: bool = True
-    paused: bool = False
-    target: float = 2000.0
-    lanes: int = 16
+    return LiveState(ticks, snap, throughput, targets, tuple(events or ()), returns,
+                     paced=paced, paused=False, target=snap.target, lanes=snap.lanes)
 
 
 @dataclass
 class FixedRun:
-    """Quacks like a BackgroundRun for drawing: a phase frozen at one LiveState."""
+    """Quacks like a BackgroundRun for drawing: a phase frozen at one LiveState (no controller:
+    the screens read only the state)."""
 
     state: LiveState
     title: str = "cassandra workloada run"
     phase: str = "run"
     error: str | None = None
     result: object = None
-    controller: _Controller = field(default_factory=_Controller)
     finished: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:

@@ -83,19 +83,52 @@ async def test_a_refused_value_is_shown_at_its_field_and_blocks_the_run(session)
         app.screen.query_one("#recordcount", Input).focus()
         await pilot.pause()
         await pilot.press(*"12x")  # typed over the selected value, as a user would
-        await pilot.pause()
         row = app.screen.query_one("#row-recordcount", FieldRow)
-        assert row.has_class("-invalid")
+        # checked in a thread worker once the typing settles
+        await until(pilot, lambda: row.has_class("-invalid"), what="the refused value")
         assert "recordcount='12x' is not a whole number" in str(row.query_one(".field-error").content)
         assert "✗ workbench: error:" in str(app.screen.query_one("#verdict").content)
         await pilot.press("ctrl+r")
-        await pilot.pause()
+        await until(pilot, lambda: any("recordcount='12x'" in n.message for n in app._notifications),
+                    what="the refusal of the run")
         assert not session.busy and app.current_mode == "composer"
-        assert any("recordcount='12x'" in n.message for n in app._notifications)
         await pilot.press("backspace")
-        await pilot.pause()
-        assert not row.has_class("-invalid")
+        await until(pilot, lambda: not row.has_class("-invalid"), what="the valid value")
         assert "✓ valid: 12 records" in str(app.screen.query_one("#verdict").content)
+
+
+async def test_changes_are_checked_off_the_ui_thread_and_the_newest_wins(session, monkeypatch):
+    import threading
+
+    from workbench.config.compose import Composition
+
+    threads = []
+    check = Composition.check
+
+    def spy(self, *args, **kwargs):
+        threads.append(threading.current_thread())
+        return check(self, *args, **kwargs)
+
+    monkeypatch.setattr(Composition, "check", spy)
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "hottest" in preview(app), what="first preview")
+        for value in ("1x", "12x", "123"):  # a burst of changes: the last one is shown
+            set_field(app, "recordcount", value)
+        await until(pilot, lambda: "✓ valid: 123 records" in str(app.screen.query_one("#verdict").content),
+                    what="the newest value's verdict")
+        assert not app.screen.query_one("#row-recordcount", FieldRow).has_class("-invalid")
+    assert threads and threading.main_thread() not in threads
+
+
+def test_a_cluster_that_does_not_exist_is_named_in_the_check():
+    from workbench.config.compose import Composition
+    from workbench.ui.screens.composer import checked
+
+    c = Composition()
+    c.cluster = "no-such-cluster"
+    spec, message, _, overrides = checked(c)
+    assert spec is None and "no-such-cluster" in message and overrides == []
 
 
 async def test_a_composed_run_loads_and_runs_on_the_memory_binding(session):

@@ -42,12 +42,15 @@ async def test_live_commands_change_the_running_phase_and_are_recorded(session):
         assert app.screen.id == "_default" or app.current_mode == "dashboard"
         await until(pilot, lambda: "running" in status_text(app), what="running status")
 
+        # The screen reads the published state (never the controller): a command's effect is
+        # published as soon as it has run on the controller's loop, not a tick later.
         await pilot.press("plus")
-        await until(pilot, lambda: run.controller.target == 4400, what="target +10%")
+        await until(pilot, lambda: run.state.target == 4400, what="target +10%")
         await pilot.press("minus")
-        await until(pilot, lambda: run.controller.target == 3960, what="target -10%")
+        await until(pilot, lambda: run.state.target == 3960, what="target -10%")
         await pilot.press("right_square_bracket")
-        await until(pilot, lambda: run.controller.lanes == 3, what="a third lane")
+        await until(pilot, lambda: run.state.lanes == 3, what="a third lane")
+        assert (run.controller.target, run.controller.lanes, run.state.paced) == (3960, 3, True)
         await pilot.press("p")
         await until(pilot, lambda: run.state.snapshot.paused, what="paused tick")
         await until(pilot, lambda: "paused" in status_text(app), what="paused status")
@@ -55,7 +58,7 @@ async def test_live_commands_change_the_running_phase_and_are_recorded(session):
         await until(pilot, lambda: not run.state.snapshot.paused, what="resumed tick")
         await pilot.press("t")
         await pilot.press(*"2500", "enter")
-        await until(pilot, lambda: run.controller.target == 2500, what="typed target")
+        await until(pilot, lambda: run.state.target == 2500, what="typed target")
         await until(pilot, lambda: "target 2,500" in status_text(app), what="target on screen")
         await pilot.press("s")
         await until(pilot, lambda: session.finished, what="the stopped phase")
@@ -110,6 +113,15 @@ async def test_commands_without_a_run_say_so(session):
         assert any("no run is going on" in m for m in messages)
         assert any("no cluster under test" in m for m in messages)
         assert "No run yet" in status_text(app)
+
+
+def test_no_screen_reads_the_live_controller():
+    """The UI reads immutable LiveStates; the Controller's attributes change on its own thread."""
+    import workbench.ui
+
+    ui = Path(workbench.ui.__file__).parent
+    readers = [p.name for p in ui.rglob("*.py") if ".controller" in p.read_text()]
+    assert readers == []
 
 
 def frozen_app(session, **state_options) -> WorkbenchApp:

@@ -3,21 +3,24 @@
 The Workload screen edits one of these; everything it shows comes from here and from the
 command line's own code: `check()` runs `spec_from_args` (the messages are the command line's)
 and says which field an error belongs to, `command_line()` is the equivalent `workbench`
-invocation, `workload_text()` the YCSB file to save, `curve()` the key-popularity preview from
-the same generators as `workbench keys`.
+invocation, `workload_text()` the YCSB file to save.
+
+A low layer: what lives above it is the caller's to look up and hand in as data (a cluster's
+overrides from drive.targets.cluster_overrides; the key-popularity preview is the UI's). Every
+default is WorkloadSpec's (YCSB's); the base file is parsed once and again only when it changed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from workbench.config import catalog
-from workbench.config.properties import merge
-from workbench.config.spec import WorkloadSpec, spec_from_args
+from workbench.config.properties import Origin, Properties, merge, parse_override
+from workbench.config.spec import KEYS, WorkloadSpec, build_spec
 from workbench.errors import WorkbenchError
 
 WORKLOADS = catalog.SHIPPED_WORKLOADS
@@ -40,14 +43,30 @@ LOAD = (("threadcount", "lanes"), ("target", "target ops/s (0: none)"), ("worker
 PARAMS = (("zipfian.constant", "zipfian constant"), ("hotspotdatafraction", "hot data fraction"),
           ("hotspotopnfraction", "hot operations fraction"),
           ("exponential.percentile", "exponential percentile"), ("exponential.frac", "exponential frac"))
-DEFAULTS = {"zipfian.constant": "0.99", "hotspotdatafraction": "0.2", "hotspotopnfraction": "0.8",
-            "exponential.percentile": "95", "exponential.frac": "0.8571428571", "maxexecutiontime": "0",
-            "threadcount": "1", "target": "0", "workers": "1", "fieldcount": "10", "fieldlength": "100",
-            "deleteproportion": "0", "readmodifywriteproportion": "0", "scanproportion": "0",
-            "insertproportion": "0", "updateproportion": "0", "readproportion": "0",
-            "requestdistribution": "uniform", "db": "memory"}
 FIELDS = tuple(k for k, _ in MIX + SIZES + LOAD + PARAMS) + ("requestdistribution", "db")
-CURVE_FRACTIONS = (0.001, 0.01, 0.1, 0.5)
+
+
+def default_text(value: object) -> str:
+    """A property's value as a workload file writes it: 0 rather than 0.0, true rather than True."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def spec_defaults() -> dict[str, str]:
+    """Every property WorkloadSpec knows with a default, by property name: YCSB's defaults, the
+    ones a run uses for what its files do not set."""
+    attrs = {f.name: f.default for f in fields(WorkloadSpec) if f.default is not MISSING}
+    return {key: default_text(attrs[k.attr]) for key, k in KEYS.items()
+            if k.attr in attrs and attrs[k.attr] is not None}
+
+
+# What a field shows when the base file does not set it.
+DEFAULTS = {key: value for key, value in spec_defaults().items() if key in FIELDS}
+# Parsed base files: path -> ((mtime_ns, size), properties); never mutated once stored.
+_BASE_FILES: dict[str, tuple[tuple[int, int], Properties]] = {}
 
 
 def shipped_workloads() -> list[str]:
@@ -70,7 +89,7 @@ class Composition:
 
     def base_values(self) -> dict[str, str]:
         """What the base file says, with YCSB's defaults for what it does not."""
-        return {**DEFAULTS, **merge([self.base], []).as_dict()}
+        return {**DEFAULTS, **base_properties(self.base).as_dict()}
 
     def copy(self) -> Composition:
         return Composition(self.base, dict(self.changes), self.cluster)
@@ -86,20 +105,24 @@ class Composition:
         else:
             self.changes[key] = value
 
-    def overrides(self) -> list[str]:
-        out = []
-        if self.cluster:
-            from workbench.drive.targets import cluster_overrides
-
-            out += cluster_overrides(self.cluster)
+    def overrides(self, cluster: Sequence[str] = ()) -> list[str]:
+        """The -p overrides: `cluster`, the overrides of the cluster named `self.cluster` (the
+        caller looks them up: drive.targets.cluster_overrides), then the changes."""
         # With a cluster, its binding is the database: a db chosen before does not apply.
-        return out + [f"{k}={v}" for k, v in self.changes.items() if not (self.cluster and k == "db")]
+        return list(cluster) + [f"{k}={v}" for k, v in self.changes.items()
+                                if not (self.cluster and k == "db")]
 
-    def check(self, phase: str = "run") -> tuple[WorkloadSpec | None, str | None, str | None]:
+    def check(self, phase: str = "run", cluster: Sequence[str] = ()) \
+            -> tuple[WorkloadSpec | None, str | None, str | None]:
         """(spec, None, None) when the command line would accept it, else (None, the command
-        line's message, the field it names, or None when it names none)."""
+        line's message, the field it names, or None when it names none). `cluster`: as for
+        overrides(). The same as spec_from_args, without reading the base file again."""
         try:
-            spec, _ = spec_from_args([self.base], self.overrides(), phase)
+            props = base_properties(self.base)
+            for item in self.overrides(cluster):
+                key, value = parse_override(item)
+                props.set(key, value, Origin("-p"))
+            spec = build_spec(props, phase)
         except WorkbenchError as exc:
             return None, str(exc), field_of(str(exc))
         return spec, None, None
@@ -118,7 +141,7 @@ class Composition:
         lines = [f"# composed with workbench from {_relative(self.base)}"]
         if self.cluster:
             lines.append(f"# run with: --cluster {self.cluster}")
-        values = merge([self.base], []).as_dict()
+        values = base_properties(self.base).as_dict()
         values.update(self.changes)
         lines += [f"{k}={v}" for k, v in values.items()]
         return "\n".join(lines) + "\n"
@@ -134,27 +157,22 @@ def field_of(message: str) -> str | None:
     return best[1] if best else None
 
 
-def preview_samples(keys: int) -> int:
-    """Draws for a preview: enough per key that the hottest keys are not just lucky ones
-    (with 2 draws per key, uniform keys look 2x hotter than they are), at most 100,000."""
-    return min(max(20_000, 20 * keys), 100_000)
-
-
-def curve(spec: WorkloadSpec, samples: int | None = None) -> list[tuple[float, float]]:
-    """(fraction of keys, share of requests on that many hottest keys), from the same draws
-    as `workbench keys` (fixed seed: the same spec always gives the same preview)."""
-    from workbench.core.popularity import popularity
-
-    samples = samples or preview_samples(spec.insert_total)
-    if spec.seed is None:  # a preview must not flicker between two looks at the same spec
-        spec = dataclasses.replace(spec, seed=1)
-    pop = popularity(spec, samples, first=0)
-    ranked = [n for _, n in pop.counts.most_common()]
-    out = []
-    for fraction in CURVE_FRACTIONS:
-        k = max(1, int(pop.keys * fraction))
-        out.append((fraction, sum(ranked[:k]) / samples))
-    return out
+def base_properties(path: str) -> Properties:
+    """The properties of base file `path` (a copy to change at will), parsed again only when the
+    file's mtime or size changed: the Workload screen asks at every change of a field. A file
+    that cannot be read raises the command line's ConfigError."""
+    file = catalog.workload_file(path)
+    try:
+        stat = file.stat()
+    except OSError:
+        return merge([path], [])  # not found, or not readable: merge says so
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _BASE_FILES.get(path)
+    if cached is None or cached[0] != stamp:
+        if len(_BASE_FILES) > 64:
+            _BASE_FILES.clear()
+        cached = _BASE_FILES[path] = (stamp, merge([path], []))
+    return cached[1].copy()
 
 
 def _relative(path: str) -> str:

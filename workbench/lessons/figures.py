@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from workbench.config.spec import WorkloadSpec
 from workbench.lessons.checks import KEYS, OPERATIONS, STATS
-from workbench.results.model import Measurement, RunResult
+from workbench.results.model import Measurement, RunResult, error_total
 
-BENIGN = {"OK", "BATCHED_OK", "NOT_FOUND"}
 KEY_SAMPLES = 100_000
 
 
@@ -55,7 +54,7 @@ def run_figures(result: RunResult) -> dict[str, float]:
         weighted["response"] += response.average_us * service.operations
         counted += service.operations
         out[f"{short}.count"] = float(service.operations)
-        out[f"{short}.errors"] = float(sum(n for s, n in service.returns.items() if s not in BENIGN))
+        out[f"{short}.errors"] = float(error_total(service.returns))
         for stat, value in _stats(service).items():
             out[f"{short}.service.{stat}"] = value
         for stat, value in _stats(response).items():

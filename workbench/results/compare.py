@@ -18,11 +18,10 @@ from pathlib import Path
 from rich import box
 from rich.table import Table
 
-from workbench.results.model import RunResult
+from workbench.results.model import RunResult, error_total
 
 FIGURES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9), ("max", None))
 CURVE = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
-BENIGN = {"OK", "BATCHED_OK", "NOT_FOUND"}
 # Properties that name where a run went rather than what it did.
 WHERE = ("db", "hosts", "port", "label", "table", "workers")
 WHERE_PREFIXES = ("cassandra.", "hbase.", "memory.")
@@ -67,7 +66,7 @@ def _figures(result: RunResult, name: str) -> OpFigures | None:
     if m is None:
         return None
     lat = {label: (m.max_us if p is None else m.percentiles.get(p)) for label, p in FIGURES}
-    errors = sum(n for status, n in m.returns.items() if status not in BENIGN)
+    errors = error_total(m.returns)
     return OpFigures(m.operations, lat, errors)
 
 

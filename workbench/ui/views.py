@@ -15,8 +15,8 @@ from rich.text import Text
 
 from workbench.drive.background import LiveState
 from workbench.metrics.snapshot import OpStats
+from workbench.results.model import error_total, is_error
 
-BENIGN = {"OK", "BATCHED_OK"}
 CURVE = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (99.99, "p99.99"))
 BLOCKS = " ▁▂▃▄▅▆▇█"
 EVENT_MARKS = {"target": "T", "lanes": "L", "pause": "P", "resume": "R", "stop": "S",
@@ -101,7 +101,7 @@ def measurement_names(state: LiveState) -> list[str]:
 
 
 def _failed_count(returns: dict[str, dict[str, int]], op: str) -> int:
-    return sum(n for status, n in returns.get(op, {}).items() if status not in BENIGN)
+    return error_total(returns.get(op, {}))
 
 
 WIDE = ("operation", "count", "ops/s", "p50", "p95", "p99", "p99.9", "max", "errors")
@@ -151,7 +151,7 @@ def error_kinds(returns: dict[str, dict[str, int]]) -> list[tuple[str, int]]:
     totals: dict[str, int] = {}
     for counts in returns.values():
         for status, n in counts.items():
-            if status not in BENIGN and n:
+            if is_error(status) and n:
                 totals[status] = totals.get(status, 0) + n
     return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
 

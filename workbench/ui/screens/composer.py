@@ -1,9 +1,11 @@
 """The Workload screen: compose a run from a YCSB workload file and a few changed values.
 
-Every field is a property the command line knows; every change is checked at once with the
-command line's own parser (`Composition.check`) and a refused value shows the command line's
-message under its field. The side panel previews where the keys land (computed in a thread
-worker, from the same draws as `workbench keys`) and shows the equivalent command line.
+Every field is a property the command line knows; every change is checked with the command
+line's own parser (`Composition.check`) and a refused value shows the command line's message
+under its field. The side panel previews where the keys land (from the same draws as `workbench
+keys`) and shows the equivalent command line. Nothing of this runs on the UI thread: a burst of
+changes is checked once it settles, in a thread worker (the newest check wins), which also looks
+up a cluster's overrides and draws the preview; the base file is parsed again only when it changed.
 ctrl+r loads and runs it, ctrl+e runs it on data already loaded, ctrl+s saves a workload file.
 """
 
@@ -16,6 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 from textual.worker import get_current_worker
 
@@ -27,19 +30,38 @@ from workbench.config.compose import (
     PARAMS,
     SIZES,
     Composition,
-    curve,
+    field_of,
     shipped_workloads,
     workload_path,
 )
+from workbench.config.spec import WorkloadSpec
 from workbench.drive.session import RunRequest
 from workbench.errors import WorkbenchError
 from workbench.ui.widgets.field_row import FieldRow, field_id
-from workbench.ui.widgets.key_preview import KeyPreview
+from workbench.ui.widgets.key_preview import KeyPreview, curve
 
 PREVIEW_KEYS = {"requestdistribution", "recordcount", "insertcount", "zipfian.constant",
                 "hotspotdatafraction", "hotspotopnfraction", "exponential.percentile",
                 "exponential.frac", "insertproportion"}
 DATABASES = ("memory", "cassandra", "hbase", "mongodb")
+CHECK_DELAY_S = 0.1  # a burst of changes (keys typed) is checked once, this long after the last
+
+
+def checked(composition: Composition, phase: str = "run") \
+        -> tuple[WorkloadSpec | None, str | None, str | None, list[str]]:
+    """`Composition.check` with the overrides of its cluster looked up, and the -p overrides the
+    run gets: (spec, message, field, overrides). For a thread worker: the lookup reads the
+    cluster's state (and asks Docker about a docker cluster)."""
+    cluster: list[str] = []
+    if composition.cluster:
+        from workbench.drive.targets import cluster_overrides
+
+        try:
+            cluster = cluster_overrides(composition.cluster)
+        except WorkbenchError as exc:
+            return None, str(exc), field_of(str(exc)), []
+    spec, message, key = composition.check(phase, cluster)
+    return spec, message, key, composition.overrides(cluster)
 
 
 class SavePrompt(ModalScreen[str | None]):
@@ -69,6 +91,9 @@ class ComposerScreen(Screen):
         super().__init__()
         self.composition = Composition()
         self._filling = False
+        self._generation = 0  # counts the changes: only the newest one's check is shown
+        self._preview_due = True  # a change since the preview shown moved the keys
+        self._pending: Timer | None = None  # the check of the newest burst of changes
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -183,33 +208,59 @@ class ComposerScreen(Screen):
     # -- checking and preview -----------------------------------------------------------------
 
     def _refresh(self, preview: bool = True) -> None:
-        spec, message, key = self.composition.check()
+        """The composition changed: have it checked once the burst of changes settles (and the
+        key preview drawn again when `preview`: the change moves the keys)."""
+        self._generation += 1
+        self._preview_due = self._preview_due or preview
+        if self._pending is not None:
+            self._pending.stop()
+        self._pending = self.set_timer(CHECK_DELAY_S, self._start_check)
+
+    def _start_check(self) -> None:
+        self._pending = None
+        self._check(self.composition.copy(), self._generation, self._preview_due)
+
+    @work(thread=True, exclusive=True, group="check")
+    def _check(self, composition: Composition, generation: int, preview: bool) -> None:
+        """Off the UI thread: the check, the command line and, when due, the key preview."""
+        worker = get_current_worker()
+        spec, message, key, _ = checked(composition)
+        line = composition.command_line()
+        if worker.is_cancelled:  # a newer check has started
+            return
+        self.app.call_from_thread(self._show_check, generation, spec, message, key, line)
+        if not preview:
+            return
+        points = curve(spec) if spec is not None else None
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_preview, generation, spec, points)
+
+    def _show_check(self, generation: int, spec: WorkloadSpec | None, message: str | None,
+                    key: str | None, line: str) -> None:
+        if generation != self._generation or not self.is_attached:  # newer changes will show,
+            return  # or the app is closing
         for row in self.query(FieldRow):
             row.show_error(message if row.key == key else None)
         verdict = self.query_one("#verdict", Static)
-        if message:
+        if message or spec is None:
             verdict.update(f"✗ workbench: error: {message}")
             verdict.add_class("-error")
         else:
-            ops = spec.operationcount if spec else 0
-            verdict.update(f"✓ valid: {spec.recordcount:,} records, {ops:,} operations on "
-                           f"{spec.db}, {spec.threadcount} lane{'s' if spec.threadcount != 1 else ''}")
+            verdict.update(f"✓ valid: {spec.recordcount:,} records, {spec.operationcount:,} operations "
+                           f"on {spec.db}, {spec.threadcount} lane{'s' if spec.threadcount != 1 else ''}")
             verdict.remove_class("-error")
-        self.query_one("#cmdline", Static).update(
-            "command line:\n" + self.composition.command_line())
-        if preview:
-            self._preview(self.composition.copy())
+        self.query_one("#cmdline", Static).update("command line:\n" + line)
 
-    @work(thread=True, exclusive=True, group="preview")
-    def _preview(self, composition: Composition) -> None:
-        spec, message, _ = composition.check()
-        widget = self.query_one(KeyPreview)
-        if spec is None:
-            self.app.call_from_thread(widget.waiting, "no key preview until the workload is valid")
+    def _show_preview(self, generation: int, spec: WorkloadSpec | None,
+                      points: list[tuple[float, float]] | None) -> None:
+        if generation != self._generation or not self.is_attached:
             return
-        points = curve(spec)
-        if not get_current_worker().is_cancelled:  # a newer preview is on its way
-            self.app.call_from_thread(widget.show, spec.requestdistribution, spec.insert_total, points)
+        self._preview_due = False
+        widget = self.query_one(KeyPreview)
+        if spec is None or points is None:
+            widget.waiting("no key preview until the workload is valid")
+        else:
+            widget.show(spec.requestdistribution, spec.insert_total, points)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -217,16 +268,25 @@ class ComposerScreen(Screen):
         self.set_focus(None)
 
     def action_run(self, load: bool) -> None:
-        spec, message, key = self.composition.check("load" if load else "run")
-        if message:
-            self.app.show_error(message)
+        self._check_run(self.composition.copy(), load)
+
+    @work(thread=True, exclusive=True, group="run")
+    def _check_run(self, composition: Composition, load: bool) -> None:
+        """The composition as it was at the key press, checked off the UI thread, then run."""
+        spec, message, key, overrides = checked(composition, "load" if load else "run")
+        self.app.call_from_thread(self._run_checked, composition, load, spec, message, key, overrides)
+
+    def _run_checked(self, c: Composition, load: bool, spec: WorkloadSpec | None,
+                     message: str | None, key: str | None, overrides: list[str]) -> None:
+        if not self.is_attached:  # the app is closing
+            return
+        if message or spec is None:
+            self.app.show_error(message or "the workload is not valid")
             if key:
                 self.query_one(f"#{field_id(key)}").focus()
             return
-        c = self.composition
-        base = Path(c.base).name
-        title = f"{c.cluster or spec.db} {base}"
-        self.app.start_run(RunRequest((c.base,), tuple(c.overrides()),
+        title = f"{c.cluster or spec.db} {Path(c.base).name}"
+        self.app.start_run(RunRequest((c.base,), tuple(overrides),
                                       ("load", "run") if load else ("run",), title, c.cluster or None))
 
     def action_save(self) -> None:

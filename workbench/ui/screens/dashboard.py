@@ -3,7 +3,9 @@ run's events, per-operation figures (service and, when paced, response time), th
 distribution; keys change the load and disturb a node of the cluster under test.
 
 The screen pulls the newest `LiveState` from the session a few times a second and redraws only
-when a new tick arrived; every command it sends is recorded as an event of the run.
+when a new one arrived; it reads only that immutable state (the controls too: paced, paused,
+target, lanes), never the run's Controller, whose attributes change on the run's own thread.
+Every command it sends is recorded as an event of the run.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ class DashboardScreen(Screen):
         if state is None or (state.seq == self._seq and final == self._final and not force):
             return
         self._seq, self._final = state.seq, final
-        paced = run.controller.paced
+        paced = state.paced
         self.query_one(ThroughputChart).show(state, overall=final)
         self.query_one(OpTable).show(state, paced)
         ops = measurement_names(state)
@@ -129,9 +131,9 @@ class DashboardScreen(Screen):
 
     def action_pause(self) -> None:
         if run := self._live():
-            paused = run.state is not None and run.state.snapshot.paused
-            run.command("resume" if paused or run.controller.paused else "pause")
-            self.notify("resumed" if run.controller.paused else "paused")
+            paused = run.state is not None and run.state.paused
+            run.command("resume" if paused else "pause")
+            self.notify("resumed" if paused else "paused")
 
     def action_stop(self) -> None:
         if self._live():
@@ -140,7 +142,7 @@ class DashboardScreen(Screen):
 
     def action_target(self, factor: float) -> None:
         if run := self._live():
-            current = run.controller.target
+            current = run.state.target if run.state else run.spec.target
             if current <= 0:  # no limit yet: start from what the run does now
                 current = run.state.snapshot.throughput if run.state else 0
             if current <= 0:
@@ -163,7 +165,7 @@ class DashboardScreen(Screen):
 
     def action_lanes(self, delta: int) -> None:
         if run := self._live():
-            lanes = run.controller.lanes + delta
+            lanes = (run.state.lanes if run.state else run.spec.threadcount) + delta
             if lanes < 1:
                 self.app.show_error("a run needs at least one lane")
                 return

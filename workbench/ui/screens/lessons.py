@@ -183,7 +183,7 @@ class LessonsScreen(Screen):
             if state is not None and state.seq != self._seq:
                 self._seq = state.seq
                 self.query_one(ThroughputChart).show(state)
-                self.query_one(OpTable).show(state, run.controller.paced)
+                self.query_one(OpTable).show(state, state.paced)
         if self._busy_step is not None and not session.busy:
             self._step_finished()
         self._draw_step()
