@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from workbench import speedups
-from workbench.core.keys import build_key_name, fnvhash64_python, key_builder
+from workbench.config.keys import build_key_name, fnvhash64_python, key_builder
 
 ROOT = Path(__file__).resolve().parents[2]
 
