@@ -1,6 +1,6 @@
 """What the native clients' unit tests share: a transport that keeps every byte a connection
 writes, and the fixture that runs a module's tests on both receive paths (the compiled one,
-csrc/speedups.c, where it is built, and the Python one)."""
+csrc/, where it is built, and the Python one)."""
 
 from __future__ import annotations
 

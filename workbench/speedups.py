@@ -1,4 +1,4 @@
-"""The compiled hot path (workbench._speedups, from csrc/speedups.c), or Python's where it is not.
+"""The compiled hot path (workbench._speedups, from csrc/: one C file per job), or Python's where it is not.
 
 The extension is optional: `pip install` builds it where a C compiler and Python's headers exist
 (Debian: gcc and python3-dev) and skips it where they do not. Both give the same keys from the

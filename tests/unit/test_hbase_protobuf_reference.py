@@ -1,5 +1,5 @@
 """The native HBase client's hand-written protobuf (workbench/protocols/hbase_messages.py, and the
-requests csrc/speedups.c makes) against HBase 2.6.1's own .proto files, compiled here.
+requests csrc/hbase.c makes) against HBase 2.6.1's own .proto files, compiled here.
 
 The .proto files ship inside org.apache.hbase:hbase-protocol-shaded:2.6.1, a jar the HBase
 distribution's lockfile pins already (workbench/clusters/locks/hbase-2.6.1.lock): it is taken from
@@ -342,7 +342,7 @@ def _binding():
 
 @pytest.fixture(params=["C", "Python"])
 def path(request, monkeypatch):
-    """hbase_native with the compiled request and receive paths (csrc/speedups.c), or without."""
+    """hbase_native with the compiled request and receive paths (csrc/hbase.c), or without."""
     if request.param == "C" and COMPILED is None:
         pytest.skip("workbench._speedups is not built here")
     for module in (hbase_rpc, hbase_native):

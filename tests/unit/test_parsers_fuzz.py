@@ -1,6 +1,6 @@
 """Random and mutated bytes into both receive paths of the workbench's own database clients:
 protocols/cql_connection's CqlConnection and protocols/hbase_rpc's RpcConnection, each with the
-Python buffer_updated/_answer and with the compiled one (workbench._speedups, csrc/speedups.c, where it
+Python buffer_updated/_answer and with the compiled one (workbench._speedups, csrc/, where it
 is built), on a fake transport with calls in flight (no servers).
 
 For every stream, fed in random pieces as recv_into would put them in the connection's buffer:

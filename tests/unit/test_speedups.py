@@ -1,4 +1,4 @@
-"""workbench._speedups (csrc/speedups.c) gives exactly what the Python it replaces gives, and a run
+"""workbench._speedups (csrc/) gives exactly what the Python it replaces gives, and a run
 says which of the two it used."""
 
 from __future__ import annotations
@@ -270,3 +270,59 @@ def test_the_compiled_recording_keeps_what_it_tallied_before_an_outcome_it_canno
     with pytest.raises(TypeError, match="outcome"):
         speedups.C.record(steps, outcomes, read, update, READ, Status.OK)
     assert (read.ok, read.n_ok, update.ok, update.n_ok) == ({2: 1}, 1, {3: 1}, 1)
+
+
+# What each *_setup reads at its slots' offsets (csrc/cql.c, hbase.c, conn.c), in the order it
+# looks for them: every setup refuses a class without one of its slots, with the same error
+# (csrc/speedups.c: wb_find_slots), and changes nothing of the classes in use.
+_CQL_CHAIN = ("t0", "stmt", "body", "retried", "items", "more", "answers", "done", "route")
+_CQL_ROW = ("_columns", "_layout", "_buf", "_i", "_row")
+_HBASE_CHAIN = ("items", "make", "more", "answers", "decode", "t0")
+_HBASE_CELLS = ("_body", "_row")
+_WIRE = ("_n", "_in", "_view", "_receiving", "broken", "_inflight", "_out", "_timer", "loop", "transport")
+_CONN = {"cql": _WIRE + ("_orphans", "_stream", "version", "sent"), "hbase": _WIRE + ("_call_id", "sent")}
+
+
+def _slotted(name: str, slots: tuple[str, ...], missing: str | None = None, plain: bool = False) -> type:
+    """A class of these slots but `missing` (or with `missing` a plain class attribute: no slot)."""
+    kept = tuple(s for s in slots if s != missing)
+    return type(name, (), {"__slots__": kept, **({missing: None} if plain and missing else {})})
+
+
+def _setups() -> list[tuple[str, tuple[str, ...], object]]:
+    """(setup, its slots, call(slot missing, plain) -> (the class lacking it, the setup's call))."""
+    def cql(missing, plain):
+        chain = _slotted("Chain", _CQL_CHAIN, missing if missing in _CQL_CHAIN else None, plain)
+        row = _slotted("Row", _CQL_ROW, missing if missing in _CQL_ROW else None, plain)
+        return (chain if missing in _CQL_CHAIN else row), lambda: speedups.C.cql_setup(chain, row, len)
+
+    def hbase(missing, plain):
+        chain = _slotted("Chain", _HBASE_CHAIN, missing if missing in _HBASE_CHAIN else None, plain)
+        cells = _slotted("Cells", _HBASE_CELLS, missing if missing in _HBASE_CELLS else None, plain)
+        call = lambda: speedups.C.hbase_setup(chain, len, {}, 0x3FFF, len, len, cells)  # noqa: E731
+        return (chain if missing in _HBASE_CHAIN else cells), call
+
+    def conn(kind):
+        def setup(missing, plain):
+            cls = _slotted("Connection", _CONN[kind], missing, plain)
+            return cls, lambda: speedups.C.conn_setup(cls, kind)
+        return setup
+
+    return [("cql_setup", _CQL_CHAIN + _CQL_ROW, cql), ("hbase_setup", _HBASE_CHAIN + _HBASE_CELLS, hbase),
+            ("conn_setup", _CONN["cql"], conn("cql")), ("conn_setup", _CONN["hbase"], conn("hbase"))]
+
+
+@needs_c
+@pytest.mark.parametrize("plain", [False, True], ids=["absent", "not-a-slot"])
+@pytest.mark.parametrize("which", range(4), ids=["cql", "hbase", "conn-cql", "conn-hbase"])
+def test_every_setup_refuses_a_class_without_one_of_its_slots_with_the_same_error(which, plain):
+    """Each slot in turn missing (or a plain class attribute): refused, naming the class and that
+    slot, so every slot before it was found. (conn_setup "hbase" is given no CQL-only slot, and
+    "cql" no _call_id: each kind asks for its own class's slots only.)"""
+    setup, slots, make = _setups()[which]
+    for missing in slots:
+        cls, call = make(missing, plain)
+        with pytest.raises(TypeError) as refused:
+            call()
+        assert str(refused.value) == (f"{setup}: {cls.__module__}.{cls.__qualname__} has no writable slot "
+                                      f"{missing!r}")

@@ -176,7 +176,7 @@ class LaneWorkload:
         keys = self.keys
         record_total = keys.record_total
         to_real = keys.to_real if keys.workers > 1 else None
-        if speedups.C is not None:  # the same closure, compiled (csrc/speedups.c)
+        if speedups.C is not None:  # the same closure, compiled (csrc/keys.c)
             return speedups.C.ZipfianKeys(random_, zetan, half_pow, eta, alpha, items, chooser.lo,
                                           chooser.itemcount, inserts, record_total, to_real, key_name)
 

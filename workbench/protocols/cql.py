@@ -246,7 +246,7 @@ def _lengths_of(lengths: tuple[int, ...]) -> Struct:
 def _fills(buf: bytes, i: int, lengths: tuple[int, ...]) -> bool:
     """Whether one cell per length from buf[i] on fills buf exactly: a row of a layout's size
     whose cells' lengths add up, as a LazyRow's must when received (its values are decoded only
-    when read). speedups.c's answer_fast checks the same."""
+    when read). csrc/cql.c's answer_fast checks the same."""
     if _lengths_of(lengths).unpack_from(buf, i) == lengths:  # the layout's own lengths
         return True
     end = len(buf)

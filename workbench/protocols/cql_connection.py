@@ -120,7 +120,7 @@ class CqlConnection(SharedConnection):
 
     server = "Cassandra node"
     # sent, failed: requests sent and failed answers (timeouts, errors, a lost connection), the
-    # run's per-node figures (speedups.c's send_fast counts what it sends, too)
+    # run's per-node figures (csrc/cql.c's send_fast counts what it sends, too)
     __slots__ = ("version", "_orphans", "_stream", "on_lost", "on_event", "sent", "failed")
 
     def __init__(self, version: int, timeout_s: float, where: str) -> None:
@@ -174,7 +174,7 @@ class CqlConnection(SharedConnection):
         steps) go out in one write when all are answered, not in a loop turn of their own.
 
         With workbench._speedups built, a connection replaces this with the compiled one (see
-        __init__: speedups.c's cql_receive), which answers the usual answer to a chain's step (no
+        __init__: csrc/cql.c's cql_receive), which answers the usual answer to a chain's step (no
         flags, a Void or one row of the layout) with the next step in C; every other frame comes
         to _answer here as below."""
         self._n += nbytes

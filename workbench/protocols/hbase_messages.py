@@ -31,7 +31,7 @@ MOVED = ("NotServingRegionException", "RegionMovedException", "RegionOpeningExce
 # HBase 2.6.1's .proto files (package hbase.pb): each constant is MESSAGE_FIELD, the message's and
 # the field's names in upper case (ColumnValue and QualifierValue are nested in MutationProto).
 # tests/unit/test_hbase_protobuf_reference.py checks every one against those files, and the bytes
-# made with them against the messages protobuf makes from them. csrc/speedups.c writes the same
+# made with them against the messages protobuf makes from them. csrc/hbase.c writes the same
 # tags as bytes (its comments name these fields).
 
 # RPC.proto
@@ -347,5 +347,5 @@ def _method_fields(method: bytes) -> bytes:
 # A RequestHeader's start, its call id's key; its end for the methods the hot path calls.
 _CALL_ID_KEY = _BYTE[tag(REQUEST_HEADER_CALL_ID, VARINT)]
 _METHODS = {m: _method_fields(m) for m in (b"Get", b"Mutate")}
-# The first key of a ResponseHeader that is a call id alone (0x08; speedups.c's hbase_receive too)
+# The first key of a ResponseHeader that is a call id alone (0x08; csrc/hbase.c's hbase_receive too)
 _ANSWER_CALL_ID_TAG = tag(RESPONSE_HEADER_CALL_ID, VARINT)

@@ -101,7 +101,7 @@ class RpcConnection(SharedConnection):
 
     server = "RegionServer"
     # sent, failed: calls sent and failed answers (exceptions, timeouts, a lost connection), the
-    # run's per-node figures (speedups.c's hbase_send counts what it sends, too)
+    # run's per-node figures (csrc/hbase.c's hbase_send counts what it sends, too)
     __slots__ = ("user", "_call_id", "sent", "failed")
 
     def __init__(self, user: str, timeout_s: float, where: str) -> None:
@@ -123,7 +123,7 @@ class RpcConnection(SharedConnection):
         next steps) go out in one write when all are answered, not in a loop turn of their own.
 
         With workbench._speedups built, a connection replaces this with the compiled one (see
-        __init__: speedups.c's hbase_receive), which answers the usual answer (a header of the
+        __init__: csrc/hbase.c's hbase_receive), which answers the usual answer (a header of the
         call id alone, to a chain's call) with the chain's next request in C; every other
         message comes to _answer here as below."""
         self._n += nbytes
@@ -200,7 +200,7 @@ class RpcConnection(SharedConnection):
         self._next(chain)
 
     def _failed_answer(self, chain: _Chain, why: BaseException | str, t1: int) -> None:
-        """chain's answer does not parse (speedups.c's hbase_receive calls this too): the
+        """chain's answer does not parse (csrc/hbase.c's hbase_receive calls this too): the
         connection breaks, and chain's call fails with the MalformedAnswer every other call in
         flight fails with (it is out of _inflight already)."""
         exc = self._malformed(why)
@@ -290,7 +290,7 @@ def _finish(chain: _Chain) -> None:
         chain.done.set_result(chain.answers)
 
 
-# The compiled receive path (csrc/speedups.c, hbase_receive), or None: an RpcConnection made while
+# The compiled receive path (csrc/hbase.c, hbase_receive), or None: an RpcConnection made while
 # it is None keeps the Python buffer_updated, which answers every message (tests switch between the
 # two by setting this before they make their connections).
 _fast = speedups.C
