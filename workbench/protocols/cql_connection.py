@@ -193,13 +193,7 @@ class CqlConnection(SharedConnection):
                 at = end
                 self._answer(flags, sid, opcode, body)
         finally:
-            self._receiving = False
-            if at:
-                rest = n - at
-                buf[:rest] = buf[at:n]
-                self._n = rest
-        if self._out:
-            self._flush()
+            self._received(at, n)
 
     def _answer(self, flags: int, sid: int, opcode: int, body: bytes) -> None:
         call = self._inflight.pop(sid, None)

@@ -141,13 +141,7 @@ class RpcConnection(SharedConnection):
                 self._answer(buf, at + 4, end)
                 at = end
         finally:
-            self._receiving = False
-            if at:
-                rest = n - at
-                buf[:rest] = buf[at:n]
-                self._n = rest
-        if self._out:
-            self._flush()
+            self._received(at, n)
 
     def _answer(self, buf: bytearray, i: int, end: int) -> None:
         """The message in buf[i:end], read where it lies (its body copied once). A header that is

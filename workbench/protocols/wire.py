@@ -133,6 +133,20 @@ class SharedConnection(BufferedConnection):
         self._inflight: dict[int, Any] = {}
         self._receiving = False
 
+    def _received(self, at: int, n: int) -> None:
+        """The end of a wake-up's receiving: the bytes after the last whole answer (`at` of the `n`
+        received) move to the buffer's start, and the requests the answers' callbacks made go out
+        in one write (CqlConnection's and RpcConnection's buffer_updated; csrc/conn.c does the
+        same on the compiled path)."""
+        self._receiving = False
+        if at:
+            rest = n - at
+            buf = self._in
+            buf[:rest] = buf[at:n]
+            self._n = rest
+        if self._out:
+            self._flush()
+
     def _flush(self) -> None:
         out, self._out = self._out, []
         if self.transport is not None and self.broken is None:
