@@ -4,7 +4,7 @@ the operations-in-flight sample, on the memory binding: the engine's own behavio
 from __future__ import annotations
 
 import pytest
-from engine_helpers import cleanup_store, make_spec, run_phase
+from engine_helpers import cleanup_store, make_spec, register_stall_binding, run_phase
 
 from workbench.core.controller import stable
 from workbench.errors import ConfigError
@@ -65,8 +65,12 @@ def test_the_stability_rule_compares_three_two_second_windows():
 
 
 def test_workers_sample_the_operations_in_flight_of_a_paced_run():
-    _, result = _run("operationcount=0", "target=2000", "maxexecutiontime=1", "threadcount=8",
-                     "snapshot.interval=0.5")
+    # The 100th read stalls for half a second (engine_helpers' stall binding): the samples taken
+    # meanwhile find it in the system, however slow the machine (a run of the memory binding
+    # alone may have nothing in flight whenever the sampler looks)
+    register_stall_binding()
+    _, result = _run("db=stall", "stall.ms=500", "operationcount=600", "readproportion=1",
+                     "updateproportion=0", "target=2000", "threadcount=8", "snapshot.interval=0.25")
     sampled = [i.in_flight for i in result.intervals if i.in_flight is not None]
     assert sampled and all(v >= 0 for v in sampled) and max(sampled) > 0
 

@@ -120,6 +120,7 @@ def test_the_end_of_a_recorded_run_keeps_the_intervals_recorded_live(tmp_path, m
         cleanup_store(spec)
     result = to_run_result(outcome, props.as_dict())
     recording.finish(result)
-    assert written == list(range(len(result.intervals))) and len(written) > 3
+    # (a second of 0.1 s ticks: at least two, however busy the machine)
+    assert written == list(range(len(result.intervals))) and len(written) >= 2
     with RunStore(store, write=False) as s:
         assert s.result(recording.run_id).intervals == result.intervals
