@@ -1,5 +1,6 @@
-"""`workbench lesson report` (a student's lab report: HTML + JSON) and `workbench lesson class`
-(a class's table: HTML + CSV), on lessons made on the memory binding; both in headless Chromium."""
+"""`workbench lesson answer`, `lesson report` (a student's lab report: HTML + JSON, no answer key)
+and `lesson class` (graded from the lesson file: grades CSV, class page, figures CSV), on a small
+lesson on the memory binding (tests/data/lessons/grading.toml); the pages in headless Chromium."""
 
 from __future__ import annotations
 
@@ -13,99 +14,220 @@ from pathlib import Path
 import pytest
 
 from tests.inprocess import workbench  # the reports' commands in this process
-from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
 from workbench.lessons.runner import LessonRunner
 
 ROOT = Path(__file__).resolve().parents[2]
+LESSONS = ROOT / "tests" / "data" / "lessons"
+GRADING = LESSONS / "grading.toml"
 CHROMIUM = shutil.which("chromium")
-FEW = {"operationcount": "3000", "maxexecutiontime": "0"}
+
+
+def answer(store, student: str, step: str, number: int, value: str):
+    return workbench(store, "lesson", "answer", str(GRADING), step, str(number), value, "--student", student)
 
 
 @pytest.fixture(scope="module")
 def classroom(tmp_path_factory):
-    """Two students who did the whole key-distributions lesson (one answered a question right,
-    one wrong) and one who stopped after two steps; their lab reports in one folder."""
+    """ann and bo did the whole lesson, cy its first step; ann right at her second attempt, bo
+    right at his first; their lab reports in one folder."""
     base = tmp_path_factory.mktemp("class")
     store, out = base / "runs.db", base / "reports"
-    lesson = load(catalog.available("lessons")["key-distributions"])
-    for student, steps in (("ann", 5), ("bo", 5), ("cy", 2)):
-        runner = LessonRunner(lesson, Session(store=store), student=student, overrides=FEW,
-                              say=lambda _: None)
+    lesson = load(GRADING)
+    for student, steps in (("ann", 3), ("bo", 3), ("cy", 1)):
+        runner = LessonRunner(lesson, Session(store=store), student=student, say=lambda _: None)
         for position in range(steps):
             runner.do_step(position, lesson.steps[position])
-        if steps == 5:
-            runner.answer(lesson.step("zipfian"), 1, 2 if student == "ann" else 1)
-            runner.answer(lesson.step("latency"), 2, "a news site: latest")
-        done = workbench(store, "lesson", "report", "key-distributions", "--student", student,
-                         "--out", str(out))
+    said = {}
+    said["ann wrong"] = answer(store, "ann", "first", 1, "1")
+    said["ann right"] = answer(store, "ann", "first", 1, "2")
+    said["ann again"] = answer(store, "ann", "first", 1, "2")
+    said["ann think"] = answer(store, "ann", "think", 1, "2")
+    said["ann free"] = answer(store, "ann", "think", 2, "a shop's best sellers")
+    said["ann free again"] = answer(store, "ann", "think", 2, "changed my mind")
+    said["bo right"] = answer(store, "bo", "first", 1, "2")
+    said["bo think"] = answer(store, "bo", "think", 1, "1")
+    said["bo think again"] = answer(store, "bo", "think", 1, "2")
+    said["not a choice"] = answer(store, "bo", "first", 1, "7")
+    said["cy not done"] = answer(store, "cy", "think", 1, "2")
+    for student in ("ann", "bo", "cy"):
+        done = workbench(store, "lesson", "report", str(GRADING), "--student", student, "--out", str(out))
         assert done.returncode == 0, done.stderr
-        assert f"wrote {out / f'key-distributions-{student}.html'}" in done.stdout
-    return store, out
+        assert f"wrote {out / f'grading-{student}.html'}" in done.stdout
+    return store, out, said
 
 
-def test_a_lab_report_has_every_step_its_figures_verdicts_and_answers(classroom):
-    _, out = classroom
-    ann = json.loads((out / "key-distributions-ann.json").read_text())
-    assert (ann["student"], ann["done"], ann["of"]) == ("ann", 5, 5)
-    zipfian = next(s for s in ann["steps"] if s["id"] == "zipfian")
-    assert 0.1 < zipfian["figures"]["keys.hottest_1pct"] < 0.5 and zipfian["run_id"] is not None
-    assert zipfian["checks"][0]["passed"] is True
-    assert zipfian["client"].startswith("memory (in-process) (hot path")  # the client that measured it
-    assert zipfian["questions"][0] == {"ask": "With zipfian choices, what do the hottest 1% of the keys get?",
-                                       "choices": zipfian["questions"][0]["choices"], "answer": 2, "given": 2,
-                                       "right": True}
-    latency = next(s for s in ann["steps"] if s["id"] == "latency")
-    assert [q["given"] for q in latency["questions"]] == [None, "a news site: latest"]
-    bo = json.loads((out / "key-distributions-bo.json").read_text())
-    assert next(s for s in bo["steps"] if s["id"] == "zipfian")["questions"][0]["right"] is False
-    page = (out / "key-distributions-ann.html").read_text()
-    assert page.count("<h2>") == 5 and 'data-chart="throughput"' in page and "class='check pass'" in page
-    assert "measured by memory (in-process)" in page
-    assert "✓ right" in page and "unanswered" in page and "<code>requestdistribution=zipfian</code>" in page
-    cy = json.loads((out / "key-distributions-cy.json").read_text())
-    assert cy["done"] == 2 and "not done yet" in (out / "key-distributions-cy.html").read_text()
+def test_an_answer_locks_and_the_right_one_is_shown_only_once_locked(classroom):
+    _, _, said = classroom
+    wrong = said["ann wrong"]
+    assert wrong.returncode == 0, wrong.stderr
+    assert "1 ✗" in wrong.stdout and "not right: 1 attempt left" in wrong.stdout
+    assert "the answer is" not in wrong.stdout and "load the replicas" not in wrong.stdout
+    right = said["ann right"].stdout
+    assert "your answers: 1 ✗, 2 ✓" in right and "right: locked" in right
+    for refused, why in (("ann again", "question 1 of step first is locked (it was answered right)"),
+                         ("ann free again", "question 2 of step think is locked"),
+                         ("bo think again", "question 1 of step think is locked (every attempt it allows "
+                          "was used)"),
+                         ("not a choice", "'7' is not a choice of question 1"),
+                         ("cy not done", "step think is not done yet")):
+        done = said[refused]
+        assert done.returncode == 2 and done.stdout == "", (refused, done)
+        assert done.stderr.count("\n") == 1 and why in done.stderr, (refused, done.stderr)
+    assert "locked; the answer is 2: workloadc" in said["bo think"].stdout
 
 
-def test_the_class_table_spreads_every_figure_and_says_who_has_not_finished(classroom):
-    store, out = classroom
-    (out / "notes.json").write_text('{"not": "a lab report"}')  # other JSON in the folder is skipped
-    done = workbench(store, "lesson", "class", str(out))
-    assert done.returncode == 0, done.stderr
-    with (out / "class-key-distributions.csv").open() as f:
-        rows = list(csv.DictReader(f))
-    assert {r["student"] for r in rows} == {"ann", "bo", "cy"}
-    assert {r["step"] for r in rows if r["student"] == "cy"} == {"uniform", "zipfian"}
-    shares = [float(r["value"]) for r in rows
-              if r["step"] == "zipfian" and r["figure"] == "keys.hottest_1pct"]
-    assert len(shares) == 3 and all(0.1 < s < 0.5 for s in shares)
-    page = (out / "class-key-distributions.html").read_text()
-    assert "<td>cy</td><td>2 of 5</td><td>latest, hotspot, latency</td>" in page
-    assert page.count("<td>class mean</td>") == 4 and "<td>class sd</td>" in page
-    assert workbench(store, "lesson", "class", str(out / "nowhere")).returncode == 2
+def test_a_lab_report_holds_the_attempts_with_their_times_the_run_ids_and_a_digest_not_the_key(classroom):
+    _, out, _ = classroom
+    ann = json.loads((out / "grading-ann.json").read_text())
+    assert ann["format"] == "workbench-lab-report/2" and (ann["done"], ann["of"]) == (3, 3)
+    first, think, second = ann["steps"]
+    assert ann["runs"] == [first["run_id"], second["run_id"]] and all(ann["runs"])
+    assert ann["digest"].startswith("sha256:") and len(ann["digest"]) == 7 + 64
+    assert first["questions"][0]["attempts_allowed"] == 2
+    assert [a["given"] for a in first["questions"][0]["attempts"]] == [1, 2]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", a["at"])
+               for a in first["questions"][0]["attempts"])
+    given = [[a["given"] for a in q["attempts"]] for q in think["questions"]]
+    assert given == [[2], ["a shop's best sellers"]]
+    text = (out / "grading-ann.json").read_text()
+    assert '"answer"' not in text and '"right"' not in text  # no key, no grade: graded from the lesson file
+    assert first["figures"]["throughput"] > 0 and second["checks"][1]["passed"] is False
+    page = (out / "grading-ann.html").read_text()
+    assert "your answers: 1 ✗, 2 ✓" in page and "right: locked" in page
+    assert "a shop&#x27;s best sellers" in page
+    cy = (out / "grading-cy.html").read_text()
+    assert "not done yet" in cy and "the answer is" not in cy
+
+
+def test_a_report_for_a_student_with_no_progress_is_refused_naming_who_has_some(classroom, tmp_path):
+    store, _, _ = classroom
+    done = workbench(store, "lesson", "report", str(GRADING), "--student", "nobody", "--out", str(tmp_path))
+    assert done.returncode == 2 and list(tmp_path.iterdir()) == []
+    assert done.stderr == ("workbench: error: no progress of student 'nobody' in lesson grading; students "
+                           "with progress: ann, bo, cy (give --student NAME as the lesson was run with it)\n")
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_class_is_graded_from_the_lesson_file_into_a_grade_csv_and_a_page(classroom, tmp_path):
+    store, out, _ = classroom
+    folder = tmp_path / "handed-in"
+    shutil.copytree(out, folder)
+    done = workbench(store, "lesson", "class", str(folder), "--lesson", str(GRADING))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert f"wrote {folder / 'grades-grading.csv'}" in done.stdout
+    grades = rows(folder / "grades-grading.csv")
+    assert list(grades[0]) == ["student", "step", "done", "checks_passed", "checks_failed", "checks_unjudged",
+                               "answers_right", "answers_wrong", "unanswered", "attempts", "score",
+                               "possible", "report"]
+    table = {(r["student"], r["step"]): r for r in grades}
+    assert [r["step"] for r in grades if r["student"] == "ann"] == ["first", "think", "second", "total"]
+    ann_first = table["ann", "first"]
+    assert (ann_first["checks_passed"], ann_first["answers_right"], ann_first["attempts"], ann_first["score"],
+            ann_first["possible"]) == ("1", "1", "2", "1", "2")  # right at the second attempt: no point
+    second = table["ann", "second"]
+    assert (second["checks_passed"], second["checks_failed"], second["checks_unjudged"]) == ("1", "1", "1")
+    assert (table["ann", "total"]["score"], table["ann", "total"]["possible"]) == ("3", "6")
+    assert (table["bo", "total"]["score"], table["bo", "total"]["answers_wrong"]) == ("3", "1")
+    assert (table["bo", "first"]["score"], table["bo", "think"]["score"]) == ("2", "0")
+    cy = table["cy", "total"]
+    assert (cy["done"], cy["score"], cy["possible"], cy["unanswered"]) == ("no", "1", "6", "3")
+    assert {r["report"] for r in grades} == {"ok"}
+    page = (folder / "class-grading.html").read_text()
+    assert "<td>ann</td><td>3 of 3</td>" in page and "<td>3 of 6</td>" in page and "<td>1 of 6</td>" in page
+    assert "a shop&#x27;s best sellers" in page  # the free-text answers (issue 44, 9)
+    assert "the answer: 2. load the replicas" in page and "1 ✗; 2 ✓" in page
+    figures = rows(folder / "class-grading.csv")
+    assert {(r["student"], r["step"]) for r in figures if r["figure"] == "throughput"} == {
+        ("ann", "first"), ("ann", "second"), ("bo", "first"), ("bo", "second"), ("cy", "first")}
+
+
+def test_a_report_edited_by_hand_is_named_and_marked(classroom, tmp_path):
+    store, out, _ = classroom
+    folder = tmp_path / "handed-in"
+    shutil.copytree(out, folder)
+    path = folder / "grading-bo.json"
+    bo = json.loads(path.read_text())
+    bo["steps"][2]["figures"]["read.p99"] = -1.0  # makes the check that fails on purpose pass
+    path.write_text(json.dumps(bo, indent=1))
+    done = workbench(store, "lesson", "class", str(folder), "--lesson", str(GRADING))
+    assert done.returncode == 0
+    assert done.stderr == (f"workbench: {path}: its figures, verdicts or answers do not match its digest "
+                           "(edited after `workbench lesson report` wrote it): graded, marked "
+                           "\"digest mismatch\"\n")
+    grades = rows(folder / "grades-grading.csv")
+    assert {r["report"] for r in grades if r["student"] == "bo"} == {"digest mismatch"}
+    assert {r["report"] for r in grades if r["student"] != "bo"} == {"ok"}
+    assert "<td>digest mismatch</td>" in (folder / "class-grading.html").read_text()
+
+
+def test_every_file_skipped_is_named_and_a_folder_of_none_usable_is_refused(classroom, tmp_path, monkeypatch):
+    # 8: a truncated report and a foreign JSON were skipped silently
+    store, out, _ = classroom
+    folder = tmp_path / "handed-in"
+    shutil.copytree(out, folder)
+    text = (folder / "grading-bo.json").read_text()
+    (folder / "grading-bo.json").write_text(text[: len(text) // 3])
+    (folder / "notes.json").write_text('{"not": "a lab report"}')
+    monkeypatch.setenv("WORKBENCH_PRESETS_DIR", str(LESSONS.parent))  # the lesson found by its name
+    done = workbench(store, "lesson", "class", str(folder))
+    assert done.returncode == 0
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"workbench: skipped {folder / 'grading-bo.json'}: not valid JSON")
+    assert lines[1] == f'workbench: skipped {folder / "notes.json"}: not a lab report (no "format": ' \
+                       '"workbench-lab-report/2")'
+    assert {r["student"] for r in rows(folder / "grades-grading.csv")} == {"ann", "cy"}
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "cut.json").write_text(text[:100])
+    (bad / "notes.json").write_text("[1, 2]")
+    refused = workbench(store, "lesson", "class", str(bad))
+    assert refused.returncode == 2
+    lines = refused.stderr.splitlines()
+    assert len(lines) == 3
+    assert lines[-1].startswith(f"workbench: error: no usable lab report in {bad}; skipped cut.json, "
+                                "notes.json (")
+    assert workbench(store, "lesson", "class", str(tmp_path / "nowhere")).returncode == 2
+
+
+def test_a_lesson_file_that_cannot_be_found_is_refused_clearly(classroom, tmp_path):
+    store, out, _ = classroom
+    done = workbench(store, "lesson", "class", str(out), "--out", str(tmp_path))
+    assert done.returncode == 2 and list(tmp_path.iterdir()) == []
+    assert done.stderr.startswith("workbench: error: cannot grade grading-ann.json, grading-bo.json, "
+                                  "grading-cy.json: lesson 'grading': no lesson named 'grading' (")
+    assert "give its file with --lesson FILE.toml" in done.stderr and done.stderr.count("\n") == 1
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
 def test_both_pages_render_in_headless_chromium(classroom, tmp_path):
     from PIL import Image
 
-    _, out = classroom
-    workbench(classroom[0], "lesson", "class", str(out))
+    store, out, _ = classroom
+    folder = tmp_path / "handed-in"
+    shutil.copytree(out, folder)
+    assert workbench(store, "lesson", "class", str(folder), "--lesson", str(GRADING)).returncode == 0
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
-    lab = (out / "key-distributions-ann.html").resolve().as_uri()
+    lab = (folder / "grading-ann.html").resolve().as_uri()
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", lab], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     charts = re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S)
     assert [name for name, _ in charts] == ["throughput", "read-p99"]
-    assert all(body.count("<rect") == 5 for _, body in charts)  # the frame and one bar per run
+    assert all(body.count("<rect") == 3 for _, body in charts)  # the frame and one bar per run
     shot = tmp_path / "lab.png"
     done = subprocess.run([CHROMIUM, *flags, "--window-size=1150,1600", f"--screenshot={shot}", lab],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     assert (0x1F, 0x77, 0xB4) in {c for _, c in Image.open(shot).convert("RGB").getcolors(1 << 20)}
-    klass = (out / "class-key-distributions.html").resolve().as_uri()
+    klass = (folder / "class-grading.html").resolve().as_uri()
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", klass], capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0 and dom.stdout.count("<table>") == 6, dom.stderr[-2000:]
+    # grades, progress, three questions' answers, two steps' figures
+    assert dom.returncode == 0 and dom.stdout.count("<table>") == 7, dom.stderr[-2000:]

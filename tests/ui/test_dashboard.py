@@ -86,9 +86,29 @@ async def test_a_finished_runs_headline_is_its_own_throughput_not_the_last_ticks
         session.current.controller.threadsafe("set_target", 0.0)
         await until(pilot, lambda: not session.busy and session.finished, what="the run's end")
         result = session.finished[-1].result
-        headline = f"throughput {result.throughput:,.0f} ops/s overall"
+        headline = f"throughput mean {result.throughput:,.0f} ops/s over the run"
         chart = app.screen.query_one(ThroughputChart)
         await until(pilot, lambda: headline in str(chart.content), what=headline)
+
+
+async def test_while_it_runs_the_headline_says_which_throughput_is_the_last_ticks(session):
+    """Issue 44, defect 6: the header said 19,503 ops/s (the last tick) where the run's result was
+    656,271; it names both while the phase runs, and the run's mean once it is over."""
+    from dataclasses import replace
+
+    from workbench.ui.widgets.throughput import ThroughputChart
+
+    state = live_state(ticks=10)
+    slow_last = replace(state.snapshot, operations=19_503, interval_s=1.0, elapsed_s=10.0,
+                        total_operations=6_562_710)
+    session.current = FixedRun(replace(state, snapshot=slow_last))
+    app = WorkbenchApp(session, mode="dashboard")
+    async with app.run_test(size=(80, 24)) as pilot:
+        chart = app.screen.query_one(ThroughputChart)
+        await until(pilot, lambda: "now 19,503 ops/s · mean 656,271" in str(chart.content), what="both")
+        chart.show(replace(state, snapshot=replace(slow_last, final=True)))
+        assert "throughput mean 656,271 ops/s over the run" in str(chart.content)
+        assert "now" not in str(chart.content).splitlines()[0]
 
 
 async def test_a_typed_target_that_is_not_a_number_is_refused(session):
@@ -138,3 +158,26 @@ def test_dashboard_snapshot_80x24(session, snap_compare):
 
 def test_dashboard_snapshot_160x48(session, snap_compare):
     assert snap_compare(frozen_app(session, events=EVENTS, errors=12), terminal_size=(160, 48))
+
+
+def test_the_apps_title_names_what_it_benchmarks_and_fits_80_columns():
+    title = f"{WorkbenchApp.TITLE} — {WorkbenchApp.SUB_TITLE}"
+    assert all(name in title for name in ("Cassandra", "HBase", "MongoDB-protocol"))
+    assert len(title) <= 62  # the header's room at 80 columns, between its icon and clock space
+
+
+async def test_beside_a_lesson_the_chart_ends_on_the_runs_own_mean(session, tmp_path):
+    """The Lessons screen's chart: the run's mean once it is over, the lab report's figure."""
+    from workbench.lessons.model import load
+    from workbench.ui.widgets.throughput import ThroughputChart
+
+    session.store = tmp_path / "runs.db"
+    lesson = load(ROOT / "tests" / "data" / "lessons" / "grading.toml")
+    app = WorkbenchApp(session, lesson=(lesson, "chart", {}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.screen.query(ThroughputChart), what="the Lessons screen")
+        await pilot.press("n")
+        await until(pilot, lambda: session.finished and not session.busy, what="the step's run")
+        headline = f"mean {session.finished[-1].result.throughput:,.0f} ops/s over the run"
+        chart = app.screen.query_one(ThroughputChart)
+        await until(pilot, lambda: headline in str(chart.content), what=headline)

@@ -1,24 +1,29 @@
-"""The Lessons screen (5): the list, a step's text beside its live run, n / b / a, answers and
-progress in the run store, resuming where the student stopped; snapshots at 80x24 and 160x48."""
+"""The Lessons screen (5): the list, a step's text beside its live run, n / b / a, answers locked
+and graded from the lesson file, progress in the run store, resuming where the student stopped;
+snapshots at 80x24 (the answer dialog too) and 160x48, of a lesson made for the tests
+(tests/data/lessons/grading.toml) so that a shipped lesson's new text does not move them."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from textual.widgets import OptionList, Static
 
 from tests.ui.test_compare import until
-from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
-from workbench.lessons.progress import lesson_steps
+from workbench.lessons.progress import LessonStep, lesson_steps, save_lesson_step
+from workbench.lessons.runner import judge
 from workbench.results.store import RunStore
 from workbench.ui.app import WorkbenchApp
+from workbench.ui.screens.answer import AnswerPrompt
 from workbench.ui.screens.lessons import LessonsScreen
 
-FEW = {"operationcount": "3000", "maxexecutiontime": "0"}  # short runs: the screen is under test
+GRADING = Path(__file__).resolve().parents[1] / "data" / "lessons" / "grading.toml"
 
 
-def key_distributions():
-    return load(catalog.available("lessons")["key-distributions"])
+def grading():
+    return load(GRADING)
 
 
 def verdicts(app) -> str:
@@ -51,56 +56,121 @@ async def test_five_opens_the_list_and_enter_opens_a_lesson_at_its_first_step(se
         assert app.return_code is None and isinstance(app.screen, LessonsScreen)
 
 
-async def test_steps_run_beside_the_live_view_answers_are_checked_and_kept_and_it_resumes(session, tmp_path):
+async def answer(pilot, app, value: str) -> None:
+    await pilot.press("a")
+    await until(pilot, lambda: isinstance(app.screen, AnswerPrompt), what="the answer dialog")
+    app.screen.query_one("#answer-input").value = value
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, LessonsScreen), what="the dialog closed")
+
+
+async def test_answers_lock_show_the_key_only_once_locked_are_kept_and_it_resumes(session, tmp_path):
     store = tmp_path / "runs.db"
     session.store = store
-    app = WorkbenchApp(session, lesson=(key_distributions(), "dee", FEW))
+    app = WorkbenchApp(session, lesson=(grading(), "dee", {}))
     async with app.run_test(size=(120, 40)) as pilot:
         assert isinstance(app.screen, LessonsScreen)
-        await until(pilot, lambda: "[1/5] Uniform keys" in head(app), what="the first step")
+        await until(pilot, lambda: "[1/3] The first run" in head(app), what="the first step")
         await pilot.press("a")  # nothing to answer before the step is done
+        assert isinstance(app.screen, LessonsScreen)
         await pilot.press("n")
         await until(pilot, lambda: "n: next step" in verdicts(app), what="step 1 done")
-        assert "✓ uniform.keys.hottest_1pct < 0.03" in verdicts(app)
-        assert session.current is not None and session.current.result.operations == 3000  # the live run
-        await pilot.press("n")  # to step 2
-        await until(pilot, lambda: "[2/5] Zipfian keys" in head(app), what="step 2")
-        assert "n: run workloadc" in verdicts(app)
-        await pilot.press("n")  # do it
-        await until(pilot, lambda: "n: next step" in verdicts(app), what="step 2 done")
-        assert "✓ zipfian.keys.hottest_1pct" in verdicts(app)
-        assert "(a: answer it)" in verdicts(app)
+        assert "✓ first.throughput > 0" in verdicts(app)
+        assert session.current is not None and session.current.result.operations == 2000  # the live run
+        assert "(a: answer it; 2 attempts)" in verdicts(app)
         await pilot.press("a")
-        await pilot.press("5", "enter")  # not a choice: refused in the prompt
-        assert str(app.screen.query_one("#answer-error").content)
-        app.screen.query_one("#answer-input").value = "2"
-        await pilot.press("enter")
-        await until(pilot, lambda: "your answer: 2 ✓" in verdicts(app), what="the answer")
-        await pilot.press("b")
-        await until(pilot, lambda: "[1/5] Uniform keys" in head(app), what="back at step 1")
-        assert "✓ uniform.keys.hottest_1pct" in verdicts(app)
-    with RunStore(store) as s:
-        done = lesson_steps(s, "key-distributions", "dee")
-    assert [(d.step, d.answers) for d in done] == [("uniform", {}), ("zipfian", {"1": 2})]
-
-    again = WorkbenchApp(Session(state_dir=session.state_dir, store=store),
-                         lesson=(key_distributions(), "dee", FEW))
-    async with again.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: "[3/5] The latest records" in head(again), what="the resumed step")
+        await until(pilot, lambda: isinstance(app.screen, AnswerPrompt), what="the answer dialog")
+        await pilot.press("5", "enter")  # not a choice: refused in the dialog
+        assert "give the number of a choice, 1 to 3" in str(app.screen.query_one("#answer-error").content)
+        await pilot.press("escape")
+        await answer(pilot, app, "1")  # wrong, one attempt left: the key is not shown
+        await until(pilot, lambda: "your answer: 1 ✗" in verdicts(app), what="the first attempt")
+        assert "not right: 1 attempt left (a)" in verdicts(app) and "the answer is" not in verdicts(app)
+        await answer(pilot, app, "2")
+        await until(pilot, lambda: "your answers: 1 ✗, 2 ✓" in verdicts(app), what="the second attempt")
+        assert "right: locked" in verdicts(app)
+        await pilot.press("a")  # locked: no dialog, and a "2" cannot turn anything around
+        assert isinstance(app.screen, LessonsScreen)
         await pilot.press("n")
-        await until(pilot, lambda: "n: next step" in verdicts(again), what="step 3 done")
-        # its check reads step 2's figures, from the store
-        assert "✓ latest.keys.hottest_1pct > zipfian.keys.hottest_1pct" in verdicts(again)
+        await until(pilot, lambda: "[2/3] Think about it" in head(app), what="step 2")
+        assert "n: next step (this one only asks)" in verdicts(app)
+        await pilot.press("n")  # it runs nothing
+        await until(pilot, lambda: "(a: answer it)" in verdicts(app), what="step 2 done")
+        await answer(pilot, app, "1")
+        await until(pilot, lambda: "locked; the answer is 2: workloadc" in verdicts(app), what="locked")
+        await answer(pilot, app, "a shop's best sellers")  # `a` goes on to the free-text question
+        await until(pilot, lambda: "your answer: a shop's best sellers" in verdicts(app), what="the text")
+        await pilot.press("a")
+        assert isinstance(app.screen, LessonsScreen)
+        await pilot.press("b")
+        await until(pilot, lambda: "[1/3] The first run" in head(app), what="back at step 1")
+        assert "right: locked" in verdicts(app)
+    with RunStore(store) as s:
+        done = {d.step: d for d in lesson_steps(s, "grading", "dee")}
+    assert list(done) == ["first", "think"]
+    assert [a["given"] for a in done["first"].answers["1"]] == [1, 2]
+    assert [[a["given"] for a in done["think"].answers[n]] for n in "12"] == [[1], ["a shop's best sellers"]]
+    assert all(a["at"] > 0 for d in done.values() for attempts in d.answers.values() for a in attempts)
+
+    again = WorkbenchApp(Session(state_dir=session.state_dir, store=store), lesson=(grading(), "dee", {}))
+    async with again.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "[3/3] The second run" in head(again), what="the resumed step")
+        await pilot.press("n")
+        await until(pilot, lambda: "The lesson is done." in verdicts(again), what="step 3 done")
+        shown = verdicts(again)
+        assert "✓ second.throughput > 0" in shown and "✗ second.read.p99 < 0" in shown
+        assert "? second.update.p99 < 1000" in shown
 
 
 def _opened(session, tmp_path):
     session.store = tmp_path / "runs.db"
-    return WorkbenchApp(session, lesson=(key_distributions(), "snap", FEW))
+    return WorkbenchApp(session, lesson=(grading(), "snap", {}))
 
 
 def test_lessons_snapshot_80x24(session, tmp_path, snap_compare):
+    # the footer keeps 5, ? and q at 80 columns
     assert snap_compare(_opened(session, tmp_path), terminal_size=(80, 24))
 
 
 def test_lessons_snapshot_160x48(session, tmp_path, snap_compare):
     assert snap_compare(_opened(session, tmp_path), terminal_size=(160, 48))
+
+
+def test_answer_dialog_snapshot_80x24(session, tmp_path, snap_compare):
+    """The long question and its choices wrapped, not cut, at 80x24 (issue 44, defect 7)."""
+    store = tmp_path / "runs.db"
+    lesson = grading()
+    figures = {"first": {"throughput": 1500.0}}
+    with RunStore(store) as s:  # step 1 done (fixed figures: a run's would move the snapshot)
+        save_lesson_step(s, "grading", "snap", LessonStep(
+            "first", 0, None, figures["first"],
+            [judge(c, figures).as_dict() for c in lesson.steps[0].checks],
+            {"1": [{"given": 1, "at": 1764000000.0}]}))
+
+    async def dialog(pilot) -> None:
+        await until(pilot, lambda: "[2/3] Think about it" in head(pilot.app), what="the resumed step")
+        await pilot.press("b")
+        await until(pilot, lambda: "not right: 1 attempt left" in verdicts(pilot.app), what="step 1")
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(pilot.app.screen, AnswerPrompt), what="the dialog")
+
+    session.store = store
+    app = WorkbenchApp(session, lesson=(lesson, "snap", {}))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=dialog)
+
+
+async def test_the_end_of_a_long_step_scrolls_into_view_at_80x24(session, tmp_path):
+    """The text was measured before the pane's scrollbar took two columns from it, and its last
+    lines could not be scrolled into view (issue 44, defect 7)."""
+    app = _opened(session, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.screen.query_one("#lesson-pane")
+        last = app.screen.query_one("#step-verdicts")
+        await until(pilot, lambda: "n: run workloadc" in verdicts(app) and pane.max_scroll_y > 0,
+                    what="the step's text, longer than the pane")
+        pane.focus()
+        await pilot.press("end")
+        await until(pilot, lambda: pane.scroll_y == pane.max_scroll_y, what="the end")
+        text = app.screen.query_one("#step-text")
+        assert text.size.width == pane.scrollable_content_region.width  # measured at its shown width
+        assert last.region.bottom <= pane.content_region.bottom and last.region.height > 0

@@ -76,9 +76,21 @@ def test_throughput_chart_marks_events_under_their_tick():
     state = live_state(ticks=40, events=[(10.5, "target", 2500.0), (30.2, "fault", "node2 killed")])
     rows = throughput_chart(state, width=40).plain.splitlines()
     assert len(rows) == 4 and all(len(r) == 40 for r in rows[:3])
+    # the scale's 5 columns leave 35 for the newest 35 ticks: marks stay under their tick's column
     assert rows[3][10] == "T" and rows[3][30] == "!"
     assert event_line(state) == "10.5s T target 2,500 · 30.2s ! node2 killed"
     assert "no events yet" in event_line(live_state())
+
+
+def test_throughput_chart_has_a_scale_from_zero_to_a_round_top():
+    from workbench.ui.views import chart_top, fmt_short
+
+    state = live_state(ticks=40)  # up to 2,100 ops/s, target 2,000
+    rows = throughput_chart(state, width=60, height=4).plain.splitlines()
+    assert rows[0].startswith("2.5k┤") and rows[3].startswith("   0┤")
+    assert rows[1].startswith("    │") and rows[2].startswith("    │")
+    assert [chart_top(v) for v in (0, 7, 2000, 2100, 656_271)] == [1, 8, 2000, 2500, 800_000]
+    assert [fmt_short(v) for v in (800, 1500, 25_000, 1_200_000)] == ["800", "1.5k", "25k", "1.2M"]
 
 
 def test_the_node_line_gives_each_nodes_request_rate_and_its_errors():

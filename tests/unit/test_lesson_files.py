@@ -123,12 +123,21 @@ def verdicts(name: str, figures: dict) -> dict[str, bool | None]:
     return {c.expect.text: judge(c, figures).passed for s in lesson.steps for c in s.checks}
 
 
-# Figures as a run of the lesson measured them (key shares from `workbench keys`, latencies in ms).
+# Figures as a run of the lesson measured them (the engine's key counts, measurement.keys=true;
+# 5-second runs of `workbench lesson run key-distributions`, 2026-11-27).
 KEY_DISTRIBUTIONS = {
-    "uniform": {"keys.hottest_1pct": 0.019, "keys.hottest_10pct": 0.158, "read.p99": 0.055},
-    "zipfian": {"keys.hottest_1pct": 0.23, "keys.hottest_10pct": 0.389, "read.p99": 0.051},
-    "latest": {"keys.hottest_1pct": 0.53, "keys.hottest_10pct": 0.77},
-    "hotspot": {"keys.hottest_1pct": 0.054, "keys.hottest_10pct": 0.451},
+    "uniform": {"keys.hottest_0_1pct": 0.0022, "keys.hottest_1pct": 0.0160, "keys.hottest_10pct": 0.1400,
+                "keys.chance_0_1pct": 0.0022, "keys.chance_1pct": 0.0161, "keys.chance_10pct": 0.1401,
+                "keys.newest_1pct": 0.010, "keys.new": 0.0, "read.p99": 0.055},
+    "zipfian": {"keys.hottest_0_1pct": 0.1216, "keys.hottest_1pct": 0.228, "keys.hottest_10pct": 0.378,
+                "keys.chance_0_1pct": 0.0021, "keys.chance_1pct": 0.0157, "keys.chance_10pct": 0.138,
+                "keys.newest_1pct": 0.009, "keys.new": 0.0, "read.p99": 0.051},
+    "latest": {"keys.hottest_0_1pct": 0.0019, "keys.hottest_1pct": 0.016, "keys.hottest_10pct": 0.12,
+               "keys.chance_0_1pct": 0.0022, "keys.chance_1pct": 0.0161, "keys.chance_10pct": 0.14,
+               "keys.newest_1pct": 0.486, "keys.new": 0.861},
+    "hotspot": {"keys.hottest_0_1pct": 0.0051, "keys.hottest_1pct": 0.047, "keys.hottest_10pct": 0.426,
+                "keys.chance_0_1pct": 0.0017, "keys.chance_1pct": 0.0149, "keys.chance_10pct": 0.131,
+                "keys.newest_1pct": 0.0025, "keys.new": 0.0},
 }
 
 
@@ -137,11 +146,16 @@ def test_key_distributions_checks_pass_on_what_a_run_measures():
 
 
 def test_key_distributions_checks_fail_when_the_distributions_do_not_differ():
-    flat = {step: {**figs, "keys.hottest_1pct": 0.019, "keys.hottest_10pct": 0.158}
-            for step, figs in KEY_DISTRIBUTIONS.items()}
-    flat["zipfian"]["read.p99"] = 30.0
+    flat = {step: dict(KEY_DISTRIBUTIONS["uniform"]) for step in KEY_DISTRIBUTIONS}
     result = verdicts("key-distributions", flat)
     assert list(result.values()).count(True) == 1 and False in result.values()  # only uniform's holds
+
+
+def test_key_distributions_no_longer_judges_latency_at_the_histograms_floor():
+    """Its old last step compared 0.001 ms with 0.001 ms and could not fail (issue 44, defect 5)."""
+    lesson = shipped("key-distributions")
+    assert not any(".read." in ref or ref.endswith(".p99") for s in lesson.steps for c in s.checks
+                   for ref in c.expect.values({}))
 
 
 def test_every_shipped_lesson_reads_without_a_mistake():

@@ -5,7 +5,10 @@ change the target or lanes during a run, freeze or kill a node), checks that rea
 student measured and say what they mean, and questions. `show` checks a lesson file (one line
 per mistake, with its line number) and prints its steps; `run` runs it, keeping each student's
 progress, figures, verdicts and answers in the run store, so running it again resumes where it
-stopped. `figures` lists what a check can read.
+stopped. `answer` answers a question from the shell (the app's `a` does the same): a question
+takes one answer (or `attempts = N`), every attempt is kept with its time, and the right answer
+is shown only once it is locked. `report` writes a student's lab report (no answer key in it);
+`class` grades a class's lab reports from the lesson file. `figures` lists what a check can read.
 """
 
 from __future__ import annotations
@@ -42,21 +45,62 @@ def register(subparsers) -> None:
                    "for a shorter class); STEP:KEY=VALUE sets it for one step, over the step's own "
                    "(e.g. c_warm:maxexecutiontime=5 in cassandra-vs-hbase)")
     p.add_argument("--no-tui", action="store_true", help="print the steps, figures and checks instead of "
-                   "opening the app (questions stay unanswered)")
+                   "opening the app (answer the questions with `workbench lesson answer`)")
     add_store_arguments(p, recording=False)
     p.set_defaults(func=run_command)
+    p = sub.add_parser("answer", help="answer a question of a step done (as `a` does in the app)",
+                       description="Record an attempt at a question of a step done. A multiple-choice "
+                       "question takes one answer (or as many as its attempts = N) and locks once "
+                       "it is right or out of attempts; only then is the right answer shown. A "
+                       "free-text question is answered once.")
+    p.add_argument("lesson", help="a lesson's name or a .toml file")
+    p.add_argument("step", help="the step's id (workbench lesson show NAME lists them)")
+    p.add_argument("number", type=int, help="the question's number in the step, from 1")
+    p.add_argument("answer", help="the number of your choice, or your text (quoted)")
+    p.add_argument("--student", help="whose answer (default: your user name)")
+    add_store_arguments(p, recording=False)
+    p.set_defaults(func=answer_command)
     p = sub.add_parser("report", help="a student's lab report: self-contained HTML and JSON")
     p.add_argument("lesson", help="a lesson's name or a .toml file")
-    p.add_argument("--student", help="whose report (default: your user name)")
+    p.add_argument("--student", help="whose report (default: your user name; refused if that "
+                   "student has no progress in the lesson)")
     p.add_argument("--out", default="results", help="folder for the report (default results/)")
     add_store_arguments(p, recording=False)
     p.set_defaults(func=report_command)
-    p = sub.add_parser("class", help="a class's table from the students' JSON lab reports")
+    p = sub.add_parser("class", help="grade a class's JSON lab reports from the lesson file: the class "
+                       "table and a grade CSV", description=CLASS_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folder", help="the folder holding the students' <lesson>-<student>.json files")
-    p.add_argument("--out", help="folder for class-<lesson>.html and .csv (default: the same folder)")
+    p.add_argument("--out", help="folder for grades-<lesson>.csv, class-<lesson>.html and "
+                   "class-<lesson>.csv (default: the same folder)")
+    p.add_argument("--lesson", action="append", default=[], metavar="FILE",
+                   help="the lesson file to grade with (a lesson of your own; default: the lesson "
+                   "of the reports' name, as `workbench lesson list` finds it)")
     p.set_defaults(func=class_command)
     p = sub.add_parser("figures", help="the figures a check can read")
     p.set_defaults(func=figures_command)
+
+
+CLASS_HELP = """Grade the lab reports (JSON) a class handed in, from the lesson file itself (found
+by the lesson's name in each report, or given with --lesson): the checks are judged again on the
+report's figures, the attempts at each question against the file's answers. Writes, per lesson:
+
+  grades-<lesson>.csv   for a gradebook: one row per student x step, then a row "total" per
+                        student: done, checks_passed, checks_failed, checks_unjudged,
+                        answers_right, answers_wrong, unanswered, attempts, score, possible, report
+  class-<lesson>.html   the same table, who has not finished which step, every answer (free
+                        texts too), every student's figures per step with the class's spread
+  class-<lesson>.csv    every figure: student, step, figure, value
+
+score = checks passed + multiple-choice questions answered right on the first attempt;
+possible = the lesson's checks + its multiple-choice questions (a step not done scores 0;
+free-text answers are not scored: the teacher reads them on the page).
+
+A JSON file that is not a usable lab report is named on stderr with why, one line each (exit 2
+when none is usable). A report whose figures, verdicts or answers no longer match its digest
+(edited after `workbench lesson report` wrote it) is graded, named on stderr, and marked
+"digest mismatch" in the table and the CSV (report column).
+"""
 
 
 def find(name: str) -> Lesson:
@@ -96,7 +140,7 @@ def show_command(args: argparse.Namespace) -> int:
     for need in lesson.clusters:
         print(f"starts {need.preset} (needs {need.memory} of memory)")
     for number, step in enumerate(lesson.steps, 1):
-        what = step.action if step.action != "none" else "read"
+        what = step.kind
         if step.measures:
             what += f" {step.workload} " + " ".join(f"{k}={v}" for k, v in step.properties.items())
         elif step.action == "start":
@@ -110,12 +154,18 @@ def show_command(args: argparse.Namespace) -> int:
             print(f"      check: {check.expect.text}")
         for question in step.questions:
             kind = f"{len(question.choices)} choices" if question.choices else "free text"
+            if question.attempts > 1:
+                kind += f", {question.attempts} attempts"
             print(f"      question ({kind}): {question.ask}")
     return 0
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from workbench.lessons.runner import check_overrides
+
     lesson = find(args.lesson)
+    overrides = _overrides(args.props)
+    check_overrides(lesson, overrides)  # a bad -p is refused before anything runs or is shown
     if not args.no_tui and sys.stdout.isatty() and sys.stdin.isatty():
         from workbench.ui.launch import open_lesson
 
@@ -124,7 +174,7 @@ def run_command(args: argparse.Namespace) -> int:
             from workbench.lessons.runner import LessonRunner
 
             LessonRunner(lesson, Session(store=args.store), student=args.student).forget()
-        session = open_lesson(lesson, args.student, _overrides(args.props), store=args.store)
+        session = open_lesson(lesson, args.student, overrides, store=args.store)
         if session.error:
             print(f"workbench: error: {session.error}", file=sys.stderr)
             return 2
@@ -133,7 +183,7 @@ def run_command(args: argparse.Namespace) -> int:
     from workbench.lessons.runner import LessonRunner
 
     session = Session(store=args.store)
-    runner = LessonRunner(lesson, session, student=args.student, overrides=_overrides(args.props),
+    runner = LessonRunner(lesson, session, student=args.student, overrides=overrides,
                           say=lambda line: print(line, flush=True))
     if args.restart:
         runner.forget()
@@ -150,30 +200,61 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def answer_command(args: argparse.Namespace) -> int:
+    from workbench.drive.session import Session
+    from workbench.lessons.runner import LessonRunner
+
+    lesson = find(args.lesson)
+    if args.step not in {s.id for s in lesson.steps}:
+        raise WorkbenchError(f"lesson {lesson.name} has no step {args.step!r}",
+                             f"its steps: {', '.join(s.id for s in lesson.steps)}")
+    runner = LessonRunner(lesson, Session(store=args.store), student=args.student, say=lambda _: None)
+    step = lesson.step(args.step)
+    graded = runner.answer(step, args.number, args.answer)
+    question = step.questions[args.number - 1]
+    print(f"Question {args.number} of step {step.id}: {question.ask}")
+    for line in graded.lines():
+        print(line.strip())
+    return 0
+
+
 def report_command(args: argparse.Namespace) -> int:
     from workbench.lessons.report import lab_report, write_lab_report
     from workbench.lessons.runner import default_student
 
     lesson = find(args.lesson)
     report = lab_report(lesson, args.student or default_student(), args.store)
-    html_path, json_path = write_lab_report(report, Path(args.out))
+    html_path, json_path = write_lab_report(report, lesson, Path(args.out))
     print(f"{lesson.name}: {report['done']} of {report['of']} steps done by {report['student']}")
     print(f"wrote {html_path} and {json_path}")
     return 0
 
 
 def class_command(args: argparse.Namespace) -> int:
-    from workbench.lessons.report import class_table, read_reports
+    from workbench.lessons.grades import class_table, lessons_of, read_reports
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise WorkbenchError(f"{folder} is not a folder", "give the folder of the students' lab reports")
-    reports = read_reports(folder)
+    given = {}
+    for file in args.lesson:
+        lesson = find(file)
+        given[lesson.name] = lesson
+    reports, skipped = read_reports(folder)
+    for path, why in skipped:
+        print(f"workbench: skipped {path}: {why}", file=sys.stderr)
     if not reports:
-        raise WorkbenchError(f"no lab report in {folder}",
+        named = f"; skipped {', '.join(p.name for p, _ in skipped)}" if skipped else ""
+        raise WorkbenchError(f"no usable lab report in {folder}{named}",
                              "each student writes one with `workbench lesson report NAME` (the .json file)")
-    for html_path, csv_path in class_table(reports, Path(args.out or folder)):
-        print(f"wrote {html_path} and {csv_path}")
+    lessons = lessons_of(reports, given, find)
+    for report in reports:
+        if not report.intact:
+            print(f"workbench: {report.path}: its figures, verdicts or answers do not match its digest "
+                  "(edited after `workbench lesson report` wrote it): graded, marked \"digest mismatch\"",
+                  file=sys.stderr)
+    for html_path, grades_path, csv_path in class_table(reports, lessons, Path(args.out or folder)):
+        print(f"wrote {grades_path}, {html_path} and {csv_path}")
     return 0
 
 

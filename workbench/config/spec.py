@@ -88,6 +88,9 @@ class WorkloadSpec:
     status_interval: float = 10.0
     snapshot_interval: float = 1.0
     measurement_interval: str = "op"
+    # measurement.keys: count the keys the run's requests choose (metrics/keycounts.py), for the
+    # figures of where they landed (RunResult.keys); off, it costs a run nothing
+    count_keys: bool = False
     hdr_percentiles: tuple[float, ...] | None = None  # None: the export layout decides
     label: str = ""
     # Worker processes as Ray actors on a Ray cluster (workbench/core/ray_workers.py): its
@@ -244,6 +247,7 @@ KEYS: dict[str, Key] = {
     "status.interval": _key("status_interval", _float),
     "snapshot.interval": _key("snapshot_interval", _float),
     "measurement.interval": _key("measurement_interval", _str, MEASUREMENT_INTERVALS),
+    "measurement.keys": _key("count_keys", _bool),
     "hdrhistogram.percentiles": _key("hdr_percentiles", _percentiles),
     "label": _key("label", _str),
     "ray.address": _key("ray_address", _str),

@@ -22,6 +22,8 @@ from workbench.core.spill import SpillList
 from workbench.core.workers import InProcessExecutor, ProcessExecutor, binding_factory
 from workbench.errors import BindingError, WorkbenchError
 from workbench.metrics.histograms import encode, merge_into, new_histogram
+from workbench.metrics.keycounts import KeyTally
+from workbench.metrics.keycounts import merge as merge_keys
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 
 Listener = Callable[[IntervalSnapshot], None]
@@ -69,6 +71,7 @@ class PhaseOutcome:
     warmup_s: float = 0.0  # seconds from the start to the measured window (not measured)
     ray: dict | None = None  # a Ray run: the cluster's address and where each worker ran
     event_loop: str = ""  # the loop the lanes ran on (core/loops.py): "uvloop 0.23.0", "asyncio"
+    keys: KeyTally | None = None  # measurement.keys: the keys the requests chose, all workers'
 
 
 STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
@@ -128,6 +131,7 @@ class Controller:
         self._intervals: SpillList[StoredInterval] = SpillList()
         self._total_ops = 0
         self._error_kinds: dict[str, int] = {}
+        self._key_tallies: list[KeyTally] = []  # each worker's, from its last tick
         self._last_tick = 0.0
         self._ever_paced = spec.target > 0
         # the measured window (spec.measured_window): everything above counts from its start
@@ -303,6 +307,7 @@ class Controller:
             ray=self._executor.describe() if hasattr(self._executor, "describe") else None,
             # worker processes start their loops as this one was started (loops.run, same choice)
             event_loop="asyncio (Ray's actor loop)" if self.spec.ray_address else loops.describe(self._loop),
+            keys=merge_keys(self._key_tallies),
         )
 
     def _window_done(self) -> bool:
@@ -331,6 +336,8 @@ class Controller:
             for node, (requests, errors) in (t.nodes or {}).items():
                 before = nodes.get(node, (0, 0))
                 nodes[node] = (before[0] + requests, before[1] + errors)
+            if t.keys is not None:
+                self._key_tallies.append(t.keys)
             for kind, n in (t.error_kinds or {}).items():
                 self._error_kinds[kind] = self._error_kinds.get(kind, 0) + n
             for name, h in t.histograms.items():

@@ -23,6 +23,7 @@ from workbench.config.spec import WorkloadSpec
 from workbench.core import heap
 from workbench.core.pacing import Pacer
 from workbench.core.workload import LaneWorkload, WorkerKeys
+from workbench.metrics.keycounts import KeyCounter
 from workbench.metrics.recorder import Recorder, TickData
 
 YIELD_EVERY = 32  # an unpaced lane on a binding that never suspends still lets others run
@@ -108,6 +109,9 @@ class WorkerEngine:
         self.budget = budget
         self.recorder = Recorder()
         self.keys = WorkerKeys(spec, worker, workers)
+        if spec.count_keys and phase == "run":  # measurement.keys: which keys the requests chose
+            self.keys.counter = KeyCounter(spec, worker)
+        self._keys_sent = False
         self.pacer = Pacer(target)
         self.lane_limit = lanes
         self.binding_factory = binding_factory
@@ -199,6 +203,9 @@ class WorkerEngine:
             self._in_flight_sum, self._in_flight_n = 0.0, 0
         if self.db is not None:
             tick.nodes = self._node_deltas(self.db.node_counts())
+        if self.done.is_set() and self.keys.counter is not None and not self._keys_sent:
+            self._keys_sent = True  # handed over once: the controller adds up its workers' tallies
+            tick.keys = self.keys.counter.tally(self.keys.inserts.value - self.keys.record_total)
         if self.done.is_set() and self.db is not None:
             tick.error_kinds = dict(self.db.error_kinds())
             if self.cleanup_error is not None:
@@ -310,53 +317,57 @@ class WorkerEngine:
         def more() -> bool:
             return not self._halt and perf_counter_ns() < deadline
 
-        while True:
-            if self._held:  # paused, stopping or fewer lanes: the slow path
-                if self.stopping or (lane >= self.lane_limit and not credit):
-                    break
-                if not running.is_set():
-                    await running.wait()
-                    continue
-            if load:
-                n = claim()
-                if n is None:
-                    if await refill():
+        try:
+            while True:
+                if self._held:  # paused, stopping or fewer lanes: the slow path
+                    if self.stopping or (lane >= self.lane_limit and not credit):
+                        break
+                    if not running.is_set():
+                        await running.wait()
                         continue
-                    self.exhausted = True
-                    break
-                intended = await pacer.next_slot() if pacer.active else 0
-                await work.insert_load(insertstart + n, intended)
-                ran = 1
-            else:
-                if at == len(chosen):
-                    chosen, at = choose(batch), 0
-                length = sequence_length(chosen, at) if sequences and not pacer.active else 0
-                want = length or 1
-                if not (self._held and lane >= self.lane_limit):  # a lane on its way out claims no more
-                    while credit < want:
-                        if claim() is None:
-                            if await refill():
-                                continue
-                            self.exhausted = True
-                            break
-                        credit += 1
-                if not credit:
-                    break
-                if length:
-                    deadline = perf_counter_ns() + SEQUENCE_NS
-                    if timer is not None:
-                        timer.deadline = deadline
-                    end = at + min(length, credit)
-                    ran = await run_sequence([args for _, args in chosen[at:end]], timer or more)
-                else:
+                if load:
+                    n = claim()
+                    if n is None:
+                        if await refill():
+                            continue
+                        self.exhausted = True
+                        break
                     intended = await pacer.next_slot() if pacer.active else 0
-                    execute, args = chosen[at]
-                    await execute(intended, args)
+                    await work.insert_load(insertstart + n, intended)
                     ran = 1
-                at += ran
-                credit -= ran
-            recorder.operations += ran
-            done += ran
-            if done >= next_yield and not pacer.active:
-                next_yield = done + YIELD_EVERY
-                await asyncio.sleep(0)
+                else:
+                    if at == len(chosen):
+                        chosen, at = choose(batch), 0
+                    length = sequence_length(chosen, at) if sequences and not pacer.active else 0
+                    want = length or 1
+                    if not (self._held and lane >= self.lane_limit):  # a lane on its way out claims no more
+                        while credit < want:
+                            if claim() is None:
+                                if await refill():
+                                    continue
+                                self.exhausted = True
+                                break
+                            credit += 1
+                    if not credit:
+                        break
+                    if length:
+                        deadline = perf_counter_ns() + SEQUENCE_NS
+                        if timer is not None:
+                            timer.deadline = deadline
+                        end = at + min(length, credit)
+                        ran = await run_sequence([args for _, args in chosen[at:end]], timer or more)
+                    else:
+                        intended = await pacer.next_slot() if pacer.active else 0
+                        execute, args = chosen[at]
+                        await execute(intended, args)
+                        ran = 1
+                    at += ran
+                    credit -= ran
+                recorder.operations += ran
+                done += ran
+                if done >= next_yield and not pacer.active:
+                    next_yield = done + YIELD_EVERY
+                    await asyncio.sleep(0)
+        finally:
+            if work.drawn is not None and not load:  # counting keys: take back what never ran
+                work.uncount(chosen[at:])

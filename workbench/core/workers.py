@@ -142,12 +142,12 @@ class SharedBudget:
 
 def _encode_tick(tick: TickData) -> tuple:
     hists = {k: encode(h) for k, h in tick.histograms.items()}
-    return tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes
+    return tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes, tick.keys
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns, kinds, in_flight, nodes = payload
-    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes)
+    ops, hists, returns, kinds, in_flight, nodes, keys = payload
+    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes, keys)
 
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:
@@ -209,6 +209,9 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
     failure = engine.failure
     if failure is not None:
         conn.send(("error", f"worker {worker}: {type(failure).__name__}: {failure}"))
+    # uvloop's add_reader left the pipe non-blocking: the last tick (with the key counts of
+    # measurement.keys, up to megabytes) is longer than the pipe's buffer and must wait for it
+    os.set_blocking(conn.fileno(), True)
     conn.send(("done", _encode_tick(engine.drain())))
 
 
@@ -258,6 +261,9 @@ class ProcessExecutor:
             self.conns.append(parent)
             self.live.add(w)
             loop.add_reader(parent.fileno(), self._on_message, w)
+            # uvloop's add_reader makes the pipe non-blocking; a message longer than its buffer
+            # (a worker's key counts) must be read whole when the first of it arrives
+            os.set_blocking(parent.fileno(), True)
         # Spawning an interpreter and importing the bindings is not part of the benchmark.
         up, done = asyncio.ensure_future(self.all_up.wait()), asyncio.ensure_future(self.all_done.wait())
         await asyncio.wait([up, done], return_when=asyncio.FIRST_COMPLETED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import deque
 from functools import partial
 from time import perf_counter_ns
 
@@ -45,6 +46,7 @@ class WorkerKeys:
         self.names: dict[int, str] = {}  # key number -> key name, bounded by KEY_NAME_CACHE
         self.worker = worker
         self.workers = workers
+        self.counter = None  # a KeyCounter while the run counts its keys (measurement.keys)
         self.record_total = spec.record_total
         # YCSB: transactioninsertkeysequence = AcknowledgedCounterGenerator(recordcount)
         self.inserts = AcknowledgedCounter(self.record_total)
@@ -126,7 +128,8 @@ class LaneWorkload:
         self._db_sequence = db.sequence if db is not None else None
         # run_sequence's recording where no read is verified, compiled (the same tallies)
         self._record = speedups.C.record if speedups.C is not None and not self.integrity else None
-        self.next_key = self._key_source()
+        self.drawn: deque | None = None  # counting keys: (key, newest) of the newest choices
+        self.next_key = self._key_source() if keys.counter is None else self._counted_key_source()
         # The next transaction as (execute, choose): the same draws as `ops`.
         choosers = self._choosers()
         self._discrete = discrete = (Discrete(rng, {choosers[op]: w for op, w in weights.items()})
@@ -200,6 +203,40 @@ class LaneWorkload:
             return key_name(k)
 
         return next_key
+
+    def _counted_key_source(self):
+        """key_name(next_keynum()), each key counted in the worker's KeyCounter: the same draws,
+        in Python even where the compiled ZipfianKeys exists (it gives names, not numbers; the
+        compiled `choose` still calls this). A key among the counter's newest_n newest when
+        chosen counts as newest. The newest CHOOSE_AHEAD choices are kept for `uncount`."""
+        counter, key_name, chooser, keys = self.keys.counter, self.key_name, self.chooser, self.keys
+        record, newest_n, inserts, to_real = counter.record, counter.newest_n, keys.inserts, keys.to_real
+        exponential = self.exponential
+        self.drawn = drawn = deque(maxlen=CHOOSE_AHEAD)
+        append = drawn.append
+
+        def next_key() -> str:
+            last = inserts.limit
+            while True:
+                k = last - chooser.next() if exponential else chooser.next()
+                if (k >= 0) if exponential else (k <= last):
+                    break
+            real = to_real(k)
+            newest = last - k < newest_n
+            record(real, newest)
+            append((real, newest))
+            return key_name(real)
+
+        return next_key
+
+    def uncount(self, unrun: list[tuple]) -> None:
+        """Take back the counted keys of transactions chosen but never run (a lane that ended
+        with some left): the newest choices, one per transaction that chose a key."""
+        forget = self.keys.counter.forget
+        keyed = sum(1 for execute, _ in unrun
+                    if getattr(execute, "__func__", None) is not LaneWorkload.insert_transaction)
+        for _ in range(min(keyed, len(self.drawn))):
+            forget(*self.drawn.pop())
 
     def _write_values(self, key: str) -> dict[str, str]:
         if self.spec.writeallfields:

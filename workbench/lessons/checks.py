@@ -27,7 +27,14 @@ OPERATIONS = {"read": "READ", "update": "UPDATE", "insert": "INSERT", "scan": "S
 # under .service (from the send) / .response. count and errors are per operation, not per kind.
 STATS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9, "max": None, "mean": None}
 COUNTS = ("count", "errors")
-KEYS = {"hottest_0_1pct": 0.001, "hottest_1pct": 0.01, "hottest_10pct": 0.1, "touched": None}
+# Where the run's requests landed (measurement.keys=true; metrics/keycounts.py counts them), shares
+# between 0 and 1: hottest_*: of the hottest 0.1/1/10% of the keys loaded before the run;
+# chance_*: what the hottest would get by chance alone if every key were equally likely (for the
+# run's number of requests and keys); touched: keys requested at least once, over the keys there
+# were by the end; newest_1pct: requests on the newest 1% of the keys when chosen; new: requests
+# on keys inserted during the run; error: the bound on the hottest shares (0: counted exactly).
+KEYS = ("hottest_0_1pct", "hottest_1pct", "hottest_10pct", "chance_0_1pct", "chance_1pct",
+        "chance_10pct", "touched", "newest_1pct", "new", "error")
 FUNCTIONS = {"min": min, "max": max, "abs": abs}
 # welch_p(a.throughput, b.throughput): the p-value of Welch's t-test between the repetitions of two
 # steps made with `repeat = N` (N >= 2); figures of a repeated step are the means of its runs.
@@ -142,7 +149,8 @@ class Expression:
         step, path = ref[0], ".".join(ref[1:])  # type: ignore[index]
         value = figures.get(step, {}).get(path)
         if value is None:
-            raise Unmeasured(f"{step}.{path} was not measured")
+            why = " (key figures need measurement.keys=true on the step)" if path.startswith("keys.") else ""
+            raise Unmeasured(f"{step}.{path} was not measured{why}")
         return value
 
 

@@ -2,16 +2,14 @@
 
 What a check reads (checks.py names them). Latencies in milliseconds from the run's exact
 HdrHistogram summaries; response time is YCSB's Intended-* measurement (lesson runs record both,
-`measurement.interval=both`), and equals service time when the run had no target.
+`measurement.interval=both`), and equals service time when the run had no target. Key figures
+are the counts of the keys the run's requests chose, made by the engine during the run.
 """
 
 from __future__ import annotations
 
-from workbench.config.spec import WorkloadSpec
 from workbench.lessons.checks import KEYS, OPERATIONS, STATS
 from workbench.results.model import Measurement, RunResult, error_total
-
-KEY_SAMPLES = 100_000
 
 
 def _stats(m: Measurement) -> dict[str, float]:
@@ -63,19 +61,13 @@ def run_figures(result: RunResult) -> dict[str, float]:
     if counted:
         out["service_mean"] = weighted["service"] / counted / 1000
         out["response_mean"] = weighted["response"] / counted / 1000
-    return out
+    return out | key_figures(result)
 
 
-def key_figures(spec: WorkloadSpec) -> dict[str, float]:
-    """Where the step's requests land: the share of draws on the hottest keys (the same draws
-    as `workbench keys` and the Workload screen's preview)."""
-    from workbench.core.popularity import popularity
-
-    pop = popularity(spec, KEY_SAMPLES, first=0)
-    out = {}
-    for name, fraction in KEYS.items():
-        if fraction is None:
-            out[f"keys.{name}"] = pop.distinct / pop.keys if pop.keys else 0.0
-        else:
-            out[f"keys.{name}"] = pop.hot_shares[fraction][1]
-    return out
+def key_figures(result: RunResult) -> dict[str, float]:
+    """Where the run's own requests landed (keys.*), as the engine counted them: a run with
+    measurement.keys=true (the lesson's steps set it) carries them in result.keys, counted
+    exactly for up to a million loaded keys and from a sample above, with its bound in
+    keys.error (metrics/keycounts.py). A run that did not count its keys has none."""
+    counted = result.keys or {}
+    return {f"keys.{name}": float(counted[name]) for name in KEYS if counted.get(name) is not None}

@@ -23,7 +23,8 @@
     [[steps.questions]]
     ask = "Which distribution..."
     choices = ["uniform", "zipfian"]  # multiple choice, checked; without choices: free text
-    answer = 2                        # 1-based
+    answer = 2                        # 1-based; never in a lab report: graded from this file
+    attempts = 2                      # answers allowed before it locks (default 1; free text: 1)
 
 Every mistake is a `Problem` with the file's line: `load()` raises LessonError listing all of
 them, so `workbench lesson show FILE` prints one line per mistake.
@@ -52,7 +53,7 @@ LESSON_KEYS = {"title", "goal", "minutes", "text", "clusters", "properties", "st
 STEP_KEYS = {"id", "action", "workload", "properties", "during", "checks", "questions", "cluster",
              "node", "db", "rate", "rate_of", "repeat"}
 CHECK_KEYS = {"expect", "pass", "fail"}
-QUESTION_KEYS = {"ask", "choices", "answer"}
+QUESTION_KEYS = {"ask", "choices", "answer", "attempts"}
 DURING_KEYS = {"at_s", "do", "node", "value"}
 
 
@@ -93,6 +94,7 @@ class Question:
     choices: tuple[str, ...]
     answer: int | None  # 1-based index of the right choice; None: free text
     line: int
+    attempts: int = 1  # answers allowed before it locks (answers.py)
 
     @property
     def free(self) -> bool:
@@ -133,6 +135,11 @@ class Step:
     @property
     def measures(self) -> bool:
         return self.action in MEASURED
+
+    @property
+    def kind(self) -> str:
+        """What the step is: its action, or for one without: "question" or "text"."""
+        return self.action if self.action != "none" else "question" if self.questions else "text"
 
 
 @dataclass(frozen=True)
@@ -299,6 +306,7 @@ def load(path: str | Path) -> Lesson:
         problem(lines.key("steps"), "the lesson has no steps", "add [[steps]] tables")
         raw_steps = []
     seen: dict[str, Step] = {}
+    broken: set[str] = set()  # steps refused whole (an unknown action): no second error for them
     declared = {c.preset for c in clusters}
     started = False
     for index, raw in enumerate(raw_steps):
@@ -306,7 +314,8 @@ def load(path: str | Path) -> Lesson:
         if not isinstance(raw, dict):
             problem(start, "a step must be a table", "write [[steps]]")
             continue
-        step = _step(raw, index, start, end, lines, seen, sections, declared, started, problem, path)
+        step = _step(raw, index, start, end, lines, seen, sections, declared, started, problem, path,
+                     broken)
         if step is None:
             continue
         started = started or step.action == "start"
@@ -324,7 +333,8 @@ def load(path: str | Path) -> Lesson:
 
 
 def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict[str, Step],
-          sections: dict, declared: set[str], started: bool, problem, path: Path) -> Step | None:
+          sections: dict, declared: set[str], started: bool, problem, path: Path,
+          broken: set[str]) -> Step | None:
     def at(key: str) -> int:
         return lines.key(key, start, end)
 
@@ -343,6 +353,7 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
     if action not in ACTIONS:
         problem(at("action"), f"step {step_id!r}: unknown action {action!r}",
                 f"actions are {', '.join(ACTIONS)}")
+        broken.add(step_id)
         return None  # what else is wrong with it depends on the action it was meant to have
     if step_id not in sections:
         problem(start, f"step {step_id!r} has no text",
@@ -404,7 +415,7 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         elif not isinstance(rate, int | float) or isinstance(rate, bool) or rate <= 0:
             problem(at("rate"), f"step {step_id!r}: rate = {rate!r}",
                     "the offered rate as a share of rate_of's throughput, e.g. rate = 0.5")
-        elif rate_of not in seen or not seen[rate_of].measures:
+        elif rate_of not in broken and (rate_of not in seen or not seen[rate_of].measures):
             problem(at("rate_of"), f"step {step_id!r}: rate_of = {rate_of!r} is not an earlier load or run",
                     'name the unthrottled run the rate is a share of, e.g. rate_of = "max"')
         elif "target" in raw.get("properties", {}):
@@ -427,6 +438,8 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
                     "see the figures in workbench lesson figures")
             continue
         for ref_step, _ in expression.references:
+            if ref_step in broken:
+                continue  # its own error says what is wrong with it
             if ref_step == step_id:
                 if action not in MEASURED:
                     problem(expect_line, f"step {step_id!r}: check reads its own step, which measures "
@@ -514,7 +527,7 @@ def _question(rq: Any, step_id: str, line: int, lines: _Lines, end: int, problem
         return None
     for key in sorted(set(rq) - QUESTION_KEYS):
         problem(lines.key(key, line, end), f"step {step_id!r}: unknown question key {key!r}",
-                "questions have ask, choices and answer")
+                "questions have ask, choices, answer and attempts")
     ask = _text(rq.get("ask"))
     if ask is None:
         problem(line, f"step {step_id!r}: a question without ask", 'add ask = "..."')
@@ -535,7 +548,17 @@ def _question(rq: Any, step_id: str, line: int, lines: _Lines, end: int, problem
         problem(lines.key("answer", line, end), f"step {step_id!r}: a free-text question has no answer",
                 "remove answer, or add choices")
         return None
-    return Question(ask, tuple(c.strip() for c in choices), answer if choices else None, line)
+    attempts = rq.get("attempts", 1)
+    if not choices and "attempts" in rq:
+        problem(lines.key("attempts", line, end), f"step {step_id!r}: a free-text question is answered "
+                "once", "remove attempts, or add choices")
+        return None
+    if choices and (not isinstance(attempts, int) or isinstance(attempts, bool)
+                    or not 1 <= attempts < len(choices)):
+        problem(lines.key("attempts", line, end), f"step {step_id!r}: attempts = {attempts!r}",
+                f"the answers allowed before the question locks, 1 to {len(choices) - 1}")
+        return None
+    return Question(ask, tuple(c.strip() for c in choices), answer if choices else None, line, attempts)
 
 
 def _workload_path(workload: str, lesson: Path) -> Path | None:

@@ -1,7 +1,8 @@
 """Each student's progress through a lesson, kept in the run store beside the runs it measured.
 
 One row of the store's `lesson_steps` table per lesson x student x step done: its place in the
-lesson, the run it measured, its figures, the verdicts of its checks and the answers given, so
+lesson, the run it measured, its figures, the verdicts of its checks and every attempt at its
+questions (answers.py says which count and when a question locks), so
 that a lesson closed halfway resumes where it stopped and its lab report can be written later.
 The table is part of the store's schema (version 3, made by the store's migrations when it opens
 an older file); what is in it is this module's business: the store only lends its connection and
@@ -27,7 +28,9 @@ class LessonStep:
     run_id: int | None  # the run it measured, when it measured one
     figures: dict[str, float]  # checks.py's names -> values
     checks: list[dict[str, Any]]  # per check: expect, verdict (true/false/null), values, sentence
-    answers: dict[str, Any]  # question number (from 1) -> the choice number or the text
+    # question number (from 1) -> its attempts, in order: [{"given": choice number or text,
+    # "at": seconds since the epoch}]
+    answers: dict[str, list[dict[str, Any]]]
     updated_at: float = 0.0
 
 
@@ -37,8 +40,26 @@ def lesson_steps(store: RunStore, lesson: str, student: str) -> list[LessonStep]
         "SELECT step, position, run_id, figures, checks, answers, updated_at FROM lesson_steps "
         "WHERE lesson = ? AND student = ? ORDER BY position", (lesson, student)).fetchall()
     return [LessonStep(step, position, run_id, json.loads(figures), json.loads(checks),
-                       json.loads(answers), updated)
+                       _attempts(json.loads(answers), updated), updated)
             for step, position, run_id, figures, checks, answers, updated in rows]
+
+
+def _attempts(answers: dict, updated: float) -> dict[str, list[dict[str, Any]]]:
+    """Every question's attempts; a record of an earlier version kept one answer per question
+    (the value, or None before it was answered): one attempt, at the record's time."""
+    out = {}
+    for number, value in answers.items():
+        if isinstance(value, list):
+            out[number] = value
+        elif value is not None:
+            out[number] = [{"given": value, "at": updated}]
+    return out
+
+
+def lesson_students(store: RunStore, lesson: str) -> list[str]:
+    """The students with progress in a lesson, in name order."""
+    return [row[0] for row in store.conn.execute(
+        "SELECT DISTINCT student FROM lesson_steps WHERE lesson = ? ORDER BY student", (lesson,))]
 
 
 def save_lesson_step(store: RunStore, lesson: str, student: str, done: LessonStep) -> None:

@@ -1,44 +1,70 @@
-"""A student's lab report and a class's table, from the progress kept in the run store.
+"""A student's lab report, from the progress kept in the run store.
 
-`lab_report()` gathers one student's lesson (each step's text, figures, verdicts, answers) into a
-plain dict, written as JSON beside a self-contained HTML page (inline SVG and CSS, nothing
-fetched) made with the experiment report's page and tables. `class_table()` combines the JSON
-files of a whole class: every student's figures per step, their spread across the class, and
-who has not finished which step, as HTML and a tidy CSV.
+`lab_report()` gathers one student's lesson (each step's text, figures, verdicts, every attempt at
+its questions with its time) into a plain dict, written as JSON beside a self-contained HTML page
+(inline SVG and CSS, nothing fetched) made with the experiment report's page and tables. The JSON
+holds no answer key: `workbench lesson class` (grades.py) grades the attempts from the lesson
+file. Its `digest` is the SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of
+`digested()`: the lesson, the student, the run IDs and each step's run ID, figures, verdicts and
+attempts. A report edited by hand no longer matches it (one whose digest was recomputed too still
+does: it is a check against edits, not a signature).
+
+    {"format": "workbench-lab-report/2", "lesson", "title", "goal", "student", "made_at",
+     "done", "of", "runs": [run IDs in step order],
+     "steps": [{"id", "title", "text", "action", "measures", "done", "run_id", "server", "client",
+                "figures": {name: value, "reps.<name>": [each run's value]},
+                "checks": [{"expect", "passed", "values", "sentence"}],
+                "questions": [{"ask", "choices", "attempts_allowed",
+                               "attempts": [{"given": choice number or text, "at": ISO time}]}]}],
+     "digest": "sha256:<hex>"}
 """
 
 from __future__ import annotations
 
-import csv
+import hashlib
 import html
 import json
 import re
-import statistics
 import time
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
 from workbench.experiments.charts import COLOURS, FRAME, chart_open, esc, num
 from workbench.experiments.page import PAGE, html_table
+from workbench.lessons.answers import Attempt, attempts_of, grade, stamp
 from workbench.lessons.model import Lesson
-from workbench.lessons.progress import lesson_steps
+from workbench.lessons.progress import lesson_steps, lesson_students
 from workbench.lessons.runner import show_value, verdict_lines
 from workbench.results.store import RunStore
 
-FORMAT = "workbench-lab-report/1"
+FORMAT = "workbench-lab-report/2"
 # The figures a report shows per measured step, when the step has them.
 SHOWN = ("throughput", "errors", "read.p50", "read.p99", "read.service.p99", "update.p50", "update.p99",
          "insert.p99", "in_flight", "keys.hottest_1pct")
 
 
+def shown(lesson: Lesson, step_id: str) -> list[str]:
+    """The figures shown of a step: SHOWN, then every other figure of it a check reads."""
+    read = [path for s in lesson.steps for c in s.checks for ref, path in c.expect.references
+            if ref == step_id]
+    return list(dict.fromkeys([*SHOWN, *read]))
+
+
 def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
-    """The student's lesson as a JSON-ready dict (FORMAT)."""
+    """The student's lesson as a JSON-ready dict (FORMAT); refused for a student with no progress
+    in the lesson (an empty report would look like a hand-in)."""
     with RunStore(store if store not in (None, False) else None) as s:
         done = {d.step: d for d in lesson_steps(s, lesson.name, student)}
+        if not done:
+            others = lesson_students(s, lesson.name)
+            raise WorkbenchError(f"no progress of student {student!r} in lesson {lesson.name}; students "
+                                 f"with progress: {', '.join(others) if others else 'none'}",
+                                 "give --student NAME as the lesson was run with it")
         where = {d.run_id: _where(s, d.run_id) for d in done.values() if d.run_id is not None}
     steps = []
     for step in lesson.steps:
         record = done.get(step.id)
+        answers = record.answers if record else {}
         steps.append({
             "id": step.id, "title": step.title, "text": step.text, "action": step.action,
             "measures": step.measures, "done": record is not None,
@@ -46,14 +72,33 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
             # as the server answered, and the client that measured the run
             "server": where.get(record.run_id, ("", ""))[0] if record else "",
             "client": where.get(record.run_id, ("", ""))[1] if record else "",
-            "figures": {k: v for k, v in (record.figures if record else {}).items()
-                        if not isinstance(v, list)},  # a repeated step's means, not each run's
+            "figures": dict(record.figures) if record else {},
             "checks": record.checks if record else [],
-            "questions": [_answer(q, number, record) for number, q in enumerate(step.questions, 1)],
+            "questions": [{"ask": q.ask, "choices": list(q.choices), "attempts_allowed": q.attempts,
+                           "attempts": [{"given": a.given, "at": stamp(a.at)}
+                                        for a in grade(q, attempts_of(answers.get(str(n)))).attempts]}
+                          for n, q in enumerate(step.questions, 1)],
         })
-    return {"format": FORMAT, "lesson": lesson.name, "title": lesson.title, "goal": lesson.goal,
-            "student": student, "made_at": time.strftime("%Y-%m-%d %H:%M:%S"), "steps": steps,
-            "done": sum(s["done"] for s in steps), "of": len(steps)}
+    report = {"format": FORMAT, "lesson": lesson.name, "title": lesson.title, "goal": lesson.goal,
+              "student": student, "made_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "done": sum(s["done"] for s in steps), "of": len(steps),
+              "runs": [s["run_id"] for s in steps if s["run_id"] is not None], "steps": steps}
+    report["digest"] = digest(report)
+    return report
+
+
+def digested(report: dict) -> dict:
+    """What a report's digest covers."""
+    return {"lesson": report.get("lesson"), "student": report.get("student"), "runs": report.get("runs"),
+            "steps": [{"id": s.get("id"), "done": s.get("done"), "run_id": s.get("run_id"),
+                       "figures": s.get("figures"), "checks": s.get("checks"),
+                       "attempts": [q.get("attempts") for q in s.get("questions", [])]}
+                      for s in report.get("steps", [])]}
+
+
+def digest(report: dict) -> str:
+    canonical = json.dumps(digested(report), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _where(store: RunStore, run_id: int) -> tuple[str, str]:
@@ -65,22 +110,22 @@ def _where(store: RunStore, run_id: int) -> tuple[str, str]:
     return result.server, result.client
 
 
-def _answer(question, number: int, record) -> dict:
-    given = record.answers.get(str(number)) if record else None
-    right = None if given is None or question.free else int(given) == question.answer
-    return {"ask": question.ask, "choices": list(question.choices), "answer": question.answer,
-            "given": given, "right": right}
+def report_attempts(question: dict) -> list[Attempt]:
+    """A report's attempts at one question (their times as written: not needed to grade)."""
+    raw = question.get("attempts") if isinstance(question, dict) else None
+    return [Attempt(a["given"], 0.0) for a in raw or [] if isinstance(a, dict) and "given" in a]
 
 
-def write_lab_report(report: dict, out: Path) -> tuple[Path, Path]:
+def write_lab_report(report: dict, lesson: Lesson, out: Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"{report['lesson']}-{_safe(report['student'])}"
     stem.with_suffix(".json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    stem.with_suffix(".html").write_text(render_lab_report(report))
+    stem.with_suffix(".html").write_text(render_lab_report(report, lesson))
     return stem.with_suffix(".html"), stem.with_suffix(".json")
 
 
-def render_lab_report(report: dict) -> str:
+def render_lab_report(report: dict, lesson: Lesson) -> str:
+    """The page; its answers marked from the lesson file, the right one shown once locked."""
     h = esc
     body = [f"<h1>{h(report['title'])}</h1>",
             f"<p class=meta>lab report of {h(report['student'])} · lesson {h(report['lesson'])} · "
@@ -98,6 +143,8 @@ def render_lab_report(report: dict) -> str:
             body.append(_bars(f"{op}-p99", f"{op} p99 response time of each run (ms)", labels,
                               [s["figures"].get(f"{op}.p99") for s in measured], "ms"))
         body.append("</div>")
+    questions = {s.id: s.questions for s in lesson.steps}
+    ids = {s.id for s in lesson.steps}
     for number, step in enumerate(report["steps"], 1):
         body.append(f"<h2>{number}. {h(step['title'])}</h2>")
         body.append(markdown(step["text"]))
@@ -105,8 +152,9 @@ def render_lab_report(report: dict) -> str:
             body.append("<p class=noisy>not done yet</p>")
             continue
         if step["figures"]:
-            rows = [[name, show_value(f"{step['id']}.{name}", value)]
-                    for name, value in step["figures"].items() if name in SHOWN]
+            names = shown(lesson, step["id"]) if step["id"] in ids else SHOWN
+            rows = [[name, show_value(f"{step['id']}.{name}", step["figures"][name])]
+                    for name in names if name in step["figures"]]
             on = f", on {step['server']}" if step.get("server") else ""
             on += f", measured by {step['client']}" if step.get("client") else ""
             run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
@@ -116,19 +164,18 @@ def render_lab_report(report: dict) -> str:
             css = {True: "pass", False: "fail", None: "unjudged"}[check["passed"]]
             body.append(f"<div class='check {css}'><p><b>{h(first)}</b></p>"
                         f"<p>{h(sentence.strip())}</p></div>")
-        for i, q in enumerate(step["questions"], 1):
-            body.append(f"<p><b>Question {i}:</b> {h(q['ask'])}</p>")
-            if q["choices"]:
-                body.append("<ol>" + "".join(f"<li>{h(c)}</li>" for c in q["choices"]) + "</ol>")
-            if q["given"] is None:
+        for i, q in enumerate(questions.get(step["id"], ()), 1):
+            body.append(f"<p><b>Question {i}:</b> {h(q.ask)}</p>")
+            if q.choices:
+                body.append("<ol>" + "".join(f"<li>{h(c)}</li>" for c in q.choices) + "</ol>")
+            entry = step["questions"][i - 1] if i <= len(step["questions"]) else {}
+            graded = grade(q, report_attempts(entry))
+            if not graded.answered:
                 body.append("<p class=noisy>unanswered</p>")
-            elif q["right"] is None:
-                body.append(f"<p>answer: {h(q['given'])}</p>")
             else:
-                mark = "✓ right" if q["right"] else f"✗ (the answer is {q['answer']})"
-                body.append(f"<p>answer: {h(q['given'])} {mark}</p>")
+                body += [f"<p>{h(line.strip())}</p>" for line in graded.lines()]
     return PAGE.format(title=h(f"{report['title']}: {report['student']}"),
-                             body="\n".join(body) + _STYLE)
+                       body="\n".join(body) + _STYLE)
 
 
 _STYLE = """<style>
@@ -179,82 +226,3 @@ def _bars(kind: str, caption: str, labels: list[str], values: list[float | None]
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "student"
-
-
-# -- the class ------------------------------------------------------------------------------
-
-def read_reports(folder: Path) -> list[dict]:
-    """Every lab report (JSON, FORMAT) in the folder, in name order; other JSON files are skipped."""
-    reports = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and data.get("format") == FORMAT:
-            reports.append(data)
-    return reports
-
-
-def class_table(reports: list[dict], out: Path) -> list[tuple[Path, Path]]:
-    """Per lesson: class-<lesson>.csv (tidy: student, step, figure, value) and .html."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for lesson in sorted({r["lesson"] for r in reports}):
-        mine = sorted((r for r in reports if r["lesson"] == lesson), key=lambda r: r["student"])
-        csv_path, html_path = out / f"class-{lesson}.csv", out / f"class-{lesson}.html"
-        with csv_path.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["student", "step", "figure", "value"])
-            for r in mine:
-                for step in r["steps"]:
-                    for name, value in step["figures"].items():
-                        w.writerow([r["student"], step["id"], name, value])
-        html_path.write_text(_class_html(mine))
-        written.append((html_path, csv_path))
-    return written
-
-
-def _class_html(reports: list[dict]) -> str:
-    h = esc
-    first = reports[0]
-    body = [f"<h1>{h(first['title'])}: the class</h1>",
-            f"<p class=meta>lesson {h(first['lesson'])} · {len(reports)} students</p>"]
-    missing = [[r["student"], f"{r['done']} of {r['of']}",
-                ", ".join(s["id"] for s in r["steps"] if not s["done"]) or "-"] for r in reports]
-    body.append(html_table(["student", "steps done", "not done"], missing, caption="progress"))
-    rows = [[r["student"], sum(c["passed"] is True for s in r["steps"] for c in s["checks"]),
-             sum(c["passed"] is False for s in r["steps"] for c in s["checks"]),
-             sum(q["right"] is True for s in r["steps"] for q in s["questions"]),
-             sum(q["given"] is None for s in r["steps"] for q in s["questions"])] for r in reports]
-    body.append(html_table(["student", "checks ✓", "checks ✗", "right answers", "unanswered"], rows,
-                            caption="checks and answers"))
-    for step in first["steps"]:
-        if not step["measures"]:
-            continue
-        names = [n for n in SHOWN if any(n in _step(r, step["id"])["figures"] for r in reports)]
-        if not names:
-            continue
-        rows = []
-        for r in reports:
-            figs = _step(r, step["id"])["figures"]
-            rows.append([r["student"], *(show_value(f"x.{n}", figs[n]) if n in figs else "-" for n in names)])
-        for label, fn in (("mean", statistics.fmean), ("sd", _sd), ("min", min), ("max", max)):
-            cells = []
-            for n in names:
-                values = [_step(r, step["id"])["figures"][n] for r in reports
-                          if n in _step(r, step["id"])["figures"]]
-                value = fn(values) if values else None
-                cells.append("-" if value is None else show_value(f"x.{n}", value))
-            rows.append([f"class {label}", *cells])
-        body.append(f"<h2>{h(step['title'])} ({h(step['id'])})</h2>")
-        body.append(html_table(["student", *names], rows))
-    return PAGE.format(title=h(f"{first['title']}: the class"), body="\n".join(body))
-
-
-def _step(report: dict, step_id: str) -> dict:
-    return next((s for s in report["steps"] if s["id"] == step_id), {"figures": {}})
-
-
-def _sd(values: list[float]) -> float | None:
-    return statistics.stdev(values) if len(values) > 1 else None

@@ -15,13 +15,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from workbench import interrupts
+from workbench.config import catalog
 from workbench.config.spec import spec_from_args
 from workbench.drive.session import RunRequest, Session
 from workbench.errors import WorkbenchError
 from workbench.lessons import checks as checks_module
-from workbench.lessons.figures import key_figures, run_figures
+from workbench.lessons.answers import Attempt, Graded, attempts_of, grade
+from workbench.lessons.figures import run_figures
 from workbench.lessons.model import Check, During, Lesson, Step, workload_path
 from workbench.lessons.progress import LessonStep, forget_lesson, lesson_steps, save_lesson_step
 from workbench.results.store import RunStore
@@ -105,6 +108,64 @@ class _State:
     started: list[tuple[object, str]] = field(default_factory=list)  # (provider, name) to take down
 
 
+def _props(lesson: Lesson, step: Step, extra: dict[str, str], forced: dict[str, str],
+           forced_steps: dict[str, dict[str, str]]) -> dict[str, str]:
+    """A step's properties: the lesson's, a teacher's -p, earlier `set` steps', the step's own, a
+    teacher's -p STEP:KEY, each over the ones before."""
+    return {**lesson.properties, **forced, **extra, **step.properties, **forced_steps.get(step.id, {})}
+
+
+def check_overrides(lesson: Lesson, overrides: dict[str, str]) -> tuple[dict, dict[str, dict]]:
+    """A teacher's -p overrides, split into the lesson-wide ones and those for one step
+    (STEP:KEY), and checked against every load and run of the lesson before anything runs: a
+    value a step would refuse is refused now, naming the step (a step the lesson itself gets
+    wrong is left to fail when it is reached, as without -p)."""
+    forced: dict[str, str] = {}
+    forced_steps: dict[str, dict[str, str]] = {}
+    ids = [s.id for s in lesson.steps]
+    for key, value in overrides.items():
+        step_id, sep, name = key.partition(":")
+        if not sep:
+            forced[key] = value
+            continue
+        if step_id not in ids or not name:
+            raise WorkbenchError(f"-p {key}={value}: lesson {lesson.name} has no step {step_id!r}",
+                                 f"write -p STEP:KEY=VALUE, STEP one of {', '.join(ids)}")
+        forced_steps.setdefault(step_id, {})[name] = value
+    if not overrides:
+        return forced, forced_steps
+    extra: dict[str, str] = {}
+    for step in lesson.steps:
+        if step.action == "set":
+            extra.update(step.properties)
+        if not step.measures:
+            continue
+        files = [str(workload_path(step, lesson))]
+
+        def spec(with_p: bool, step: Step = step, files: list[str] = files) -> None:
+            props = _props(lesson, step, extra, forced if with_p else {},
+                           forced_steps if with_p else {})
+            if step.rate_of is not None:
+                props["target"] = "1"  # a share of a run not made yet; any rate is checked alike
+            spec_from_args(files, ["db=memory", *(f"{k}={v}" for k, v in props.items()), *ALWAYS],
+                           step.action)
+
+        try:
+            spec(True)
+        except WorkbenchError as exc:
+            try:
+                spec(False)
+            except WorkbenchError:
+                continue  # the lesson's own mistake, not the teacher's -p
+            mine = {**{k: f"{k}={v}" for k, v in forced.items()},
+                    **{k: f"{step.id}:{k}={v}" for k, v in forced_steps.get(step.id, {}).items()}}
+            named = [shown for k, shown in mine.items() if k in exc.message] or list(mine.values())
+            why = exc.message.removeprefix("-p: ")
+            raise WorkbenchError(f"-p {' -p '.join(named)}: step {step.id} would refuse it: {why}",
+                                 exc.hint) from None
+    return forced, forced_steps
+
+
 class LessonRunner:
     """Runs `lesson` for `student`; see the module docstring."""
 
@@ -115,18 +176,7 @@ class LessonRunner:
         write every record keeps its maxexecutiontime = 0. A key `STEP:KEY` is for that step
         alone and wins over its own settings (`c_warm:maxexecutiontime=5`, a shorter warm-up)."""
         self.lesson, self.session, self.say = lesson, session, say
-        self.forced: dict[str, str] = {}
-        self.forced_steps: dict[str, dict[str, str]] = {}
-        ids = [s.id for s in lesson.steps]
-        for key, value in (overrides or {}).items():
-            step_id, sep, name = key.partition(":")
-            if not sep:
-                self.forced[key] = value
-                continue
-            if step_id not in ids or not name:
-                raise WorkbenchError(f"-p {key}={value}: lesson {lesson.name} has no step {step_id!r}",
-                                     f"write -p STEP:KEY=VALUE, STEP one of {', '.join(ids)}")
-            self.forced_steps.setdefault(step_id, {})[name] = value
+        self.forced, self.forced_steps = check_overrides(lesson, overrides or {})
         self.student = student or default_student()
         self.state = _State()
         self.figures: dict[str, dict[str, float]] = {}
@@ -168,19 +218,44 @@ class LessonRunner:
         self.figures = {d.step: d.figures for d in done.values() if d.figures}
         return done
 
-    def answer(self, step: Step, number: int, value: int | str) -> bool | None:
-        """Record the answer to question `number` (from 1) of a done step: a choice number for a
-        multiple-choice question (returns whether it is right), a text for a free one (None)."""
+    def answer(self, step: Step, number: int, value: int | str) -> Graded:
+        """Record an attempt at question `number` (from 1) of a done step: a choice's number for
+        a multiple-choice question, a text for a free one; returns the question's state after it.
+        A locked question (answered right, or out of attempts) takes no more."""
+        if not 1 <= number <= len(step.questions):
+            raise WorkbenchError(f"step {step.id} has no question {number}",
+                                 f"its questions are 1 to {len(step.questions)}" if step.questions
+                                 else "it asks no question")
         question = step.questions[number - 1]
+        if question.free:
+            value = str(value).strip()
+            if not value:
+                raise WorkbenchError("an empty answer", "write your answer")
+        elif str(value).strip() not in {str(i) for i in range(1, len(question.choices) + 1)}:
+            raise WorkbenchError(f"{value!r} is not a choice of question {number}",
+                                 f"give the number of a choice, 1 to {len(question.choices)}")
+        else:
+            value = int(str(value).strip())
         with self._store() as store:
             records = lesson_steps(store, self.lesson.name, self.student)
             record = next((d for d in records if d.step == step.id), None)
             if record is None:
                 raise WorkbenchError(f"step {step.id} is not done yet", "do the step first (n)")
-            answers = {**record.answers, str(number): value}
+            before = grade(question, attempts_of(record.answers.get(str(number))))
+            if before.locked:
+                raise WorkbenchError(f"question {number} of step {step.id} is locked",
+                                     "it was answered right" if before.right else
+                                     "every attempt it allows was used")
+            attempts = [*before.attempts, Attempt(value, time.time())]
+            answers = {**record.answers, str(number): [a.as_dict() for a in attempts]}
             save_lesson_step(store, self.lesson.name, self.student, LessonStep(
                 record.step, record.position, record.run_id, record.figures, record.checks, answers))
-        return None if question.free else value == question.answer
+        return grade(question, attempts)
+
+    def questions(self, step: Step, record: LessonStep | None) -> list[Graded]:
+        """Each question of a step, graded from the lesson file on the attempts recorded."""
+        answers = record.answers if record else {}
+        return [grade(q, attempts_of(answers.get(str(n)))) for n, q in enumerate(step.questions, 1)]
 
     def _introduce(self, done: dict) -> None:
         lesson = self.lesson
@@ -210,10 +285,12 @@ class LessonRunner:
             self.say(f"  Question {number}: {question.ask}")
             for i, choice in enumerate(question.choices, 1):
                 self.say(f"    {i}. {choice}")
-            self.say("    (unanswered: questions are answered on the app's Lessons screen)")
+            what = "CHOICE" if question.choices else '"YOUR ANSWER"'
+            tries = f"{question.attempts} attempts" if question.attempts > 1 else "one attempt"
+            self.say(f"    (answer it, {tries}: workbench lesson answer {self.reference} {step.id} "
+                     f"{number} {what} --student {self.student}; or a on the app's Lessons screen)")
         record = LessonStep(step.id, position, run_id, self.figures.get(step.id, {}),
-                            [v.as_dict() for v in verdicts],
-                            {str(n): None for n in range(1, len(step.questions) + 1)})
+                            [v.as_dict() for v in verdicts], {})
         with self._store() as store:
             save_lesson_step(store, self.lesson.name, self.student, record)
         return record
@@ -285,6 +362,13 @@ class LessonRunner:
                                  "the lesson's start step must come first")
         return self.state.cluster.name
 
+    @property
+    def reference(self) -> str:
+        """How a command names this lesson: its name when that finds this file, else the file."""
+        found = catalog.available("lessons").get(self.lesson.name)
+        same = found is not None and Path(found).resolve() == self.lesson.path.resolve()
+        return self.lesson.name if same else str(self.lesson.path)
+
     def overrides(self, step: Step) -> list[str]:
         """The -p overrides of a step's load or run."""
         from workbench.drive.targets import binding_overrides
@@ -293,8 +377,7 @@ class LessonRunner:
         where = binding_overrides(cluster) if cluster is not None else ["db=memory"]
         if cluster is not None and step.action == "load":
             where.append(f"{cluster.kind}.drop=true")
-        props = {**self.lesson.properties, **self.forced, **self.state.extra, **step.properties,
-                 **self.forced_steps.get(step.id, {})}
+        props = _props(self.lesson, step, self.state.extra, self.forced, self.forced_steps)
         if step.rate_of is not None:  # a share of an earlier unthrottled run's throughput
             measured = self.figures.get(step.rate_of, {}).get("throughput")
             if not measured:
@@ -332,7 +415,7 @@ class LessonRunner:
             which = f"#{rep}: " if repeat > 1 else ""
             self.say(f"  {which}{figures['throughput']:,.0f} ops/s, {figures['operations']:,.0f} operations, "
                      f"{figures['errors']:,.0f} errors, {read}{recorded}")
-        self.figures[step.id] = _combined([f for _, f in runs]) | key_figures(spec)
+        self.figures[step.id] = _combined([f for _, f in runs])  # keys.*: the runs' own counts
         if repeat > 1:
             mean = self.figures[step.id]["throughput"]
             self.say(f"  mean of {repeat} runs: {mean:,.0f} ops/s")

@@ -17,6 +17,7 @@ from hdrh.histogram import HdrHistogram
 
 from workbench.bindings.base import Status
 from workbench.metrics.histograms import from_counts
+from workbench.metrics.keycounts import KeyTally
 
 _OK = Status.OK
 _BATCHED_OK = Status.BATCHED_OK
@@ -93,6 +94,8 @@ class TickData:
     in_flight: float = 0.0  # operations in the system, sampled over the tick (mean)
     # requests and errors per node (coordinator) this tick: {address: (requests, errors)}
     nodes: dict[str, tuple[int, int]] | None = None
+    # measurement.keys: the keys its requests chose, on a worker's last tick (metrics/keycounts.py)
+    keys: KeyTally | None = None
 
 
 class Recorder:

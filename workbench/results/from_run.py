@@ -23,6 +23,7 @@ from workbench.bindings.clients import client_record
 from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
 from workbench.metrics.histograms import new_histogram
+from workbench.metrics.keycounts import summarize as summarize_keys
 from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
 from workbench.results.summarize import measurement_from_histogram
@@ -177,4 +178,5 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         started_at=outcome.started_at,
         outcome=outcome.outcome,
         warmup_s=round(outcome.warmup_s, 3),
+        keys=summarize_keys(outcome.keys),
     )

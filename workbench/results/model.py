@@ -117,6 +117,9 @@ class RunResult:
     outcome: str = "completed"  # completed | stopped | interrupted | failed
     source: str = "workbench"  # "workbench" or "ycsb-text" (imported)
     warmup_s: float = 0.0  # unmeasured seconds before runtime_ms starts (measurement.warmup)
+    # measurement.keys=true: where the run's requests landed, counted by the engine over the whole
+    # run (metrics/keycounts.py summarize: shares of the hottest keys, counted exactly or sampled)
+    keys: dict[str, Any] | None = None
 
     @property
     def server(self) -> str:

@@ -29,7 +29,7 @@ STYLES = Path(__file__).parent / "styles"
 
 class WorkbenchApp(App):
     TITLE = "workbench"
-    SUB_TITLE = "YCSB-style benchmarks of Cassandra and HBase"
+    SUB_TITLE = "YCSB on Cassandra, HBase, MongoDB-protocol servers"
     CSS_PATH = sorted(STYLES.glob("*.tcss"))
     MODES = {
         "clusters": ClustersScreen,

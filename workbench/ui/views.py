@@ -192,17 +192,49 @@ def percentile_bars(interval: OpStats | None, since: OpStats | None, width: int)
     return text
 
 
+def chart_top(value: float) -> float:
+    """The chart's scale: the smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n at or above value."""
+    if value <= 1:
+        return 1.0
+    unit = 10.0 ** math.floor(math.log10(value))
+    return next(f * unit for f in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if f * unit >= value * (1 - 1e-12))
+
+
+def fmt_short(value: float) -> str:
+    """A rate in four characters or so: 800, 1.5k, 25k, 1.2M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def mean_throughput(state: LiveState) -> float:
+    """The phase's mean throughput so far: operations over the seconds measured (from the end of
+    the warm-up, when there was one), as the finished run's result will say."""
+    snap = state.snapshot
+    start = max((float(t) for t, kind, _ in state.events if kind == "measuring"), default=0.0)
+    seconds = snap.elapsed_s - start
+    return snap.total_operations / seconds if seconds > 0 else 0.0
+
+
 def throughput_chart(state: LiveState, width: int, height: int = 3) -> Text:
-    """The last `width` ticks of throughput as block columns `height` rows tall, the target
-    rate drawn as ╌ where no bar covers it, and a row of event marks under the ticks."""
+    """The last ticks of throughput as block columns `height` rows tall, on a scale from 0 to a
+    round top labelled at the left (its value beside the top row, 0 beside the bottom one), the
+    target rate drawn as ╌ where no bar covers it, and a row of event marks under the ticks."""
     width = max(width, 10)
-    values = list(state.throughput[-width:])
-    targets = list(state.targets[-width:])
+    values = list(state.throughput)
+    targets = list(state.targets)
+    top = chart_top(max([*values, *targets, 1.0]))
+    label = fmt_short(top)
+    margin = len(label) + 1  # "800k┤"
+    columns = max(width - margin, 1)
+    values, targets = values[-columns:], targets[-columns:]
     first_tick = len(state.throughput) - len(values)
-    top = max([*values, *targets, 1.0])
     levels = height * 8
     text = Text()
     for row in range(height - 1, -1, -1):
+        axis = label if row == height - 1 else "0" if row == 0 else ""
+        text.append(f"{axis:>{margin - 1}}{'┤' if axis else '│'}", style="dim")
         for v, t in zip(values, targets, strict=True):
             filled = v / top * levels - row * 8
             t_level = t / top * levels - row * 8 if t > 0 else -1
@@ -221,7 +253,7 @@ def throughput_chart(state: LiveState, width: int, height: int = 3) -> Text:
         i = int(elapsed / tick_s) - first_tick if tick_s > 0 else -1
         if 0 <= i < len(marks):
             marks[i] = EVENT_MARKS.get(kind, "*")
-    text.append("".join(marks), style="bold magenta")
+    text.append(" " * margin + "".join(marks), style="bold magenta")
     return text
 
 

@@ -3,9 +3,11 @@
 Pick a lesson from the list (enter). `n` does the step shown (its action runs on the session's
 thread through the lesson runner, the same code as `workbench lesson run --no-tui`), then its
 checks' verdicts appear under the text; `n` again moves to the next step. `b` goes back a step
-(its text and recorded verdicts; nothing runs). `a` answers the step's questions. Progress and
-answers are in the run store: leaving and coming back resumes where the student stopped (the
-clusters and loads of the steps done before are restored first).
+(its text and recorded verdicts; nothing runs). `a` answers the step's next open question (the
+dialog is screens/answer.py): graded from the lesson file, locked once right or out of attempts,
+and only then is the right answer shown. Progress and every attempt are in the run store:
+leaving and coming back resumes where the student stopped (the clusters and loads of the steps
+done before are restored first).
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Input, Label, Markdown, OptionList, Static
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.config import catalog
 from workbench.errors import WorkbenchError
-from workbench.lessons.model import Lesson, LessonError, Question, Step, load
+from workbench.lessons.model import Lesson, LessonError, Step, load
 from workbench.lessons.runner import LessonRunner, verdict_lines
+from workbench.ui.screens.answer import AnswerPrompt
 from workbench.ui.widgets.op_table import OpTable
 from workbench.ui.widgets.run_status import RunStatus
 from workbench.ui.widgets.throughput import ThroughputChart
@@ -28,43 +31,19 @@ from workbench.ui.widgets.throughput import ThroughputChart
 REFRESH_S = 0.25
 
 
-class AnswerPrompt(ModalScreen[str | None]):
-    """One question: a choice's number, or a free text."""
-
-    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
-
-    def __init__(self, number: int, question: Question) -> None:
-        super().__init__()
-        self.number, self.question = number, question
-
-    def compose(self) -> ComposeResult:
-        q = self.question
-        lines = [f"Question {self.number}: {q.ask}"]
-        lines += [f"  {i}. {choice}" for i, choice in enumerate(q.choices, 1)]
-        hint = f"the number of your choice (1-{len(q.choices)})" if q.choices else "your answer"
-        with Vertical(classes="dialog"):
-            yield Label("\n".join(lines))
-            yield Input(placeholder=hint, id="answer-input")
-            yield Label("", id="answer-error")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        value = event.value.strip()
-        if self.question.choices and value not in {str(i) for i in range(1, len(self.question.choices) + 1)}:
-            self.query_one("#answer-error", Label).update(
-                f"✗ {value!r}: give the number of a choice, 1 to {len(self.question.choices)}")
-            return
-        if not value:
-            self.query_one("#answer-error", Label).update("✗ write an answer, or escape to leave it")
-            return
-        self.dismiss(value)
+# The app's screen keys, in one footer group here, and no ^p in this footer: at 80 columns it
+# then still shows 5, ? and q beside the lesson's own keys (the help, ?, names every screen).
+_SCREENS = Binding.Group("Screens", compact=True)
 
 
 class LessonsScreen(Screen):
     BINDINGS = [
-        Binding("n", "next", "Do step / next"),
+        Binding("n", "next", "Do step/next"),
         Binding("b", "back", "Back"),
         Binding("a", "answer", "Answer"),
         Binding("l", "list", "List"),
+        *(Binding(str(number), f"app.switch_mode('{mode}')", mode, group=_SCREENS) for number, mode in
+          enumerate(("clusters", "composer", "dashboard", "compare", "lessons"), 1)),
     ]
 
     def __init__(self) -> None:
@@ -76,6 +55,7 @@ class LessonsScreen(Screen):
         self._busy_step: int | None = None
         self._shown: tuple | None = None
         self._seq = 0
+        self._final: float | None = None  # the finished run's own throughput, once drawn
         self._scroll_to_verdicts = False
 
     def compose(self) -> ComposeResult:
@@ -91,7 +71,7 @@ class LessonsScreen(Screen):
                 yield RunStatus("", id="lesson-status")
                 yield ThroughputChart(id="lesson-throughput")
                 yield OpTable(id="lesson-ops", compact=True)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#lesson-live").border_title = "live run"
@@ -180,9 +160,11 @@ class LessonsScreen(Screen):
         else:
             status.show(run, None, session.activity if run.finished.is_set() else "")
             state = run.state
-            if state is not None and state.seq != self._seq:
-                self._seq = state.seq
-                self.query_one(ThroughputChart).show(state)
+            # once over, the chart's headline is the run's own mean, the lab report's figure
+            final = run.result.throughput if run.finished.is_set() and run.result is not None else None
+            if state is not None and (state.seq != self._seq or final != self._final):
+                self._seq, self._final = state.seq, final
+                self.query_one(ThroughputChart).show(state, overall=final)
                 self.query_one(OpTable).show(state, state.paced)
         if self._busy_step is not None and not session.busy:
             self._step_finished()
@@ -219,17 +201,10 @@ class LessonsScreen(Screen):
         lines = []
         for check in record.checks:
             lines += verdict_lines(check)
-        for number, question in enumerate(step.questions, 1):
-            answer = record.answers.get(str(number))
-            lines.append(f"Question {number}: {question.ask}")
-            lines += [f"  {i}. {choice}" for i, choice in enumerate(question.choices, 1)]
-            if answer is None:
-                lines.append("  (a: answer it)")
-            elif question.free:
-                lines.append(f"  your answer: {answer}")
-            else:
-                verdict = "✓" if int(answer) == question.answer else f"✗ (the answer is {question.answer})"
-                lines.append(f"  your answer: {answer} {verdict}")
+        for number, graded in enumerate(self.runner.questions(step, record) if self.runner else [], 1):
+            lines.append(f"Question {number}: {graded.question.ask}")
+            lines += [f"  {i}. {choice}" for i, choice in enumerate(graded.question.choices, 1)]
+            lines += graded.lines()
         last = self.position == len(self.runner.lesson.steps) - 1 if self.runner else True
         lines.append("")
         lines.append("The lesson is done." if last else "n: next step")
@@ -293,25 +268,39 @@ class LessonsScreen(Screen):
         if record is None:
             self.app.show_error("do the step first (n), then answer")
             return
-        number = next((n for n in range(1, len(step.questions) + 1) if record.answers.get(str(n)) is None), 1)
+        graded = runner.questions(step, record)
+        number = next((n for n, g in enumerate(graded, 1) if not g.locked), None)
+        if number is None:
+            self.app.show_error("every question of this step is answered and locked")
+            return
 
         def answered(value: str | None) -> None:
             if value is None:
                 return
-            question = step.questions[number - 1]
-            right = runner.answer(step, number, int(value) if question.choices else value)
+            try:
+                after = runner.answer(step, number, value)
+            except WorkbenchError as exc:
+                self.app.show_error(exc)
+                return
             self.done = runner.resume()
-            if right is True:
-                self.notify("✓ right")
-            elif right is False:
-                self.notify(f"✗ the answer is {question.answer}: {question.choices[question.answer - 1]}")
+            question = after.question
+            if after.right is True:
+                self.notify(f"✓ right (question {number} is locked)")
+            elif after.right is False and after.locked:
+                self.notify(f"✗ locked; the answer is {question.answer}: "
+                            f"{question.choices[question.answer - 1]}", severity="warning")  # type: ignore[operator,index]
+            elif after.right is False:
+                self.notify(f"✗ not right: {after.left} attempt{'s' if after.left > 1 else ''} left (a)",
+                            severity="warning")
+            else:
+                self.notify(f"answer to question {number} recorded")
 
-        self.app.push_screen(AnswerPrompt(number, step.questions[number - 1]), answered)
+        self.app.push_screen(AnswerPrompt(number, graded[number - 1]), answered)
 
 
 def _what(step: Step) -> str:
     if step.action == "none":
-        return "next step (this one only reads)"
+        return "next step (this one only asks)" if step.questions else "next step (this one only reads)"
     if step.measures:
         props = " ".join(f"{k}={v}" for k, v in step.properties.items())
         return f"{step.action} {step.workload} {props}".strip()
