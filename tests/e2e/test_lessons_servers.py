@@ -112,3 +112,28 @@ def test_cassandra_vs_hbase_repeats_each_mix_on_both_and_reads_welchs_test(tmp_p
     assert len(steps["c_b"].figures["reps.throughput"]) == 3
     assert "welch_p(c_b.throughput, h_b.throughput) = " in done.stdout
     assert jvms_under(tmp_path / "state") == []
+
+
+@pytest.mark.servers
+def test_hot_partitions_counts_requests_per_cassandra_node_and_inserts_per_hbase_region(tmp_path):
+    # The Cassandra runs a second shorter (their thresholds hold from about 1,000 operations up);
+    # the HBase loads keep their own pace (1,000 inserts a second, 10 s each: a second each
+    # region is the target of, whatever the machine's load), and every run its 10,000 records,
+    # the count the thresholds were worked out for.
+    done = lesson(tmp_path, "hot-partitions", "-p", "maxexecutiontime=4")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    found = verdicts(tmp_path, "hot-partitions")
+    assert list(found) == ["up", "load", "uniform", "zipfian", "celebrity", "latest", "hbase_up", "ordered",
+                           "hashed", "down"]
+    # Each check is about where keys land (hashes, tokens, key order), not about speed: it holds
+    # on a loaded machine as on an idle one.
+    assert {s: v for s, v in found.items() if v} == {
+        "load": [True], "uniform": [True], "zipfian": [True], "celebrity": [True], "latest": [True, True],
+        "ordered": [True, True], "hashed": [True]}, done.stdout[-6000:]
+    with RunStore(tmp_path / "runs.db") as store:
+        figures = {d.step: d.figures for d in lesson_steps(store, "hot-partitions", "t")}
+    assert figures["uniform"]["nodes.count"] == 3 and figures["celebrity"]["nodes.count"] == 3
+    assert figures["ordered"]["regions.count"] == 4 and figures["hashed"]["regions.count"] == 4
+    assert figures["ordered"]["operations"] == figures["hashed"]["operations"] == 10000
+    assert "stopping cassandra-3\n" in done.stdout
+    assert jvms_under(tmp_path / "state") == []

@@ -72,7 +72,8 @@ def register_stall_binding():
 class FlakyBinding:
     """A memory binding where every 10th update fails with a made-up driver error kind, and
     whose 'client' counts each update as sent to one of three made-up nodes by its key (the
-    engine's per-node figures: Binding.node_counts)."""
+    engine's per-node figures: Binding.node_counts), and to one of two made-up regions by its
+    key's last digit (Binding.region_counts)."""
 
     def __new__(cls, spec, properties, context):
         from workbench.bindings.base import Status
@@ -84,11 +85,13 @@ class FlakyBinding:
                 self.updates = 0
                 self.kinds: dict[str, int] = {}
                 self.nodes: dict[str, list[int]] = {}
+                self.regions: dict[str, list[int]] = {}
 
             async def update(self, table, key, values):
                 self.updates += 1
                 counts = self.nodes.setdefault(f"node{sum(key.encode()) % 3}:9042", [0, 0])
                 counts[0] += 1
+                self.regions.setdefault(f"t,{'low' if key[-1] < '5' else 'high'},1.", [0, 0])[0] += 1
                 if self.updates % 10 == 0:
                     self.kinds["FakeTimeout"] = self.kinds.get("FakeTimeout", 0) + 1
                     counts[1] += 1
@@ -100,6 +103,9 @@ class FlakyBinding:
 
             def node_counts(self):
                 return {node: tuple(c) for node, c in self.nodes.items()}
+
+            def region_counts(self):
+                return {region: tuple(c) for region, c in self.regions.items()}
 
             def notes(self):
                 return ["every 10th update fails on purpose"]
@@ -170,3 +176,36 @@ def register_sequence_binding():
     SequenceLog.asked.clear()
     SequenceLog.ran.clear()
     _register("seq", "SequenceBinding")
+
+
+class RegionsBinding:
+    """A memory binding whose 'client' counts each insert against the region of a table
+    pre-split as hbase.presplit would split it (`regions.count` regions: bindings/hbase_schema.py
+    split_points), as HBase's native client counts its requests per region."""
+
+    def __new__(cls, spec, properties, context):
+        import bisect
+
+        from workbench.bindings.hbase_schema import split_points
+        from workbench.bindings.memory import MemoryBinding
+
+        points = split_points(spec, int(properties.get("regions.count", "4")))
+
+        class _Regions(MemoryBinding):
+            def __init__(self, *a):
+                super().__init__(*a)
+                self.counts: dict[str, list[int]] = {}
+
+            async def insert(self, table, key, values):
+                region = f"{table},region{bisect.bisect_right(points, key)},1."
+                self.counts.setdefault(region, [0, 0])[0] += 1
+                return await super().insert(table, key, values)
+
+            def region_counts(self):
+                return {region: tuple(c) for region, c in self.counts.items()}
+
+        return _Regions(spec, properties, context)
+
+
+def register_regions_binding():
+    _register("regions", "RegionsBinding")

@@ -286,6 +286,10 @@ def test_failed_operations_are_counted_by_status_and_kind(workers):
     assert any(len(i.nodes) == 3 for i in result.intervals)
     again = from_json_dict(to_json_dict(result))  # kept in the JSON export
     assert again.node_totals() == nodes and again.intervals[0].nodes == result.intervals[0].nodes
+    # and per region, the same way (HBase's native client counts them: Binding.region_counts)
+    regions = result.region_totals()
+    assert sorted(regions) == ["t,high,1.", "t,low,1."] and sum(r for r, _ in regions.values()) == 4000
+    assert again.region_totals() == regions and any(len(i.regions) == 2 for i in result.intervals)
 
 
 def test_a_failed_cleanup_is_reported_not_lost():

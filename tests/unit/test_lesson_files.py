@@ -334,3 +334,85 @@ def test_a_teachers_step_p_wins_over_that_steps_own_settings_only():
     assert "maxexecutiontime=0" in runner.overrides(lesson.step("c_load"))
     with pytest.raises(WorkbenchError, match="no step 'warm'"):
         LessonRunner(lesson, Session(store=False), student="t", overrides={"warm:maxexecutiontime": "5"})
+
+
+# Figures a correct run of `workbench lesson run hot-partitions` gives (nodes.*: requests per node,
+# the expected shares with the preset's tokens and 10,000 records; regions.*: the loads at 1,000
+# inserts a second over 4 regions), and what a wrong engine or client would give instead.
+HOT = {
+    "load": {"errors": 0.0, "nodes.count": 3.0, "nodes.max_share": 0.337},
+    "uniform": {"nodes.count": 3.0, "nodes.max_share": 0.339},
+    "zipfian": {"keys.hottest_1pct": 0.229, "nodes.max_share": 0.353},
+    "celebrity": {"nodes.max_share": 0.448},
+    "latest": {"keys.newest_1pct": 0.49, "nodes.max_share": 0.346, "nodes.interval_max_share": 0.37},
+    "ordered": {"regions.count": 4.0, "regions.spread": 1.0, "regions.interval_max_share": 0.88},
+    "hashed": {"regions.count": 4.0, "regions.spread": 1.01, "regions.interval_max_share": 0.27},
+}
+
+
+def hot_verdicts(**changed: dict) -> dict[str, list[bool | None]]:
+    figures = {step: {**values, **changed.get(step, {})} for step, values in HOT.items()}
+    lesson = shipped("hot-partitions")
+    return {s.id: [judge(c, figures).passed for c in s.checks] for s in lesson.steps if s.checks}
+
+
+def test_hot_partitions_checks_pass_on_what_a_correct_run_gives():
+    assert hot_verdicts() == {"load": [True], "uniform": [True], "zipfian": [True], "celebrity": [True],
+                              "latest": [True, True], "ordered": [True, True], "hashed": [True]}
+
+
+def test_hot_partitions_checks_fail_for_what_they_are_about_and_only_that():
+    # every key equally likely in every run: zipfian's, the celebrity's and latest's checks fail
+    flat = {step: {"keys.hottest_1pct": 0.016, "keys.newest_1pct": 0.01, "nodes.max_share": 0.339}
+            for step in ("zipfian", "celebrity", "latest")}
+    found = hot_verdicts(**flat)
+    assert (found["zipfian"], found["celebrity"], found["latest"]) == ([False], [False], [False, True])
+    assert found["uniform"] == [True] and found["ordered"] == [True, True]
+    # a client that sends requests round robin, not to the key's owner: only the celebrity shows it
+    found = hot_verdicts(celebrity={"nodes.max_share": 0.334})
+    assert [s for s, v in found.items() if v != [True] * len(v)] == ["celebrity"]
+    # zipfian keys that made a hot node, or a hot set that stuck to one node in each second
+    assert hot_verdicts(zipfian={"nodes.max_share": 0.45})["zipfian"] == [False]
+    assert hot_verdicts(latest={"nodes.interval_max_share": 0.7})["latest"] == [True, False]
+    # everything sent to one node: the load's and uniform's checks fail
+    one = {"nodes.count": 1.0, "nodes.max_share": 1.0}
+    found = hot_verdicts(load=one, uniform=one)
+    assert (found["load"], found["uniform"]) == ([False], [False])
+    # the two HBase loads alike (insertorder ignored, or the table not pre-split)
+    found = hot_verdicts(ordered=HOT["hashed"])
+    assert (found["ordered"], found["hashed"]) == ([True, False], [False])
+    found = hot_verdicts(hashed=HOT["ordered"])
+    assert (found["ordered"], found["hashed"]) == ([True, True], [False])
+    unsplit = {"regions.count": 1.0, "regions.spread": 1.0, "regions.interval_max_share": 1.0}
+    assert hot_verdicts(ordered=unsplit, hashed=unsplit)["ordered"] == [False, True]
+
+
+def test_hot_partitions_without_per_region_counts_is_not_judged():
+    lesson = shipped("hot-partitions")
+    figures = {step: {k: v for k, v in values.items() if not k.startswith("regions.")}
+               for step, values in HOT.items()}
+    verdict = judge(lesson.step("ordered").checks[0], figures)
+    assert verdict.passed is None and "hbase.client=native" in verdict.sentence
+
+
+def test_node_and_region_figures_are_shares_of_the_requests_each_interval_counted():
+    from workbench.lessons.figures import place_figures, run_figures
+    from workbench.results.model import Interval, RunResult
+
+    intervals = [Interval(1.0, 1.0, 100, 100, nodes={"a:1": [60, 0], "b:1": [40, 2]},
+                          regions={"t,,1.x.": [100, 0]}),
+                 Interval(2.0, 1.0, 100, 200, nodes={"a:1": [10, 0], "b:1": [90, 0], "c:1": [0, 1]},
+                          regions={"t,,1.x.": [5, 0], "t,user5,1.y.": [95, 0]})]
+    result = RunResult("run", "cassandra", 2000, 200, 100.0, intervals=intervals)
+    nodes = place_figures(result, "nodes")
+    # c served nothing: not a node that got requests; b's 130 of 200, a's 70
+    assert nodes == pytest.approx({"nodes.count": 2, "nodes.max_share": 0.65, "nodes.min_share": 0.35,
+                                   "nodes.spread": 130 / 70, "nodes.interval_max_share": (60 + 90) / 200})
+    regions = place_figures(result, "regions")
+    assert regions["regions.count"] == 2 and regions["regions.interval_max_share"] == (100 + 95) / 200
+    assert regions["regions.max_share"] == 0.525 and result.region_totals()["t,user5,1.y."] == (95, 0)
+    figures = run_figures(result)
+    assert {k: figures[k] for k in nodes} == nodes and set(regions) < set(figures)
+    assert set(nodes) | set(regions) <= set(checks.figure_paths())
+    assert place_figures(RunResult("run", "memory", 1000, 10, 10.0, intervals=[Interval(1.0, 1.0, 10, 10)]),
+                         "nodes") == {}

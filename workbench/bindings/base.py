@@ -162,6 +162,12 @@ class Binding:
         not count them (the run then has no per-node figures)."""
         return {}
 
+    def region_counts(self) -> dict[str, tuple[int, int]]:
+        """As node_counts, per region of the tables (HBase's native client: requests it sent to
+        each region, by the region's name), read and recorded the same way; {} where the client
+        does not count them."""
+        return {}
+
     def error_kinds(self) -> dict[str, int]:
         """Failed operations by driver error kind (e.g. {"ReadTimeout": 3}) since init().
 

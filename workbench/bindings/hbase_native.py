@@ -66,6 +66,8 @@ class NativeBinding(HBaseBinding):
         self.rpc: RpcClient | None = None
         self._closed_counts: dict[str, tuple[int, int]] = {}
         self._regions: dict[str, Regions] = {}
+        # requests and failed answers per region (by its name): the run's per-region figures
+        self._region_counts: dict[bytes, list[int]] = {}
         self._durability = DURABILITY[self.options.durability]
         self._family_name = self.options.family.encode()
 
@@ -73,6 +75,12 @@ class NativeBinding(HBaseBinding):
         """Reads and puts sent to each RegionServer (scans and deletes, which go through the
         Thrift gateway, are not among them)."""
         return self.rpc.counts() if self.rpc is not None else self._closed_counts
+
+    def region_counts(self) -> dict[str, tuple[int, int]]:
+        """Reads and puts sent to each region, by the region's name ("table,start key,id."), and
+        the failed ones among them: where in a table's key order the requests went."""
+        return {name.decode(errors="replace"): (sent, failed)
+                for name, (sent, failed) in sorted(self._region_counts.items()) if sent or failed}
 
     async def init(self) -> None:
         await super().init()  # checks the gateway; its pool serves scans, deletes and buffering
@@ -143,6 +151,9 @@ class NativeBinding(HBaseBinding):
         get_key, get_row_key = _BYTE[tag(GET_REQUEST_GET)], _BYTE[tag(GET_ROW)]
         mutation_key, mutation_row_key = _BYTE[tag(MUTATE_REQUEST_MUTATION)], _BYTE[tag(MUTATION_PROTO_ROW)]
         only = regions.names[0] if len(regions.names) == 1 else None  # no search for one region
+        counted = self._region_counts  # of several regions: counted here as each request is made
+        for name in regions.names:
+            counted.setdefault(name, [0, 0])
         tail = len(every)
         short = 0x80 - 2 - tail  # rows shorter than this make a Get whose length is one byte
         # A Put of one cell (every update of YCSB's default workloads): its bytes from the row's
@@ -166,6 +177,8 @@ class NativeBinding(HBaseBinding):
             spec = specifiers.get(region)
             if spec is None:
                 spec = specifiers[region] = region_specifier(region)
+            if only is None:
+                counted[region][0] += 1
             if op == READ:
                 if arg is None and len(row) < short:
                     size = len(row)
@@ -207,6 +220,7 @@ class NativeBinding(HBaseBinding):
                 end += 1
             got = await self.rpc.run(server, steps[at:end], make, more)
             answers += got
+            self._count(regions, steps, at, got)
             if len(got) < end - at or not got[-1][0] or (end < len(steps) and more is not None
                                                           and not more()):
                 break
@@ -214,6 +228,20 @@ class NativeBinding(HBaseBinding):
         if answers and not answers[-1][0] and type(answers[-1][1]).__name__ in MOVED:
             self._regions.pop(table, None)  # ask where the regions are before the next request
         return answers
+
+    def _count(self, regions: Regions, steps: Sequence[Step], at: int, got: list) -> None:
+        """The region counts of a chain's answers: its requests, for a table of one region (whose
+        make does not count them: it may be the compiled one), and its failed answer (a chain
+        stops at its first failure, so only its last answer can be one)."""
+        if not got:
+            return
+        one = len(regions.names) == 1
+        if one:
+            self._region_counts.setdefault(regions.names[0], [0, 0])[0] += len(got)
+        if not got[-1][0]:
+            row = steps[at + len(got) - 1][1].encode()
+            region = regions.names[0] if one else regions.locate(row)[0]
+            self._region_counts.setdefault(region, [0, 0])[1] += 1
 
     def _outcomes(self, steps: Sequence[Step], answers: list) -> list[Outcome]:
         """A read's answer is its LazyCells, or None: not found."""

@@ -48,6 +48,7 @@ class StoredInterval:
     in_flight: float = 0.0  # operations in the system, mean of the workers' samples (summed)
     warmup: bool = False  # a warm-up interval: done, not measured
     nodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # (requests, errors) per node
+    regions: dict[str, tuple[int, int]] = field(default_factory=dict)  # the same per region (HBase)
 
 
 @dataclass
@@ -331,11 +332,13 @@ class Controller:
         returns: dict[str, dict[str, int]] = {}
         ops = 0
         nodes: dict[str, tuple[int, int]] = {}
+        regions: dict[str, tuple[int, int]] = {}
         for t in ticks:
             ops += t.operations
-            for node, (requests, errors) in (t.nodes or {}).items():
-                before = nodes.get(node, (0, 0))
-                nodes[node] = (before[0] + requests, before[1] + errors)
+            for into, counts in ((nodes, t.nodes), (regions, t.regions)):
+                for where, (requests, errors) in (counts or {}).items():
+                    before = into.get(where, (0, 0))
+                    into[where] = (before[0] + requests, before[1] + errors)
             if t.keys is not None:
                 self._key_tallies.append(t.keys)
             for kind, n in (t.error_kinds or {}).items():
@@ -384,6 +387,7 @@ class Controller:
             snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
             self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
             in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring, nodes=snapshot.nodes,
+            regions=dict(sorted(regions.items())),
         )
         if self._measuring:
             self._window_ticks.append((interval_s, ops))

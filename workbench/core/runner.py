@@ -131,6 +131,7 @@ class WorkerEngine:
         self._in_flight_sum = 0.0  # samples of the operations in the system since the last drain
         self._in_flight_n = 0
         self._nodes_seen: dict[str, tuple[int, int]] = {}  # the binding's node totals at the last drain
+        self._regions_seen: dict[str, tuple[int, int]] = {}  # and its region totals
 
     # -- live controls (call on the worker's loop) -------------------------------------------
 
@@ -203,6 +204,7 @@ class WorkerEngine:
             self._in_flight_sum, self._in_flight_n = 0.0, 0
         if self.db is not None:
             tick.nodes = self._node_deltas(self.db.node_counts())
+            tick.regions = self._node_deltas(self.db.region_counts(), self._regions_seen)
         if self.done.is_set() and self.keys.counter is not None and not self._keys_sent:
             self._keys_sent = True  # handed over once: the controller adds up its workers' tallies
             tick.keys = self.keys.counter.tally(self.keys.inserts.value - self.keys.record_total)
@@ -213,11 +215,13 @@ class WorkerEngine:
                 tick.error_kinds[kind] = 1
         return tick
 
-    def _node_deltas(self, counts: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]] | None:
-        """This tick's requests and errors per node, from the binding's totals since init."""
+    def _node_deltas(self, counts: dict[str, tuple[int, int]],
+                     seen: dict[str, tuple[int, int]] | None = None) -> dict[str, tuple[int, int]] | None:
+        """This tick's requests and errors per node (or per region, with its own `seen`), from
+        the binding's totals since init."""
         if not counts:
             return None
-        seen, out = self._nodes_seen, {}
+        seen, out = self._nodes_seen if seen is None else seen, {}
         for node, (requests, errors) in counts.items():
             before = seen.get(node, (0, 0))
             if requests != before[0] or errors != before[1]:

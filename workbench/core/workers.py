@@ -142,12 +142,14 @@ class SharedBudget:
 
 def _encode_tick(tick: TickData) -> tuple:
     hists = {k: encode(h) for k, h in tick.histograms.items()}
-    return tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes, tick.keys
+    return (tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes, tick.keys,
+            tick.regions)
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns, kinds, in_flight, nodes, keys = payload
-    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes, keys)
+    ops, hists, returns, kinds, in_flight, nodes, keys, regions = payload
+    return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes, keys,
+                    regions)
 
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:

@@ -35,6 +35,12 @@ COUNTS = ("count", "errors")
 # on keys inserted during the run; error: the bound on the hottest shares (0: counted exactly).
 KEYS = ("hottest_0_1pct", "hottest_1pct", "hottest_10pct", "chance_0_1pct", "chance_1pct",
         "chance_10pct", "touched", "newest_1pct", "new", "error")
+# Where the requests went, as the database client counted those it sent (lessons/figures.py,
+# place_figures): nodes.* per node (Cassandra coordinator, HBase RegionServer, MongoDB server),
+# regions.* per region of an HBase table (the native client); among those that got requests:
+# count; max_share / min_share of the busiest and least busy one (0 to 1); spread = max / min;
+# interval_max_share: of the requests, the share that went to the busiest one of their interval.
+PLACES = ("count", "max_share", "min_share", "spread", "interval_max_share")
 FUNCTIONS = {"min": min, "max": max, "abs": abs}
 # welch_p(a.throughput, b.throughput): the p-value of Welch's t-test between the repetitions of two
 # steps made with `repeat = N` (N >= 2); figures of a repeated step are the means of its runs.
@@ -64,6 +70,7 @@ def figure_paths() -> list[str]:
         for kind in ("response", "service"):
             paths += [f"{op}.{kind}.{stat}" for stat in STATS]
     paths += [f"keys.{k}" for k in KEYS]
+    paths += [f"{where}.{k}" for where in ("nodes", "regions") for k in PLACES]
     return paths
 
 
@@ -149,7 +156,10 @@ class Expression:
         step, path = ref[0], ".".join(ref[1:])  # type: ignore[index]
         value = figures.get(step, {}).get(path)
         if value is None:
-            why = " (key figures need measurement.keys=true on the step)" if path.startswith("keys.") else ""
+            why = (" (key figures need measurement.keys=true on the step)" if path.startswith("keys.") else
+                   " (its client counts no requests per node)" if path.startswith("nodes.") else
+                   " (per-region figures come from HBase's native client, hbase.client=native)"
+                   if path.startswith("regions.") else "")
             raise Unmeasured(f"{step}.{path} was not measured{why}")
         return value
 

@@ -3,12 +3,13 @@
 What a check reads (checks.py names them). Latencies in milliseconds from the run's exact
 HdrHistogram summaries; response time is YCSB's Intended-* measurement (lesson runs record both,
 `measurement.interval=both`), and equals service time when the run had no target. Key figures
-are the counts of the keys the run's requests chose, made by the engine during the run.
+are the counts of the keys the run's requests chose, made by the engine during the run; node and
+region figures the requests the database client sent to each node and region (place_figures).
 """
 
 from __future__ import annotations
 
-from workbench.lessons.checks import KEYS, OPERATIONS, STATS
+from workbench.lessons.checks import KEYS, OPERATIONS, PLACES, STATS
 from workbench.results.model import Measurement, RunResult, error_total
 
 
@@ -61,7 +62,7 @@ def run_figures(result: RunResult) -> dict[str, float]:
     if counted:
         out["service_mean"] = weighted["service"] / counted / 1000
         out["response_mean"] = weighted["response"] / counted / 1000
-    return out | key_figures(result)
+    return out | key_figures(result) | place_figures(result, "nodes") | place_figures(result, "regions")
 
 
 def key_figures(result: RunResult) -> dict[str, float]:
@@ -71,3 +72,29 @@ def key_figures(result: RunResult) -> dict[str, float]:
     keys.error (metrics/keycounts.py). A run that did not count its keys has none."""
     counted = result.keys or {}
     return {f"keys.{name}": float(counted[name]) for name in KEYS if counted.get(name) is not None}
+
+
+def place_figures(result: RunResult, where: str) -> dict[str, float]:
+    """Where the run's requests went, per node ("nodes": each Cassandra coordinator, HBase
+    RegionServer, MongoDB server) or per region of an HBase table ("regions"), as the database
+    client counted the requests it sent (each interval's `nodes` / `regions`; warm-up included,
+    as RunResult.node_totals). Among the nodes or regions that got requests:
+    count; max_share and min_share, the busiest's and the least busy one's share of the requests;
+    spread, max over min; interval_max_share, the share of the requests that went to whichever
+    was busiest in their own interval (1 when each second's requests all went to one place, even
+    if that place moved; about 1/count when every second was spread evenly). None of them for a
+    client that does not count (the Thrift and cassandra-driver clients, the memory binding)."""
+    totals: dict[str, int] = {}
+    busiest = 0
+    for interval in result.intervals:
+        counts = {place: c[0] for place, c in (getattr(interval, where) or {}).items() if c[0] > 0}
+        if counts:
+            busiest += max(counts.values())
+        for place, requests in counts.items():
+            totals[place] = totals.get(place, 0) + requests
+    everything = sum(totals.values())
+    if not everything:
+        return {}
+    most, least = max(totals.values()), min(totals.values())
+    values = (len(totals), most / everything, least / everything, most / least, busiest / everything)
+    return {f"{where}.{name}": float(value) for name, value in zip(PLACES, values, strict=True)}

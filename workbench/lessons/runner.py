@@ -68,7 +68,8 @@ def show_value(path: str, value: float | None) -> str:
         return "not measured"
     if path.startswith(checks_module.TESTS):
         return f"{value:.2g}" if value >= 0.001 else "< 0.001"
-    if path.split(".", 1)[-1].startswith("keys."):
+    figure = path.split(".", 1)[-1]
+    if figure.startswith("keys.") or figure.startswith(("nodes.", "regions.")) and figure.endswith("_share"):
         return f"{value:.1%}"
     unit = checks_module.unit(path.split(".", 1)[-1])
     if unit == "ms":

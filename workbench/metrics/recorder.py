@@ -96,6 +96,8 @@ class TickData:
     nodes: dict[str, tuple[int, int]] | None = None
     # measurement.keys: the keys its requests chose, on a worker's last tick (metrics/keycounts.py)
     keys: KeyTally | None = None
+    # as nodes, per region of the tables, where the client counts them (Binding.region_counts)
+    regions: dict[str, tuple[int, int]] | None = None
 
 
 class Recorder:

@@ -129,6 +129,7 @@ def interval_from_stored(i: StoredInterval) -> Interval:
         in_flight=round(i.in_flight, 3),
         warmup=i.warmup,
         nodes={node: [requests, errors] for node, (requests, errors) in i.nodes.items()},
+        regions={region: [requests, errors] for region, (requests, errors) in i.regions.items()},
     )
 
 

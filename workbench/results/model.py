@@ -83,6 +83,9 @@ class Interval:
     # requests and errors per node (Cassandra coordinator, HBase RegionServer, server) in this
     # interval, as the client counted them: {"127.0.0.1:9042": [requests, errors]}
     nodes: dict[str, list[int]] = field(default_factory=dict)
+    # the same per region of the tables ({region name: [requests, errors]}), where the client
+    # counts them (HBase's native client)
+    regions: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def throughput(self) -> float:
@@ -163,11 +166,18 @@ class RunResult:
     def node_totals(self) -> dict[str, tuple[int, int]]:
         """Requests and errors per node over the whole run (warm-up included: every request the
         nodes served), from the intervals; {} for a client that does not count them."""
+        return self._totals("nodes")
+
+    def region_totals(self) -> dict[str, tuple[int, int]]:
+        """The same per region (Interval.regions); {} for a client that does not count them."""
+        return self._totals("regions")
+
+    def _totals(self, what: str) -> dict[str, tuple[int, int]]:
         out: dict[str, tuple[int, int]] = {}
         for interval in self.intervals:
-            for node, (requests, errors) in (interval.nodes or {}).items():
-                before = out.get(node, (0, 0))
-                out[node] = (before[0] + requests, before[1] + errors)
+            for where, (requests, errors) in (getattr(interval, what) or {}).items():
+                before = out.get(where, (0, 0))
+                out[where] = (before[0] + requests, before[1] + errors)
         return dict(sorted(out.items()))
 
     def measurement(self, name: str) -> Measurement | None:

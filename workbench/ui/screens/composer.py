@@ -17,6 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Select, Static
@@ -239,9 +240,13 @@ class ComposerScreen(Screen):
                     key: str | None, line: str) -> None:
         if generation != self._generation or not self.is_attached:  # newer changes will show,
             return  # or the app is closing
+        try:
+            verdict = self.query_one("#verdict", Static)
+            command = self.query_one("#cmdline", Static)
+        except NoMatches:  # the screen's widgets are being removed: the app is closing
+            return
         for row in self.query(FieldRow):
             row.show_error(message if row.key == key else None)
-        verdict = self.query_one("#verdict", Static)
         if message or spec is None:
             verdict.update(f"✗ workbench: error: {message}")
             verdict.add_class("-error")
@@ -249,14 +254,17 @@ class ComposerScreen(Screen):
             verdict.update(f"✓ valid: {spec.recordcount:,} records, {spec.operationcount:,} operations "
                            f"on {spec.db}, {spec.threadcount} lane{'s' if spec.threadcount != 1 else ''}")
             verdict.remove_class("-error")
-        self.query_one("#cmdline", Static).update("command line:\n" + line)
+        command.update("command line:\n" + line)
 
     def _show_preview(self, generation: int, spec: WorkloadSpec | None,
                       points: list[tuple[float, float]] | None) -> None:
         if generation != self._generation or not self.is_attached:
             return
+        try:
+            widget = self.query_one(KeyPreview)
+        except NoMatches:  # the screen's widgets are being removed: the app is closing
+            return
         self._preview_due = False
-        widget = self.query_one(KeyPreview)
         if spec is None or points is None:
             widget.waiting("no key preview until the workload is valid")
         else:
