@@ -28,12 +28,12 @@ class AnswerPrompt(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         q, graded = self.graded.question, self.graded
         if q.free:
-            hint = "your answer (one attempt: it cannot be changed), then enter"
+            hint = "your answer, then enter (one attempt: it cannot be changed)"
         else:
             tries = graded.allowed - len(graded.attempts)
             left = ("one attempt: it locks" if graded.allowed == 1 else "the last attempt" if tries == 1
                     else f"{tries} attempts left")
-            hint = f"the number of your choice, 1-{len(q.choices)} ({left}), then enter"
+            hint = f"your choice, 1-{len(q.choices)}, then enter ({left})"
         with Vertical(classes="dialog"):
             with VerticalScroll(id="answer-text"):
                 yield Static(f"Question {self.number}: {q.ask}", id="answer-ask")
