@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
 from workbench.core.controller import Controller
-from workbench.drive.phase import Phase
+from workbench.drive.phase import Phase, failure_line
 from workbench.errors import WorkbenchError
 from workbench.metrics.snapshot import IntervalSnapshot
 from workbench.results.model import RunResult
@@ -133,9 +133,9 @@ class BackgroundRun:
         try:
             done = await task
         except WorkbenchError as exc:
-            self.error = str(exc)
+            self.error = failure_line(exc)
         except Exception as exc:  # noqa: BLE001 - a bug: the viewer shows it, a thread cannot raise
-            self.error = f"internal error: {type(exc).__name__}: {exc}"
+            self.error = failure_line(exc)  # (as the run store has it)
             self.traceback = traceback.format_exc()
         else:
             self.result = done.result

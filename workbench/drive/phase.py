@@ -89,7 +89,7 @@ class Phase:
         try:
             outcome = await self.controller.run()
         except BaseException as exc:
-            self.fail(_why(exc))
+            self.fail(failure_line(exc))
             raise
         return self.finish(to_run_result(outcome, self.props, self.cluster))
 
@@ -126,13 +126,13 @@ def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layo
     try:
         return loops.run(_foreground(run, printer), spec.eventloop)
     except BaseException as exc:
-        run.fail(_why(exc))  # (a no-op when run() has finished it already)
+        run.fail(failure_line(exc))  # (a no-op when run() has finished it already)
         if run.store_error:
             print(f"workbench: error: {run.store_error}", file=stream)
         raise
 
 
-def _why(exc: BaseException) -> str:
+def failure_line(exc: BaseException) -> str:
     """What the run store says of a phase that could not go on: a user's error as its one line, a
     bug by its kind too."""
     if isinstance(exc, WorkbenchError):
