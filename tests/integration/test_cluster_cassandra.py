@@ -475,7 +475,10 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
              "-p", f"cassandra.replication.factor={spec.replication_factor}",
              "-p", "cassandra.readconsistencylevel=ONE", "-p", "cassandra.writeconsistencylevel=ONE",
              "-p", "recordcount=2000"]
-    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    # the runs name the cluster (--cluster, found in the suite's state folder): they watch its
+    # journal, and mark node4 joining, normal, leaving and gone as events of the run
+    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"),
+               WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
     load = subprocess.run([sys.executable, "-m", "workbench", "load", "-P", workload, *props, "-q",
                            "-p", "cassandra.drop=true"], capture_output=True, text=True, env=env, timeout=300)
     assert load.returncode == 0, load.stderr
@@ -484,7 +487,7 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     runs = {}
     for client in ("native", "python"):
         runs[client] = subprocess.Popen(
-            [sys.executable, "-m", "workbench", "run", "-P", workload, *props,
+            [sys.executable, "-m", "workbench", "run", "--cluster", name, "-P", workload, *props,
              "-p", f"cassandra.driver={client}", "-p", "operationcount=0", "-p", "maxexecutiontime=600",
              # the default request timeout (12 s), not the faults test's 2 s: a new node's first
              # requests, before its JIT has warmed up, took up to 2.6 s on a busy 2-core machine,
@@ -566,6 +569,15 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
         (i["nodes"] or {}).get(key4, [0])[0] for i in gone)
     print(f"add-node and remove-node, native against cassandra-driver: {figures}; "
           f"moments {({k: round(v - moments['add'], 1) for k, v in moments.items()})}")
+    # the join and the removal are events of both runs, each at the moment the provider got there
+    for client in ("native", "python"):
+        run = runs_json[client]
+        marked = [(run["started_at"] + e["elapsed_s"], e["value"])
+                  for e in run["events"] if e["kind"] == "cluster"]
+        assert [v for _, v in marked] == ["+ node4 joining", "node4 normal", "- node4 leaving",
+                                          "node4 gone"], marked
+        for (at, value), stage in zip(marked, ("join", "ready", "leave", "gone"), strict=True):
+            assert abs(at - moments[stage]) < 1.0, (client, value, at - moments[stage])
     # (d) both clients use node4 within 10 s of it being Up/Normal
     assert reached.get("native", 99) <= 10 and reached.get("python", 99) <= 10, reached
     assert len(used) >= 2 and all(figures["native"]["node4 requests by its own figures, joined"]), used

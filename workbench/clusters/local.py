@@ -28,7 +28,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from workbench import interrupts
-from workbench.clusters import cassandra_local, distributions, ferretdb_local, hbase_local, java, paths, ports
+from workbench.clusters import (
+    cassandra_local,
+    distributions,
+    ferretdb_local,
+    hbase_local,
+    java,
+    journal,
+    paths,
+    ports,
+)
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
@@ -256,12 +265,15 @@ class LocalProvider:
             store.save(cluster, phase)
             report(self.progress, "join", f"{name}: {node} started (pid {fresh.pid}); joining the ring: "
                                           f"bootstrapping, streaming its share of the data ...")
+            journal.append(cluster.run_dir, f"+ {node} joining")
             deadline = started + spec.start_timeout
             kind.wait_joined(spec, node, address, others, deadline, lambda: _check_alive(cluster),
                              cluster.run_dir)
         except BaseException as exc:
             with _uninterruptible():
                 self._forget(cluster, fresh, phase, keep_log=True)
+                if fresh is not None:
+                    journal.append(cluster.run_dir, f"{node} did not join (stopped)")
             if isinstance(exc, NotReady):
                 raise StartupError(f"cassandra {node} {exc.what} within {spec.start_timeout:.0f} s "
                                    f"(stopped again)", best_log(fresh)) from None
@@ -269,6 +281,7 @@ class LocalProvider:
                 raise StartupError(f"cassandra {node} exited while it joined the ring (removed again)",
                                    best_log(fresh)) from None
             raise
+        journal.append(cluster.run_dir, f"{node} normal")
         report(self.progress, "ready", f"{name}: {node} is Up/Normal on "
                                        f"{', '.join(n.name for n in cluster.nodes[:-1])} "
                                        f"({time.monotonic() - started:.1f} s)")
@@ -303,6 +316,7 @@ class LocalProvider:
         if any(kind.listed_by(other, target.address, **client) is not False for other in others):
             report(self.progress, "leave", f"{name}: {node} leaving the ring (nodetool decommission: "
                                            f"streaming its data to {', '.join(n.name for n in rest)}) ...")
+            journal.append(cluster.run_dir, f"- {node} leaving")
             settle.nodetool(target, ["decommission"], deadline)
             kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
             report(self.progress, "left", f"{name}: {node} has left the ring "
@@ -311,6 +325,7 @@ class LocalProvider:
             report(self.progress, "left", f"{name}: {node} is not in the ring any more; stopping it")
         with _uninterruptible():
             outcome = self._forget(cluster, target, phase, keep_log=False)
+        journal.append(cluster.run_dir, f"{node} gone")
         report(self.progress, "gone", f"{name}: {node} gone ({outcome}, its files removed)")
         return self.status(name)
 

@@ -122,6 +122,7 @@ class Controller:
         self._executor = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._t0 = 0.0
+        self._wall0 = 0.0  # time.time() when _t0 was taken
         self._stop_reason: str | None = None
         self._notes: list[str] = []
         # what the phase accumulates, tick by tick (a Controller runs one phase)
@@ -158,10 +159,14 @@ class Controller:
     def _event(self, kind: str, value: object = None) -> None:
         self._events.append((self.elapsed(), kind, value))
 
-    def mark(self, kind: str, value: object = None) -> None:
-        """Record something that happened outside the engine (a node paused or killed) as an
-        event of the run, so it shows on the timeline and in the exports."""
-        self._event(kind, value)
+    def mark(self, kind: str, value: object = None, at: float | None = None) -> None:
+        """Record something that happened outside the engine (a node paused or killed, a node
+        joining) as an event of the run, so it shows on the timeline and in the exports. `at`:
+        when it happened (time.time()), if that was before now; the run's clock otherwise."""
+        if at is None or not self._t0:
+            self._event(kind, value)
+        else:
+            self._events.append((min(max(at - self._wall0, 0.0), self.elapsed()), kind, value))
 
     def events(self) -> list[tuple[float, str, object]]:
         """The run's events so far (a copy; call on the controller's loop)."""
@@ -251,7 +256,7 @@ class Controller:
         await self._executor.start()
         # The clock starts once every lane's process is up (YCSB's starts once its threads are
         # created, in a JVM that is already running); the bindings' init is inside the run.
-        started_at = time.time()
+        started_at = self._wall0 = time.time()
         self._t0 = self._last_tick = self._window_t0 = time.perf_counter()
         if self._stop_reason is not None:  # stopped while the binding was preparing
             self._executor.stop()

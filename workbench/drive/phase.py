@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
 from workbench.core.controller import Controller
+from workbench.drive.cluster_watch import ClusterWatch
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import merge_into, new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
@@ -86,11 +87,15 @@ class Phase:
         """Run the phase (open() first if it was not); the outcome as a PhaseRun. A phase that
         cannot go on raises, after its recording was finished with the error."""
         self.open()
+        watch = ClusterWatch.start(self.cluster, self.controller)  # nodes added or removed meanwhile
         try:
             outcome = await self.controller.run()
         except BaseException as exc:
             self.fail(failure_line(exc))
             raise
+        finally:
+            if watch is not None:
+                await watch.stop()
         return self.finish(to_run_result(outcome, self.props, self.cluster))
 
     def finish(self, result: RunResult) -> PhaseRun:

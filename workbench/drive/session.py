@@ -172,6 +172,22 @@ class Session:
         if self.current is not None:
             self.current.command("mark", "fault", f"{node} {FAULTS[what]}")
 
+    def resize(self, cluster: str, what: str, node: str = "") -> str:
+        """Add a node to a running cluster (what = "add_node") or decommission one ("remove_node"),
+        blocking until it has joined or left; the run going on meanwhile marks it from the
+        cluster's journal (drive/cluster_watch.py). The node added or removed. Call it from a
+        worker thread, not from a screen's loop."""
+        provider = self.provider_of(cluster)
+        if not hasattr(provider, what):
+            raise WorkbenchError(f"cluster {cluster!r}: its provider cannot {what.replace('_', ' ')}",
+                                 "nodes are added and removed on local Cassandra clusters")
+        if what == "add_node":
+            before = {n.name for n in provider.status(cluster).nodes}
+            after = provider.add_node(cluster)
+            return next((n.name for n in after.nodes if n.name not in before), "")
+        provider.remove_node(cluster, node)
+        return node
+
     def stop(self) -> None:
         """Stop the phase running now and skip the phases after it."""
         self.stopping = True

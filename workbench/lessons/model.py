@@ -44,7 +44,7 @@ from workbench.lessons import checks
 ACTIONS = ("none", "start", "stop", "load", "run", "set", "pause", "kill", "resume", "restart")
 MEASURED = ("load", "run")
 NODE_ACTIONS = ("pause", "kill", "resume", "restart")
-DURING = ("pause", "kill", "resume", "restart", "target", "lanes")
+DURING = ("pause", "kill", "resume", "restart", "target", "lanes", "add_node", "remove_node")
 _SIZE = re.compile(r"^\d+(\.\d+)?[MG]$")
 _SECTION = re.compile(r"^##\s+(?P<title>.*?)\s*\{#(?P<id>[A-Za-z0-9_-]+)\}\s*$")
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -109,7 +109,10 @@ class During:
     value: float | None = None
 
     def describe(self) -> str:
-        what = f"{self.do} {self.node}" if self.node else f"{self.do} {self.value:g}"
+        if self.do == "add_node":
+            what = "add a node"
+        else:
+            what = f"{self.do} {self.node}" if self.node else f"{self.do} {self.value:g}"
         return f"at {self.at_s:g} s: {what}"
 
 
@@ -501,7 +504,13 @@ def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> 
         if do not in DURING:
             problem(line, f"step {step_id!r}: during does {do!r}", f"it can do {', '.join(DURING)}")
             continue
-        if do in NODE_ACTIONS:
+        if do == "add_node":
+            if not started:
+                problem(line, f"step {step_id!r}: during add_node before any cluster was started",
+                        'add a step with action = "start" before it')
+                continue
+            out.append(During(float(at_s), do))
+        elif do in (*NODE_ACTIONS, "remove_node"):
             if not isinstance(entry.get("node"), str):
                 problem(line, f"step {step_id!r}: during {do} needs a node", 'add node = "node2"')
                 continue

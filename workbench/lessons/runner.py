@@ -503,6 +503,11 @@ class _During(threading.Thread):
             if self.cluster is None:
                 raise WorkbenchError("this run has no cluster to disturb")
             started = time.monotonic()
+            if event.do in ("add_node", "remove_node"):  # the run marks it from the cluster's journal
+                node = self.session.resize(self.cluster, event.do, event.node or "")
+                done = "joined (Up/Normal)" if event.do == "add_node" else "left the ring and stopped"
+                self.say(f"    {node} {done} in {time.monotonic() - started:.1f} s")
+                return
             self.session.fault(self.cluster, event.node or "", event.do)
             if event.do == "restart":
                 self.say(f"    restarted in {time.monotonic() - started:.1f} s")

@@ -73,8 +73,9 @@ def timeseries_rows(result: RunResult) -> list[list[object]]:
 
 
 def _events_in(result: RunResult, start: float, end: float) -> str:
-    """The run's events (target or lane changes, pauses, faults) within (start, end], as
-    `kind=value` joined by `; `, so a spreadsheet shows what changed next to its effect."""
+    """The run's events (target or lane changes, pauses, faults, nodes joining or leaving) within
+    (start, end], as `kind=value` joined by `; `, so a spreadsheet shows what changed next to its
+    effect."""
     found = [e for e in result.events if start < e.elapsed_s <= end]
     return "; ".join(e.kind if e.value is None else f"{e.kind}={e.value}" for e in found)
 

@@ -20,7 +20,7 @@ from workbench.results.model import error_total, is_error
 CURVE = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (99.99, "p99.99"))
 BLOCKS = " ▁▂▃▄▅▆▇█"
 EVENT_MARKS = {"target": "T", "lanes": "L", "pause": "P", "resume": "R", "stop": "S",
-               "fault": "!"}
+               "fault": "!", "cluster": "N"}  # cluster: a node joining or leaving (clusters/journal.py)
 
 
 def fmt_us(us: float) -> str:
@@ -266,7 +266,7 @@ def event_line(state: LiveState, last: int = 4) -> str:
             what = f"target {fmt_rate(float(value))}"
         elif kind == "lanes":
             what = f"lanes {value}"
-        elif kind == "fault":
+        elif kind in ("fault", "cluster"):
             what = str(value)
         elif kind == "stop":
             what = f"stop ({value})"

@@ -73,6 +73,8 @@ class ClustersScreen(Screen):
         Binding("r", "node('resume')", "Resume node"),
         Binding("k", "node('kill')", "Kill node"),
         Binding("x", "node('restart')", "Restart node"),
+        Binding("plus,equals_sign", "add_node", "Add node", key_display="+"),
+        Binding("minus", "remove_node", "Remove node", key_display="-"),
         Binding("l", "toggle_log", "Log"),
         Binding("t", "toggle_target", "Local/Docker"),
     ]
@@ -390,6 +392,35 @@ class ClustersScreen(Screen):
                                  lambda yes: yes and self._start(f"kill {name} {node}", act))
         else:
             self._start(f"{what} {name} {node}", act)
+
+    def action_add_node(self) -> None:
+        """Bootstrap one more node into the selected running cluster (Cassandra); a run going
+        on against it marks the join on its timeline (drive/cluster_watch.py)."""
+        key = self._selected_cluster()
+        if key not in self._clusters or self._clusters[key][1] != "running":
+            self.app.show_error("select a running cluster first (+ adds a node to it)")
+            return
+        provider = self.provider(progress=self._on_progress, key=key)
+        name = self._cluster_name(key)
+        if not hasattr(provider, "add_node"):
+            self.app.show_error(f"{name}: nodes are added to local Cassandra clusters only")
+            return
+        self._start(f"add a node to {name}", lambda: provider.add_node(name))
+
+    def action_remove_node(self) -> None:
+        """Decommission the selected node (its data streams to the others), then stop it."""
+        key = self._selected_node()
+        if key is None:
+            self.app.show_error("select a node of a started cluster first (- decommissions it)")
+            return
+        provider = self.provider(progress=self._on_progress, key=key[0])
+        name, node = self._cluster_name(key[0]), key[1]
+        if not hasattr(provider, "remove_node"):
+            self.app.show_error(f"{name}: nodes are removed from local Cassandra clusters only")
+            return
+        self.app.push_screen(Confirm(f"Decommission {node} of {name} (its data streams to the others)?"),
+                             lambda yes: yes and self._start(f"remove {node} from {name}",
+                                                             lambda: provider.remove_node(name, node)))
 
     def action_toggle_log(self) -> None:
         log = self.query_one("#log", Log)

@@ -66,6 +66,8 @@ class DashboardScreen(Screen):
         Binding("k", "fault('kill')", "Kill node"),
         Binding("z", "fault('pause')", "Freeze node", show=False),
         Binding("r", "fault('resume')", "Resume node", show=False),
+        Binding("A", "resize('add_node')", "Add node", key_display="A", show=False),
+        Binding("D", "resize('remove_node')", "Decommission node", key_display="D", show=False),
     ]
 
     def __init__(self) -> None:
@@ -207,7 +209,7 @@ class DashboardScreen(Screen):
             self.app.show_error("this run has no cluster under test (run with --cluster NAME)")
             return
         self._node_index += 1
-        self.notify(f"node {self.node} selected (k kill, z freeze, r resume)")
+        self.notify(f"node {self.node} selected (k kill, z freeze, r resume, D decommission)")
 
     def action_fault(self, what: str) -> None:
         run, node, cluster = self.run, self.node, self.cluster
@@ -216,6 +218,26 @@ class DashboardScreen(Screen):
             return
         self.notify(f"{what} {node} of {cluster}...")
         self.run_worker(lambda: self._fault(run, cluster, node, what), thread=True, group="fault")
+
+    def action_resize(self, what: str) -> None:
+        """A: add a node to the cluster under test; D: decommission the selected node (n picks
+        it). The run marks the change from the cluster's journal: "+ node4 joining" ..."""
+        cluster, node = self.cluster, self.node
+        if cluster is None or node is None:
+            self.app.show_error("this run has no cluster under test (run with --cluster NAME)")
+            return
+        self.notify(f"adding a node to {cluster}..." if what == "add_node" else f"decommissioning {node}...")
+        self.run_worker(lambda: self._resize(cluster, node, what), thread=True, group="resize")
+
+    def _resize(self, cluster: str, node: str, what: str) -> None:
+        try:
+            changed = self.app.session.resize(cluster, what, node)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.app.show_error, exc)
+            return
+        said = f"{changed} normal" if what == "add_node" else f"{changed} gone"
+        self.app.call_from_thread(self.notify, said)
+        self._fetch_nodes()
 
     def _fault(self, run: BackgroundRun | None, cluster: str, node: str, what: str) -> None:
         try:

@@ -23,8 +23,9 @@ under its field, and nothing runs until it is fixed.
 ## Run screen keys
 `p` pause / resume the run, `s` stop it, `+` / `-` raise / lower the target rate by 10%
 (`t` types a rate, `0` removes the limit), `]` / `[` one lane more / less, `o` next operation
-in the latency chart; on a cluster: `k` kill, `z` pause (freeze), `r` resume a node, `n` next node.
-Every change is an event of the run: it is drawn on the timeline and kept in its exports.
+in the latency chart; on a cluster: `k` kill, `z` pause (freeze), `r` resume a node, `n` next node,
+`A` add a node, `D` decommission the selected one (local Cassandra). Every change is an event of
+the run: it is drawn on the timeline (`N` a node joining or leaving) and kept in its exports.
 
 ## Compare screen keys
 `space` selects a run (the first selected is the reference), `c` clears, `o` next operation in
@@ -39,8 +40,9 @@ the right answer shows only once it is locked), `l` returns to the list. Progres
 kept: open the lesson again to resume where you stopped.
 
 ## Clusters screen keys
-`u` up, `d` down, `R` restart a cluster; on its selected node `p` pause, `r` resume, `k` kill,
-`x` restart; `l` shows or hides the log. Down and kill ask first.
+`u` up, `d` down, `R` restart a cluster, `+` add a node to it (local Cassandra: it bootstraps);
+on its selected node `p` pause, `r` resume, `k` kill, `x` restart, `-` decommission and remove
+it; `l` shows or hides the log. Down, kill and remove ask first.
 
 ## The figures
 - **ops/s (throughput)**: operations completed per second, over the last interval.
