@@ -111,9 +111,9 @@ def test_hbase_in_containers_serves_load_and_run_through_cluster(docker_hbase, d
 
 
 def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_servers, tmp_path):
-    """Then the workbench 'crashes' (its state folder goes): `cluster down NAME`, without
-    --provider, still finds the containers and volumes by their labels, and leaves an unlabelled
-    container alone."""
+    """Then the workbench 'crashes' (its state folder goes): `cluster status` and `cluster down
+    NAME`, without --provider, still find the containers and volumes by their labels, and down
+    leaves an unlabelled container alone."""
     provider, client = docker_suite.provider, docker_suite.client
     spec = CassandraSpec(name="t-dk-cassandra3", nodes=3, heap="512M", replication_factor=2,
                          first_address=suite_servers.addresses(3))
@@ -149,6 +149,13 @@ def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_s
         shutil.rmtree(store.cluster_dir(provider.root, spec.name))  # its state folder is lost
         label = {"label": f"{engine.LABEL}={spec.name}"}
         assert len(client.volumes.list(filters=label)) == 3  # one data volume per node
+        # `cluster status` finds it by its labels too, and says what removes it
+        status = workbench(suite_servers, "cluster", "status")
+        assert status.returncode == 0, status.stderr
+        assert f"{spec.name}: docker, 3 container(s) found by their labels; its state file is gone" \
+            in status.stdout, status.stdout
+        assert all(f"  {'node' + str(i):<8} running" in status.stdout for i in (1, 2, 3)), status.stdout
+        assert f"`workbench cluster down {spec.name}` removes" in status.stdout
         # No --provider: no state file names the cluster, the engine's labels do.
         down = workbench(suite_servers, "cluster", "down", spec.name)
         assert down.returncode == 0, down.stderr

@@ -319,6 +319,23 @@ class DockerProvider:
         except Exception:  # noqa: BLE001 - no engine, or one that does not answer: none here
             return False
 
+    def lost(self) -> dict[str, list[tuple[str, str]]]:
+        """Clusters started under this state directory whose state file is gone but whose
+        containers an engine that answers still holds, found by their labels: name -> [(node,
+        container status)]. Empty when no engine answers (nothing to find, nothing to say)."""
+        try:
+            found = self.client.containers.list(all=True, filters={"label": f"{STATE_LABEL}={self.tag}"})
+        except Exception:  # noqa: BLE001 - no engine, or one that does not answer
+            return {}
+        known = set(self.clusters())
+        out: dict[str, list[tuple[str, str]]] = {}
+        for container in found:
+            name = container.labels.get(engine.LABEL, "")
+            if name and name not in known:
+                out.setdefault(name, []).append((container.labels.get(NODE_LABEL, container.name),
+                                                 container.status))
+        return {name: sorted(nodes) for name, nodes in sorted(out.items())}
+
     def _remove_objects(self, name: str, volumes: bool) -> None:
         client = self.client
         for container in client.containers.list(all=True, filters=self._filters(name)):

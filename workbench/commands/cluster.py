@@ -199,12 +199,21 @@ def cmd_status(args: argparse.Namespace) -> int:
         providers = ([_provider(args)] if args.provider else
                      base.all_providers(state_dir=args.state_dir, progress=False))
         listed = [(p, name) for p in providers for name in p.clusters()]
-    if not listed:
+    # Docker containers of clusters whose state folder was lost: found by their labels, as
+    # `cluster down NAME` finds them
+    lost = {} if args.name or args.provider not in (None, "docker") else base.get_provider(
+        "docker", state_dir=args.state_dir, progress=False).lost()
+    if not listed and not lost:
         print("no clusters")
     for provider, name in listed:
         cluster = provider.status(name)
         print_cluster(cluster)
         print(f"  state: {provider.phase(name)}, files in {cluster.run_dir}")
+    for name, nodes in lost.items():
+        print(f"{name}: docker, {len(nodes)} container(s) found by their labels; its state file is gone")
+        for node, status in nodes:
+            print(f"  {node:<8} {status}")
+        print(f"  `workbench cluster down {name}` removes its containers, network and volumes")
     return 0
 
 
