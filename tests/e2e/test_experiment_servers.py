@@ -190,3 +190,52 @@ def test_mongodb_in_an_experiment_runs_on_ferretdb_and_is_named_so(suite_servers
     assert "<caption>Servers</caption>" in page and "FerretDB 1.24.2 on PostgreSQL 15." in page
     assert "mongodb (FerretDB) workloada" in page  # chart legends
     assert ">mongodb workloada<" not in page
+
+
+class _AlreadyUpResizable(_AlreadyUp):
+    """The session's running cluster, which the experiment may grow and shrink (the provider's
+    add_node, remove_node and status), and leaves up."""
+
+    def __init__(self, cluster, provider) -> None:
+        super().__init__(cluster)
+        self.provider = provider
+
+    def __getattr__(self, name: str):
+        return getattr(self.provider, name)
+
+
+def test_elastic_speedup_adds_a_node_during_the_run_and_reports_the_join(cassandra_cluster3, suite_servers,
+                                                                          tmp_path):
+    """`add_node_at_s`: node4 joins the session's three nodes (RF 2) 3 s into the measured window
+    of a run paced at 300 ops/s at ONE, and is decommissioned after it. The run marks the join;
+    the report cuts it into before, during and after, with what the bootstrap streamed; no
+    operation fails, and the cluster is left as it was."""
+    path = tmp_path / "grow.toml"
+    path.write_text('databases = ["cassandra:cassandra-3"]\nworkloads = ["workloada"]\nadd_node_at_s = 3\n'
+                    'warmup_s = 2\nfirst_warmup_s = 2\nmeasure_s = 40\nmin_measure_s = 40\n[properties]\n'
+                    'recordcount = 2000\noperationcount = 0\nthreadcount = 8\ntarget = 300\n'
+                    'table = "t_elastic"\n"cassandra.readconsistencylevel" = "ONE"\n'
+                    '"cassandra.writeconsistencylevel" = "ONE"\n')
+    e = plan.load(str(path))
+    store = tmp_path / "runs.db"
+    said: list[str] = []
+    provider = suite_servers.provider
+    status = run_experiment(e, "full", store=store, say=said.append,
+                            provider_factory=lambda: _AlreadyUpResizable(cassandra_cluster3, provider),
+                            adjust_spec=lambda spec: spec)
+    assert status == 0, "\n".join(said)  # no operation failed
+    assert "    a node joins 3 s into the measured window" in said
+    assert any(line.startswith("    node4 joined in ") for line in said), said
+    assert [n.name for n in provider.status(cassandra_cluster3.name).nodes] == ["node1", "node2", "node3"]
+    [record] = collect(e, "full", store)
+    join = record.join
+    assert join is not None and join.node == "node4", record.marks
+    assert 2 + 3 - 1 <= join.joining_s <= 2 + 3 + 10, record.marks  # about 3 s into the window
+    before = join.windows[0]
+    assert before.throughput is not None and 200 <= before.throughput.mean <= 400, before
+    if join.normal_s is not None:  # joined within the run (on a busy machine it may take longer)
+        assert join.windows[2].length_s > 0
+    assert record.streamed is not None and record.streamed.startswith("received "), record.marks
+    page = render_html(e, "full", [record])
+    assert "<h2>Elastic speedup: a node added while the run goes on</h2>" in page
+    assert "+ node4 joining" in page

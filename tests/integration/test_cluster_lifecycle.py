@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.clusters import java, processes
+from workbench.clusters import cgroups, java, processes
 from workbench.clusters.base import get_provider
 from workbench.clusters.launch import StartupError
 from workbench.clusters.specs import CassandraSpec
@@ -23,15 +23,15 @@ pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_cli_up(suite_servers, tmp_path, name: str, env: dict[str, str] | None = None
-                 ) -> tuple[subprocess.Popen, dict]:
+def start_cli_up(suite_servers, tmp_path, name: str, env: dict[str, str] | None = None,
+                 *more: str) -> tuple[subprocess.Popen, dict]:
     """Run `workbench cluster up` in a child process; return it once its JVM is recorded."""
     address = suite_servers.addresses(1)
     preset = tmp_path / f"{name}.toml"
     preset.write_text(f'kind = "cassandra"\nheap = "512M"\nfirst_address = "{address}"\n')
     child = subprocess.Popen(
         [sys.executable, "-m", "workbench", "cluster", "--state-dir", str(suite_servers.state_dir),
-         "up", str(preset), "--quiet"],
+         "up", str(preset), "--quiet", *more],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     state_file = suite_servers.state_dir / "clusters" / name / "state.json"
@@ -49,10 +49,13 @@ def start_cli_up(suite_servers, tmp_path, name: str, env: dict[str, str] | None 
 
 
 def test_down_finds_the_nodes_after_the_workbench_crashed(suite_servers, tmp_path):
-    child, node = start_cli_up(suite_servers, tmp_path, "t-crash")
+    # capped at half a core (--cpus): the JVM runs in a cpu cgroup of its own, which down removes
+    child, node = start_cli_up(suite_servers, tmp_path, "t-crash", None, "--cpus", "0.5")
     child.send_signal(signal.SIGKILL)  # the workbench dies; its JVM runs on in its own session
     child.communicate()
     assert processes.is_ours(node["pid"], node["start_time"])
+    assert node["cpus"] == 0.5 and cgroups.cap_of(node["pid"]) == 0.5
+    group = cgroups.group_name(suite_servers.state_dir, "t-crash", "node1")
     provider = get_provider("local", state_dir=suite_servers.state_dir, progress=False)
     assert provider.status("t-crash").node("node1").status == "running"
     outcome = provider.down("t-crash")
@@ -60,6 +63,7 @@ def test_down_finds_the_nodes_after_the_workbench_crashed(suite_servers, tmp_pat
     assert not processes.is_ours(node["pid"], node["start_time"])
     assert "t-crash" not in provider.clusters()
     assert not (suite_servers.state_dir / "clusters" / "t-crash").exists()
+    assert not any((root / cgroups.PARENT / group).exists() for root in (cgroups.V1, cgroups.V2))
 
 
 def test_ctrl_c_during_up_leaves_no_jvm_behind(suite_servers, tmp_path):

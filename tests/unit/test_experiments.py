@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
     ("five-mixes", 5 * 5, 5 * 5 * 3),  # Cassandra 1-3 nodes, HBase, FerretDB (mongodb)
     ("hbase-storage", 3 * 2 * 2, 3 * 2 * 2 * 3),
     ("saturation", 2 * (1 + 8), 2 * (1 + 8) * 3),
+    ("elastic-speedup", 1 + 1, (1 + 1) * 3),  # the calibration, then 90% of it with a node joining
+    ("scaleup", 3, 3 * 3),  # 1, 2, 3 nodes
 ])
 def test_shipped_experiments_expand_to_their_studies_runs(name, steps, runs):
     e = plan.load(name)

@@ -36,6 +36,7 @@ class Node:
     argv: tuple[str, ...] = ()
     status: str = "unknown"  # running, paused, down (filled in by status())
     container: str = ""  # the Docker provider's container id (pid and start_time are then 0)
+    cpus: float = 0.0  # the cores its cgroup lets it use (0: no cap)
 
 
 @dataclass(frozen=True)

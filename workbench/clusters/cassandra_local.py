@@ -414,6 +414,21 @@ def listed_by(address: str, peer: str, port: int = CQL_PORT, **client: Any) -> b
     return True if rows[0].tokens and rows[0].native_address else None
 
 
+def bootstrap_streamed(address: str, port: int = CQL_PORT, **client: Any) -> tuple[int, float] | None:
+    """(bytes received, seconds) of the bootstrap streams of the node at `address`, from its
+    system_views.streaming (Cassandra 4.1 and later); None when it does not say."""
+    try:
+        rows = _query(address, "SELECT * FROM system_views.streaming", port=port, **client)
+    except Exception:  # an older release, or no answer: the figure is not known
+        return None
+    mine = [r for r in rows if "bootstrap" in str(getattr(r, "operation", "")).lower()]
+    if not mine:
+        return None
+    received = sum(int(getattr(r, "bytes_received", 0) or 0) for r in mine)
+    seconds = max(float(getattr(r, "duration_millis", 0) or 0) for r in mine) / 1000
+    return received, seconds
+
+
 def wait_joined(spec: CassandraSpec, name: str, address: str, others: list[str], deadline: float,
                 check: Callable[[], None], run_dir: Path | None = None) -> float:
     """Block until node `name` at `address` is Up/Normal: it serves CQL and knows the others, every

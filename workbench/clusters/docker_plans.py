@@ -205,8 +205,11 @@ def _networking(spec: ClusterSpec, naming: Naming, extra_hosts: tuple[tuple[str,
 
 
 def _limits(spec: ClusterSpec) -> tuple[int | None, int | None]:
+    """(memory bytes, nano CPUs) of each container: docker_cpus, else the spec's per-node `cpus`
+    cap (the engine's CPU quota, what a cgroup gives a local process)."""
+    cpus = spec.docker_cpus or getattr(spec, "cpus", 0.0)
     return (size_bytes(spec.docker_memory) if spec.docker_memory else None,
-            int(spec.docker_cpus * 1e9) if spec.docker_cpus else None)
+            int(cpus * 1e9) if cpus else None)
 
 
 def _cluster_plan(spec: ClusterSpec, naming: Naming, containers: list[ContainerPlan],

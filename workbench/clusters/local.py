@@ -30,6 +30,7 @@ from pathlib import Path
 from workbench import interrupts
 from workbench.clusters import (
     cassandra_local,
+    cgroups,
     distributions,
     ferretdb_local,
     hbase_local,
@@ -93,6 +94,8 @@ class LocalProvider:
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
                           clients=CLIENTS.get(spec.kind, ()), server_version=server_version(spec))
         plans: dict[str, NodePlan] = {}
+        cpus = getattr(spec, "cpus", 0.0)
+        cgroups.require(cpus)  # caps asked for where they cannot be set: one line, nothing started
 
         def prepare() -> list[list[str]]:
             plans.update((p.name, p) for p in kind.plans(spec, run_dir, lib, jdk.java if jdk else None))
@@ -104,7 +107,7 @@ class LocalProvider:
         def wait(current: Cluster, names: list[str], final: bool, deadline: float) -> None:
             kind.wait_ready(spec, names, final, deadline, lambda: _check_alive(current), run_dir)
 
-        start_cluster(cluster, prepare, lambda name: self._launch(plans[name], jdk), wait,
+        start_cluster(cluster, prepare, lambda name: self._launch(plans[name], jdk, spec.name, cpus), wait,
                       lambda current, keep: self._abort(current, keep_files=keep), reuse, self.progress)
         return self.status(spec.name)
 
@@ -128,18 +131,32 @@ class LocalProvider:
         _remove_files(spec, run_dir)
         return False
 
-    def _launch(self, plan: NodePlan, jdk: java.Jdk | None) -> Node:
+    def _launch(self, plan: NodePlan, jdk: java.Jdk | None, cluster: str = "", cpus: float = 0.0) -> Node:
         env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
         if jdk is not None:
             env["JAVA_HOME"] = str(jdk.home)
         child = procs.launch(list(plan.argv), plan.dir, plan.console_log, env)
         started = procs.start_time(child.pid) or 0
+        if cpus > 0:  # its own share of the cores, from its first instructions on
+            try:
+                cgroups.cap(child.pid, cpus, cgroups.group_name(self.root, cluster, plan.name))
+            except OSError as exc:
+                procs.send(child.pid, started, signal.SIGKILL)
+                raise ClusterError(f"cannot cap {plan.name} at {cpus:g} cores: {exc.strerror or exc}",
+                                   hint="leave cpus out, or run as root on a machine with cgroups") from None
         return Node(plan.name, plan.address, plan.port, child.pid, started, plan.log,
-                    plan.console_log, plan.dir, plan.argv)
+                    plan.console_log, plan.dir, plan.argv, cpus=cpus)
+
+    def _uncap(self, cluster: str, nodes) -> None:
+        """Remove the cpu groups of stopped nodes that had a cap."""
+        for node in nodes:
+            if node.cpus > 0:
+                cgroups.release(cgroups.group_name(self.root, cluster, node.name))
 
     def _abort(self, cluster: Cluster, keep_files: bool) -> None:
         with _uninterruptible():  # a second Ctrl-C must not leave JVMs behind
             self._stop_nodes(cluster.nodes, 10.0, cluster.kind)
+            self._uncap(cluster.name, cluster.nodes)
         if keep_files:
             store.save(cluster, "failed")
         else:
@@ -160,6 +177,7 @@ class LocalProvider:
         Returns node -> 'stopped' | 'killed' | 'not running'."""
         cluster = self._load(name)
         result = self._stop_nodes(cluster.nodes, self.stop_timeout, cluster.kind)
+        self._uncap(name, cluster.nodes)
         if keep_data:
             store.save(cluster, "kept")
         else:
@@ -212,7 +230,7 @@ class LocalProvider:
         before = getattr(KINDS[cluster.kind], "before_restart", None)
         if before is not None:
             before(old)
-        fresh = self._launch(plan, jdk)
+        fresh = self._launch(plan, jdk, name, old.cpus)  # its cap again, in the same group
         cluster = dataclasses.replace(
             cluster, nodes=tuple(fresh if n.name == node else n for n in cluster.nodes))
         store.save(cluster, phase)
@@ -226,11 +244,12 @@ class LocalProvider:
         return self.status(name)
 
     # -- growing and shrinking (Cassandra) ------------------------------------------------------
-    def add_node(self, name: str) -> Cluster:
+    def add_node(self, name: str, cpus: float | None = None) -> Cluster:
         """Start node N+1 of a running Cassandra cluster, rendered as `up` renders the others but
         bootstrapping (it streams its share of the data), and return once every other node sees
         it Up/Normal. It is in the state file from its start: status, down, kill, pause and
-        restart know it. If it fails to join (or on Ctrl-C) it is stopped and forgotten again."""
+        restart know it. If it fails to join (or on Ctrl-C) it is stopped and forgotten again.
+        `cpus`: its cap (default: the cluster's `cpus`)."""
         cluster, phase = self._loaded(name)
         kind = _resizable(cluster, "add-node")
         _require_running(cluster, phase, self.status(name))
@@ -241,6 +260,8 @@ class LocalProvider:
                                f"(at most {MAX_NODES}, on addresses below 127.0.0.255)",
                                hint=f"`workbench cluster remove-node {name} NODE` makes room")
         node, address = f"node{index}", spec.address(index)
+        cpus = spec.cpus if cpus is None else cpus
+        cgroups.require(cpus)
         for host, port, what in kind.node_ports(address):
             ports.require_free(host, port, what)
         jdk = java.choose()
@@ -260,7 +281,7 @@ class LocalProvider:
         started = time.monotonic()
         fresh: Node | None = None
         try:
-            fresh = self._launch(plan, jdk)
+            fresh = self._launch(plan, jdk, name, cpus)
             cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, fresh))
             store.save(cluster, phase)
             report(self.progress, "join", f"{name}: {node} started (pid {fresh.pid}); joining the ring: "
@@ -282,6 +303,10 @@ class LocalProvider:
                                    best_log(fresh)) from None
             raise
         journal.append(cluster.run_dir, f"{node} normal")
+        moved = kind.bootstrap_streamed(address, **client)  # what it streamed, for the runs' records
+        if moved is not None:
+            journal.append(cluster.run_dir, f"{node} received {moved[0]:,} bytes in {moved[1]:.1f} s "
+                                            "of streaming")
         report(self.progress, "ready", f"{name}: {node} is Up/Normal on "
                                        f"{', '.join(n.name for n in cluster.nodes[:-1])} "
                                        f"({time.monotonic() - started:.1f} s)")
@@ -335,6 +360,7 @@ class LocalProvider:
         if node is None:
             return "not started"
         outcome = procs.stop(node.pid, node.start_time, self.stop_timeout)
+        self._uncap(cluster.name, [node])
         store.save(dataclasses.replace(cluster, nodes=tuple(n for n in cluster.nodes if n.name != node.name)),
                    phase)
         node_dir, data_dir = cassandra_local.node_dirs(cluster.spec, cluster.run_dir, node.name)

@@ -76,6 +76,11 @@ class CassandraSpec:
     # own directory; an absolute path (a RAM-backed /dev/shm, another disk) = a folder
     # workbench-NAME-HASH inside it, removed with the cluster.
     data_dir: str = ""
+    # Cores each server process may use (0 = no cap: every node shares the machine's cores):
+    # local processes in a cgroup of the cpu controller each (clusters/cgroups.py), containers
+    # by the engine's CPU quota (unless docker_cpus says otherwise). One machine standing for
+    # several: with caps, a node added brings its own share of the cores.
+    cpus: float = 0.0
     # The Docker provider only: per-container limits ("" / 0 = none) and networking ("host": every
     # node on its own loopback address, as local JVMs are; "bridge": a network of the cluster's
     # own, with the client port published on 127.0.0.1).
@@ -161,6 +166,7 @@ class HBaseSpec:
     thrift_transport: str = "buffered"
     thrift_protocol: str = "binary"
     data_dir: str = ""  # as for Cassandra: the HBase root directory and ZooKeeper's data
+    cpus: float = 0.0  # as for Cassandra: cores each process (the server, the gateway) may use
     # The Docker provider only: per-container limits ("" / 0 = none) and networking ("host": every
     # node on its own loopback address, as local JVMs are; "bridge": a network of the cluster's
     # own, with the client port published on 127.0.0.1).
@@ -251,6 +257,7 @@ class FerretDBSpec:
 
 
 def _check_docker(spec: CassandraSpec | HBaseSpec | FerretDBSpec) -> None:
+    _check(0 <= getattr(spec, "cpus", 0.0) <= 64, "cpus", "must be 0 (no cap) to 64 cores a process")
     _check(spec.docker_memory == "" or bool(_SIZE.match(spec.docker_memory)), "docker_memory",
            f"{spec.docker_memory!r} must look like 512M or 2G (or be empty: no limit)")
     _check(0 <= spec.docker_cpus <= 64, "docker_cpus", "must be 0 (no limit) to 64")

@@ -55,6 +55,9 @@ def register(subparsers) -> None:
     up.add_argument("--name", help="cluster name (default: the preset's name)")
     up.add_argument("--nodes", type=int, help="Cassandra: number of nodes")
     up.add_argument("--heap", help="JVM heap per node, e.g. 512M or 1G")
+    up.add_argument("--cpus", type=float, metavar="N",
+                    help="cap each server process at N cores (0.5: half a core): a cgroup for local "
+                    "processes, the CPU quota for containers (the preset's `cpus`)")
     up.add_argument("--first-address", help="Cassandra: address of node 1 (127.0.0.K)")
     up.add_argument("--replication-factor", type=int, help="Cassandra: keyspace replication")
     up.add_argument("--version", dest="release", metavar="V",
@@ -97,6 +100,8 @@ def register(subparsers) -> None:
         "(streams its share of the data) and the command returns once every other node sees it "
         "Up/Normal. status, down, kill, pause and restart then know it."))
     grow.add_argument("name")
+    grow.add_argument("--cpus", type=float, metavar="N",
+                      help="cap the new node at N cores (default: the cluster's cap, if it has one)")
     grow.add_argument("--quiet", action="store_true", help="no progress lines")
     grow.set_defaults(func=cmd_add_node)
 
@@ -149,7 +154,9 @@ def print_cluster(cluster: Cluster) -> None:
         print(f"{cluster.name}: {kind}, {len(cluster.nodes)} process(es){extra}")
     for node in cluster.nodes:
         which = f"container {node.container[:12]}" if node.container else f"pid {node.pid:<8}"
-        print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} {which} log {node.log}")
+        capped = f" cpus {node.cpus:g}" if node.cpus else ""
+        print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} {which}{capped} "
+              f"log {node.log}")
     points = " ".join(f"{h}:{p}" for h, p in cluster.contact_points)
     memory = (f"PostgreSQL shared_buffers {spec.heap}" if spec.kind == "ferretdb" else f"heap {spec.heap}"
               ) if spec.heap else "no memory setting"
@@ -159,7 +166,7 @@ def print_cluster(cluster: Cluster) -> None:
 def cmd_up(args: argparse.Namespace) -> int:
     if args.provider == "external" or (args.provider is None and external.is_external_file(args.preset)):
         return _up_external(args)
-    spec = presets.load(args.preset, name=args.name, nodes=args.nodes, heap=args.heap,
+    spec = presets.load(args.preset, name=args.name, nodes=args.nodes, heap=args.heap, cpus=args.cpus,
                         first_address=args.first_address,
                         replication_factor=args.replication_factor, version=args.release)
     # `kill <workbench pid>` during start-up must clean up exactly like Ctrl-C; either is raised
@@ -183,9 +190,10 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def _up_external(args: argparse.Namespace) -> int:
-    if args.nodes or args.heap or args.first_address or args.replication_factor:
-        raise ClusterError("--nodes, --heap, --first-address and --replication-factor are for clusters "
-                           "the workbench starts", hint="an external cluster's file says where it is")
+    if args.nodes or args.heap or args.cpus or args.first_address or args.replication_factor:
+        raise ClusterError("--nodes, --heap, --cpus, --first-address and --replication-factor are for "
+                           "clusters the workbench starts",
+                           hint="an external cluster's file says where it is")
     spec = external.load_file(args.preset, name=args.name)
     print(f"checking {spec.name} ({spec.kind}, external) ...", file=sys.stderr, flush=True)
     print_cluster(external.ExternalProvider(state_dir=args.state_dir).up(spec))
@@ -272,7 +280,7 @@ def _resizing(args: argparse.Namespace, verb: str):
 def cmd_add_node(args: argparse.Namespace) -> int:
     provider = _resizing(args, "add-node")
     try:
-        cluster = provider.add_node(args.name)
+        cluster = provider.add_node(args.name, cpus=args.cpus)
     except KeyboardInterrupt:
         print("workbench: interrupted: the node this command started was stopped and removed",
               file=sys.stderr)

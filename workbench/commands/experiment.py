@@ -168,6 +168,18 @@ def report_command(args: argparse.Namespace) -> int:
                 table.add_row(r.source, f"{r.ss:,.1f}", str(r.df), f"{r.ms:,.1f}",
                               "" if r.f is None else f"{r.f:.2f}", "" if r.p is None else f"{r.p:.4f}")
             console.print(table)
+    if e.add_node_at_s is not None:
+        from workbench.experiments.report import join_table, shared_cores_note
+
+        header, rows = join_table(records)
+        table = Table(title="elastic speedup: before, during and after the join", title_justify="left",
+                      box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+        for i, column in enumerate(header):
+            table.add_column(column, justify="left" if i < 3 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        console.print(shared_cores_note(e), soft_wrap=False)
     if plan.RATE in dict(e.sweep):
         from workbench.experiments.report import saturation_table
 

@@ -5,7 +5,8 @@
 statistics over the records: the steps' repetitions (`by_step`) and the two-way ANOVA the file
 asks for (`anova = ["recordcount", "workload"]`), one table per database and per value of any
 other swept parameter. A rate sweep's saturation curve: one `CurvePoint` per rate, its `knee`,
-and the tables of text (header, rows) that the HTML page and the terminal both show.
+and the tables of text (header, rows) that the HTML page and the terminal both show. With
+`add_node_at_s`, each record also holds its join's windows and the run over time (elastic.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.clusters import journal
 from workbench.errors import WorkbenchError
+from workbench.experiments.elastic import Join, join_windows, streamed
 from workbench.experiments.plan import RATE, SATURATED, UNTHROTTLED, Experiment, Step
 from workbench.experiments.stats import AnovaRow, anova2, cell
 from workbench.results.store import RunStore
@@ -48,6 +51,13 @@ class RunRecord:
     warmup_s: float = 0.0
     server: str = ""  # what the server said it is (the run store's environment), "" if unknown
     client: str = ""  # the client that measured it (RunResult.client)
+    # elastic speedup (add_node_at_s): the join's windows, what it streamed, and the run over time:
+    # (end of each measured interval on the run's clock, ops/s, p99 response time us) and the
+    # cluster's events (elapsed_s, text)
+    join: Join | None = None
+    streamed: str | None = None
+    series: list[tuple[float, float, float]] = field(default_factory=list)
+    marks: list[tuple[float, str]] = field(default_factory=list)
 
     @property
     def database(self) -> str:
@@ -89,6 +99,8 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
             if sampled:
                 record.in_flight = (sum(i.in_flight * i.duration_s for i in sampled)
                                     / sum(i.duration_s for i in sampled))
+            if e.add_node_at_s is not None:
+                _elastic(record, result, measured)
             for name in OPERATIONS:
                 for kind, prefix in ((record.ops, ""), (record.response, "Intended-")):
                     m = result.measurement(prefix + name)
@@ -101,6 +113,17 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
         raise WorkbenchError(f"no completed runs of experiment {e.name!r} at scale {scale!r} in the store",
                              f"run it first: workbench experiment run {e.path} --scale {scale}")
     return out
+
+
+def _elastic(record: RunRecord, result, measured) -> None:
+    op = next((name for name in OPERATIONS if result.measurement(name)), "READ")
+    record.join = join_windows(result, op)
+    record.streamed = streamed(result, record.join.node) if record.join else None
+    paced = any(i.target for i in measured)
+    name = f"Intended-{op}" if paced else op
+    record.series = [(i.elapsed_s, i.throughput, float(i.measurements[name].percentiles.get(99.0, 0))
+                      if name in i.measurements else 0.0) for i in measured]
+    record.marks = [(e.elapsed_s, str(e.value)) for e in result.events if e.kind == journal.KIND]
 
 
 def _server(result) -> str:

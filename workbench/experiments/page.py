@@ -26,6 +26,7 @@ from workbench.experiments.analysis import (
     servers,
 )
 from workbench.experiments.charts import esc, latency_chart, offered_chart, saturation_chart, throughput_chart
+from workbench.experiments.elastic_report import caps_note, elastic_html
 from workbench.experiments.plan import RATE, Experiment
 from workbench.experiments.stats import NOISY, AnovaRow, cell, welch
 
@@ -48,6 +49,10 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
             for name, found in servers(records).items()]
     parts.append(html_table(["database", "server, as it answered", "client that measured it"], rows,
                             "Servers"))
+    if e.add_node_at_s is not None:
+        parts += elastic_html(e, records, html_table)
+    elif caps_note(e):
+        parts.append(f"<p>{esc(caps_note(e))}</p>")
     if RATE in dict(e.sweep):
         parts += _saturation_section(e, records)
     parts.append("<h2>Throughput</h2>")

@@ -25,10 +25,12 @@ Sweeps that shape the cluster rather than the workload: `nodes = [1, 2, 3]` (Cas
 preset with that many nodes, its replication factor capped at the node count) and
 `storage = ["disk", "ram"]`, names of a `[storage]` table of data directories ("" = the
 cluster's own directory, e.g. ram = "/dev/shm"). A cluster is started for each of their
-combinations in turn. `rate = [10, 20, ..., 120]` is the saturation sweep: every database and
-workload first runs unthrottled (rate = max), then at those percentages of the throughput it
-reached; `p99_bound_ms = 10` (at the top) makes the report name the highest rate whose p99
-response time stayed under the bound.
+combinations in turn; `per_node = ["recordcount", "target"]` multiplies those properties by the
+step's node count (scale-up: data and offered load in proportion), and `cpus = 0.5` caps each node
+of every cluster the experiment starts (clusters/cgroups.py). `rate = [10, 20, ..., 120]` is the
+saturation sweep: every database and workload first runs unthrottled (rate = max), then at
+those percentages of the throughput it reached; `p99_bound_ms = 10` (at the top) makes the
+report name the highest rate whose p99 response time stayed under the bound.
 
 Every measured run has a warm-up that is not measured (`warmup_s`, default 5) and then a
 measured window of at least `measure_s` seconds (default 10) divided by the scale's divisor, but
@@ -47,6 +49,11 @@ run on a cluster the experiment has just started warms up for `first_warmup_s` (
 least: a new JVM compiles its hot code over its first minute or two (on a 2-core machine,
 Cassandra's workload A did 12.2k ops/s 30-45 s after its load, 15.1k over the next 45 s and 17.2k
 after that), and the first runs would measure that instead.
+
+Elastic speedup: `add_node_at_s = 10` adds a node to the (local Cassandra) cluster that long into
+the measured window of every run but a rate sweep's unthrottled calibration, and takes it out
+again after the run (experiments/elastic.py); the report cuts each run at the join. With it, a
+rate sweep makes only its listed rates: `rate = [90]` is "90% of what the cluster did".
 
 A step is one database x workload x combination of swept values; each step runs `repetitions`
 times. Databases run one after the other (one cluster up at a time); `order = "random"` shuffles
@@ -89,7 +96,7 @@ UNTHROTTLED = "max"
 SCALED = ("recordcount", "operationcount")
 KEYS = {"name", "description", "databases", "workloads", "repetitions", "order", "seed", "load",
         "settle", "properties", "sweep", "scale", "anova", "storage", "p99_bound_ms", "warmup_s",
-        "measure_s", "min_measure_s", "first_warmup_s"}
+        "measure_s", "min_measure_s", "first_warmup_s", "add_node_at_s", "cpus", "per_node"}
 WARMUP_S = 5.0  # defaults of the measured window (see the module's text)
 FIRST_WARMUP_S = 60.0  # the first run on a cluster just started: its JVMs compile the hot code
 MIN_MEASURE_S = 10.0
@@ -193,6 +200,9 @@ class Experiment:
     measure_s: float = MIN_MEASURE_S  # at full scale (divided by the scale's divisor)
     min_measure_s: float = MIN_MEASURE_S  # the window's floor at every scale
     first_warmup_s: float = FIRST_WARMUP_S  # the warm-up of the first run on a started cluster
+    add_node_at_s: float | None = None  # elastic speedup: a node joins each run this long into it
+    cpus: float = 0.0  # each node of every cluster it starts capped at this many cores (0: none)
+    per_node: tuple[str, ...] = ()  # scale-up: properties multiplied by the step's node count
 
     def workload_file(self, workload: str) -> Path:
         return _workload_file(self.path, workload)
@@ -238,8 +248,9 @@ class Experiment:
         return sorted(found, key=order)
 
     def added_rates(self) -> list[int]:
-        """The rates a sweep that never saturated goes on with, past its listed ones."""
-        if not self.rates:
+        """The rates a sweep that never saturated goes on with, past its listed ones (none in an
+        elastic experiment: its listed rate is the load the join is measured under)."""
+        if not self.rates or self.add_node_at_s is not None:
             return []
         start = float(self.rates[-1])
         return [int(start + RATE_STEP * k) for k in range(1, int((RATE_CAP - start) // RATE_STEP) + 1)]
@@ -307,6 +318,8 @@ class Experiment:
             spec = dataclasses.replace(spec, nodes=n, replication_factor=min(spec.replication_factor, n))
         if "storage" in values:
             spec = dataclasses.replace(spec, data_dir=self.storage[str(values["storage"])])
+        if self.cpus:
+            spec = dataclasses.replace(spec, cpus=self.cpus)
         return spec
 
     def divisor(self, scale: str) -> int:
@@ -337,6 +350,10 @@ class Experiment:
         for key in SCALED:
             if key in props and divisor > 1 and int(props[key]):  # 0 (no count) stays 0
                 props[key] = str(max(int(props[key]) // divisor, 1))
+        nodes = int(dict(run.step.values).get("nodes", 1))
+        for key in self.per_node:  # scale-up: more nodes, more data and load in proportion
+            if key in props:
+                props[key] = str(round(float(props[key]) * nodes))
         window = self.window_s(scale)
         warmup = max(self.warmup_s, self.first_warmup_s) if first else self.warmup_s
         if warmup:
@@ -500,6 +517,21 @@ def load(name_or_path: str) -> Experiment:
                          ("first_warmup_s", FIRST_WARMUP_S)):
         timing[key] = _seconds(path, data, key, default)
     timing["measure_s"] = _seconds(path, data, "measure_s", timing["min_measure_s"])
+    cpus = data.get("cpus", 0.0)
+    if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not 0 <= cpus <= 64:
+        raise _fail(path, "cpus", "must be the cores of each node, at most 64", "e.g. cpus = 0.5")
+    timing["cpus"] = float(cpus)
+    per_node = data.get("per_node", [])
+    if not isinstance(per_node, list) or (per_node and "nodes" not in dict(sweep)) or not all(
+            k in ("recordcount", "operationcount", "target") for k in per_node):
+        raise _fail(path, "per_node", "lists recordcount, operationcount or target, with a nodes sweep",
+                    'e.g. per_node = ["recordcount", "target"] and [sweep] nodes = [1, 2, 3]')
+    timing["per_node"] = tuple(per_node)
+    if "add_node_at_s" in data:
+        timing["add_node_at_s"] = _seconds(path, data, "add_node_at_s", 30)
+        if any(t.db != "cassandra" or t.preset is None for t in targets):
+            raise _fail(path, "add_node_at_s", "adds a node to a local Cassandra cluster: every database "
+                        "must be Cassandra", 'e.g. databases = ["cassandra:cassandra-2"]')
     scales = data.get("scale", {})
     if not isinstance(scales, dict) or not all(isinstance(v, int) and v >= 1 for v in scales.values()):
         raise _fail(path, "scale", "must map names to whole divisors of 1 or more", "e.g. laptop = 20")

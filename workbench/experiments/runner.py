@@ -18,6 +18,7 @@ from workbench.clusters.ports import require_free
 from workbench.config.spec import spec_from_args
 from workbench.drive.phase import execute_phase
 from workbench.errors import ClusterError, ConfigError, WorkbenchError
+from workbench.experiments.elastic import NodeAdder
 from workbench.experiments.plan import SATURATED, UNTHROTTLED, Experiment, PlannedRun, Target
 from workbench.results.store import ExperimentTag, RunStore
 
@@ -161,6 +162,11 @@ def run_experiment(experiment: Experiment, scale: str, *, store: object = None, 
     `provider_factory` and `adjust_spec` (a cluster spec -> the spec to start) let a caller put
     the clusters elsewhere, as the tests do (their own state directory, free addresses)."""
     check(experiment, scale, ports_too=adjust_spec is None)
+    window = experiment.window_s(scale)
+    if experiment.add_node_at_s is not None and experiment.add_node_at_s >= window:
+        raise ConfigError(f"{experiment.path}: key 'add_node_at_s': {experiment.add_node_at_s:g} s is not "
+                          f"within the measured window of a run at scale {scale} ({window:g} s)",
+                          "add the node earlier, or measure longer (measure_s, min_measure_s)")
     todo, before = remaining(experiment, scale, store)
     total = before + len(todo)
     if not todo:
@@ -347,9 +353,20 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     say(f"[{n}/{progress.total}] {run.step.key} repetition {run.repetition}/{experiment.repetitions} "
         f"▕{bar:░<12}▏ {done_share:.0%} done" + (f" · about {_minutes(eta)} left" if eta is not None else ""))
     tag = ExperimentTag(experiment.name, run.step.key, run.repetition, scale)
-    done = execute_phase(spec, props.as_dict(), "run", status=False, store=store,
-                         source="experiment", workload=run.step.workload, cluster=cluster.cluster,
-                         experiment=tag)
+    adder = None
+    if experiment.add_node_at_s is not None and cluster.cluster is not None and run.step.rate != UNTHROTTLED:
+        # elastic speedup: a node joins this far into the measured window (elastic.py)
+        at_s = spec.warmup_s + experiment.add_node_at_s
+        adder = NodeAdder(cluster.provider, cluster.cluster.name, at_s, say)
+        say(f"    a node joins {experiment.add_node_at_s:g} s into the measured window")
+        adder.start()
+    try:
+        done = execute_phase(spec, props.as_dict(), "run", status=False, store=store,
+                             source="experiment", workload=run.step.workload, cluster=cluster.cluster,
+                             experiment=tag)
+    finally:
+        if adder is not None:
+            adder.finish()
     if done.store_error:
         raise WorkbenchError(done.store_error)
     progress.done_now += 1

@@ -41,6 +41,12 @@ KEYS = ("hottest_0_1pct", "hottest_1pct", "hottest_10pct", "chance_0_1pct", "cha
 # count; max_share / min_share of the busiest and least busy one (0 to 1); spread = max / min;
 # interval_max_share: of the requests, the share that went to the busiest one of their interval.
 PLACES = ("count", "max_share", "min_share", "spread", "interval_max_share")
+# A node that joined during the run (a `during` add_node; experiments/elastic.py cuts the run at
+# the join): join.seconds, from "+ node joining" until every node saw it Up/Normal; per window
+# (before, during, after the join) the mean throughput of its intervals and the mean of their
+# p99 response times (ms).
+JOIN = ("seconds", *(f"{window}.{what}" for window in ("before", "during", "after")
+                     for what in ("throughput", "p99")))
 FUNCTIONS = {"min": min, "max": max, "abs": abs}
 # welch_p(a.throughput, b.throughput): the p-value of Welch's t-test between the repetitions of two
 # steps made with `repeat = N` (N >= 2); figures of a repeated step are the means of its runs.
@@ -71,6 +77,7 @@ def figure_paths() -> list[str]:
             paths += [f"{op}.{kind}.{stat}" for stat in STATS]
     paths += [f"keys.{k}" for k in KEYS]
     paths += [f"{where}.{k}" for where in ("nodes", "regions") for k in PLACES]
+    paths += [f"join.{k}" for k in JOIN]
     return paths
 
 
@@ -79,6 +86,8 @@ _PATHS = frozenset(figure_paths())
 
 def unit(path: str) -> str:
     last = path.rsplit(".", 1)[-1]
+    if path.startswith("join."):
+        return {"seconds": "s", "throughput": "ops/s"}.get(last, "ms")
     if last in SCALARS and "." not in path:
         return SCALARS[last]
     if last in STATS:

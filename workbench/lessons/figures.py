@@ -9,6 +9,7 @@ region figures the requests the database client sent to each node and region (pl
 
 from __future__ import annotations
 
+from workbench.experiments.elastic import join_windows
 from workbench.lessons.checks import KEYS, OPERATIONS, PLACES, STATS
 from workbench.results.model import Measurement, RunResult, error_total
 
@@ -62,7 +63,25 @@ def run_figures(result: RunResult) -> dict[str, float]:
     if counted:
         out["service_mean"] = weighted["service"] / counted / 1000
         out["response_mean"] = weighted["response"] / counted / 1000
-    return out | key_figures(result) | place_figures(result, "nodes") | place_figures(result, "regions")
+    return (out | key_figures(result) | place_figures(result, "nodes") | place_figures(result, "regions")
+            | join_figures(result))
+
+
+def join_figures(result: RunResult) -> dict[str, float]:
+    """A node that joined during the run (join.*, checks.JOIN): the join's seconds and each
+    window's mean throughput and p99 (ms); none for a run no node joined, a window without an
+    interval, or a join not over before the run ended (no seconds, no after)."""
+    op = next((name for name in OPERATIONS.values() if result.measurement(name)), "READ")
+    join = join_windows(result, op)
+    if join is None:
+        return {}
+    out = {} if join.duration_s is None else {"join.seconds": join.duration_s}
+    for window in join.windows:
+        if window.throughput is not None:
+            out[f"join.{window.name}.throughput"] = window.throughput.mean
+        if window.p99_us is not None:
+            out[f"join.{window.name}.p99"] = window.p99_us.mean / 1000
+    return out
 
 
 def key_figures(result: RunResult) -> dict[str, float]:

@@ -1,0 +1,138 @@
+"""Elastic speedup (YCSB's scaling tier): a node added to a running Cassandra cluster while each
+run of an experiment goes on (`add_node_at_s`), and what the join costs and what it gains.
+
+During each run, `NodeAdder` adds one node about `add_node_at_s` seconds after the run starts
+(the provider's add_node: the node bootstraps, streaming its share of the data); the run marks
+"+ nodeN joining" and "nodeN normal" from the cluster's journal at the moments they happened
+(drive/cluster_watch.py). After the run the node is decommissioned again, so that every
+repetition starts from the same cluster.
+
+`join_windows` cuts a run's measured intervals at those two events: before the join, during it,
+after it. For each window: how long it was, the throughput of its intervals (mean, and the 95%
+interval of that mean over the intervals, stats.cell) and the 99th percentile of response time
+per interval (response time from the intended start where the run was paced: a join that slows
+the servers shows as a queue), with the same interval estimate. The figures of one run and one
+host: the nodes of a local cluster share the host's cores, so a node added here brings data
+movement and a new replica, not processors (the report says so).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from workbench.clusters import journal
+from workbench.errors import WorkbenchError
+from workbench.experiments.stats import Cell, cell
+
+WINDOWS = ("before", "during", "after")
+
+
+class NodeAdder(threading.Thread):
+    """Adds a node to `name` at_s seconds after start(), unless the run ended first; `finish()`
+    after the run waits for the join to end and decommissions the node again."""
+
+    def __init__(self, provider, name: str, at_s: float, say: Callable[[str], None]) -> None:
+        super().__init__(name="workbench-add-node", daemon=True)
+        self.provider, self.cluster, self.at_s, self.say = provider, name, at_s, say
+        self.node: str | None = None
+        self.error: str | None = None
+        self.join_s: float | None = None
+        self.joining = False  # add_node has been called
+        self._ended = threading.Event()
+
+    def run(self) -> None:
+        if self._ended.wait(self.at_s):
+            return  # the run ended before the time came
+        started = time.monotonic()
+        self.joining = True
+        try:
+            before = {n.name for n in self.provider.status(self.cluster).nodes}
+            grown = self.provider.add_node(self.cluster)
+        except WorkbenchError as exc:
+            self.error = str(exc)
+            return
+        self.join_s = time.monotonic() - started
+        self.node = next((n.name for n in grown.nodes if n.name not in before), None)
+
+    def finish(self) -> None:
+        """The run has ended: wait for a join still going on, then take the node out again."""
+        self._ended.set()
+        if self.is_alive() and self.joining:
+            self.say("    the run ended while the node joined: waiting for the join to finish")
+        self.join()
+        if self.error:
+            self.say(f"    the node did not join: {self.error}")
+            return
+        if self.node is None:
+            self.say(f"    the run ended before {self.at_s:g} s: no node was added")
+            return
+        self.say(f"    {self.node} joined in {self.join_s:.1f} s; decommissioning it again "
+                 "(the next run starts from the same cluster)")
+        self.provider.remove_node(self.cluster, self.node)
+
+
+@dataclass(frozen=True)
+class Window:
+    name: str  # before, during, after
+    start_s: float  # the run's clock
+    end_s: float
+    throughput: Cell | None  # ops/s of its intervals
+    p99_us: Cell | None  # the 99th percentile of each interval (response time where paced)
+
+    @property
+    def length_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True)
+class Join:
+    node: str
+    joining_s: float  # the run's clock when the node started joining
+    normal_s: float | None  # ... when every node saw it Up/Normal (None: not within the run)
+    windows: tuple[Window, ...]
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.normal_s is None else self.normal_s - self.joining_s
+
+
+def join_windows(result, op: str = "READ") -> Join | None:
+    """The run's measured intervals before, during and after the join of the first node that
+    joined during it (None: no node joined). An interval belongs to the window its middle is in."""
+    marks = [(e.elapsed_s, str(e.value)) for e in result.events if e.kind == journal.KIND]
+    joining = next(((t, v.split()[1]) for t, v in marks if v.startswith("+ ")), None)
+    if joining is None:
+        return None
+    node = joining[1]
+    normal = next((t for t, v in marks if v == f"{node} normal" and t >= joining[0]), None)
+    measured = [i for i in result.intervals if not i.warmup and i.duration_s > 0]
+    if not measured:
+        return Join(node, joining[0], normal, ())
+    first = measured[0].elapsed_s - measured[0].duration_s
+    last = measured[-1].elapsed_s
+    end_of_join = normal if normal is not None else last
+    bounds = (("before", first, joining[0]), ("during", joining[0], end_of_join),
+              ("after", end_of_join, last))
+    paced = any(i.target for i in measured)
+    name = f"Intended-{op}" if paced else op
+    windows = []
+    for label, start, end in bounds:
+        inside = [i for i in measured if start <= i.elapsed_s - i.duration_s / 2 < end]
+        rates = [i.throughput for i in inside]
+        p99s = [float(i.measurements[name].percentiles.get(99.0, 0)) for i in inside
+                if name in i.measurements and i.measurements[name].count]
+        windows.append(Window(label, start, max(end, start), cell(rates) if rates else None,
+                              cell(p99s) if p99s else None))
+    return Join(node, joining[0], normal, tuple(windows))
+
+
+def streamed(result, node: str) -> str | None:
+    """What the join streamed to the node, as the provider wrote it to the journal (None if it
+    could not tell)."""
+    for event in result.events:
+        if event.kind == journal.KIND and str(event.value).startswith(f"{node} received "):
+            return str(event.value)[len(node) + 1:]
+    return None
