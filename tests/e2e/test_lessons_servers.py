@@ -2,8 +2,8 @@
 
 A lesson leaves a cluster the student already had up running and uses it (lessons/runner.py
 _start): the lessons on `cassandra-single` (coordinated omission, saturation, Cassandra against
-HBase) share one node started here, those on `cassandra-3` (consistency, hot partitions) one
-cluster, as a class that works through them in an afternoon would; each test still starts and
+HBase) share one node started here, those on `cassandra-3` (consistency, hot partitions,
+elasticity) one cluster, as a class that works through them in an afternoon would; each test still starts and
 stops what else its lesson needs (HBase), and write-path starts and stops both of its nodes. The
 presets share addresses: one shared cluster at a time (`shared`)."""
 
@@ -202,6 +202,38 @@ def test_hot_partitions_counts_requests_per_cassandra_node_and_inserts_per_hbase
     assert figures["ordered"]["operations"] == figures["hashed"]["operations"] == 10000
     assert "stopping hbase-standalone\n" in done.stdout
     only_the_shared_cluster_runs(shared, before, done.stdout, "cassandra-3")
+
+
+@pytest.mark.servers
+def test_elasticity_adds_a_node_during_a_run_reads_the_join_and_removes_it(tmp_path, shared):
+    state = shared.use("cassandra-3")
+    before = shared.left_alone()
+    # The maximum as shipped; the join's run long enough for a join on a busy machine (it took up
+    # to a minute under load here), the removal's as shipped.
+    done = lesson(tmp_path, "elasticity", "-p", "recordcount=5000", "-p", "grow:maxexecutiontime=90",
+                  state=state)
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert "at 12 s: add a node" in done.stdout and "at 5 s: remove_node node4" in done.stdout
+    assert "node4 joined (Up/Normal) in " in done.stdout
+    assert "node4 left the ring and stopped in " in done.stdout
+    found = verdicts(tmp_path, "elasticity")
+    assert list(found) == ["up", "load", "max", "grow", "shrink", "down"]
+    # the join within the run and no failed operation, its cost judged (which way: the machine's),
+    # no failure when node4 left
+    assert found["grow"][0] is True and found["grow"][1] is not None and found["shrink"] == [True], \
+        done.stdout[-5000:]
+    with RunStore(tmp_path / "runs.db") as store:
+        steps = {d.step: d for d in lesson_steps(store, "elasticity", "t")}
+        grow = store.result(steps["grow"].run_id)
+        shrink = store.result(steps["shrink"].run_id)
+    marked = [e.value for e in grow.events if e.kind == "cluster"]
+    assert marked[:2] == ["+ node4 joining", "node4 normal"], marked
+    assert [e.value for e in shrink.events if e.kind == "cluster"] == ["- node4 leaving", "node4 gone"]
+    figures = steps["grow"].figures
+    assert figures["join.seconds"] > 0 and figures["join.before.throughput"] > 0
+    assert figures["join.after.throughput"] > 0  # the run went on after the join
+    # the cluster as it was: node1-3, the same processes
+    assert sorted(shared.left_alone()) == sorted(before)
 
 
 @pytest.mark.servers
