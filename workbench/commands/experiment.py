@@ -103,7 +103,10 @@ def show_command(args: argparse.Namespace) -> int:
     else:
         console.print("each run: its operation count, no warm-up (warmup_s = 0, min_measure_s = 0)")
     swept_rates = (f"; the rate sweep stops at its first saturated step, or goes on past "
-                   f"{e.rates[-1]}% until one is" if e.rates else "")
+                   f"{e.rates[-1]}% until one is" if e.rates and e.add_node_at_s is None else "")
+    if e.add_node_at_s is not None:
+        console.print(f"a node joins each paced run {e.add_node_at_s:g} s into its measured window, and is "
+                      "decommissioned after it")
     extra = e.overhead_s(args.scale)
     console.print(f"expected: about {_minutes(typical)} of runs, at most {_minutes(longest)}{swept_rates}; "
                   f"with cluster starts, loads and settling about {_minutes(typical + extra)} in all")

@@ -276,6 +276,8 @@ class Experiment:
             total += 2.0 + count / GUESS_LOAD_OPS_S
         if self.settle == "flush":
             total += GUESS_SETTLE_S * len(runs)
+        if self.add_node_at_s is not None:  # each joined node decommissioned after its run
+            total += 30.0 * sum(1 for r in runs if r.step.rate != UNTHROTTLED)
         return total
 
     def runs(self) -> list[PlannedRun]:
