@@ -278,3 +278,57 @@ def test_native_client_regionserver_frozen_mid_run_errors_counted_run_goes_on(hb
     low = min(range(len(ops) - 1), key=ops.__getitem__)
     assert ops[low] < max(ops) / 10, ops
     assert max(ops[low + 1:]) > max(ops) / 3, ops
+
+
+def split_region(cluster, table: str, row: str) -> str:
+    """Split `table`'s region at `row` through HBase's Admin API (tools/HBaseSplit.java, run on the
+    cluster's own conf/ and jars); its output line."""
+    from workbench.clusters import settle
+
+    master = cluster.node("master")
+    conf = master.dir / "conf"
+    proc = settle._java(master, [f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
+                                 f"-Dworkbench.log.file={master.dir / 'logs' / 'split.log'}",
+                                 f"-Dhbase.log.dir={master.dir / 'logs'}",
+                                 f"-Djava.io.tmpdir={master.dir / 'tmp'}", "-cp", settle._classpath(master),
+                                 str(Path(__file__).parent / "tools" / "HBaseSplit.java"), table, row, "60"],
+                        120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    return proc.stdout.strip()
+
+
+def test_native_client_follows_a_region_split_mid_run_and_counts_it(hbase, tmp_path):
+    """The table's one region is split in two while the native client reads and updates it (8
+    lanes, 400 ops/s): requests to the parent region answer NotServingRegionException, the client
+    looks the regions up again and sends them anew to the daughter that holds their row. No
+    operation fails; the run counts what it did (client_counts), and its per-region figures show
+    both daughters serving."""
+    cluster, props = hbase
+    table = dict(p.split("=", 1) for p in props)["table"]
+    assert run_phase("load", [*props, "recordcount=2000", "threadcount=8"]).operations == 2000
+    report = tmp_path / "run.json"
+    args = [a for p in [*props, "recordcount=2000", "operationcount=0", "maxexecutiontime=600",
+                        "status.interval=1", "hbase.client=native", "target=400"] for a in ("-p", p)]
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "run", "-P", WORKLOADA, *args,
+                             "-threads", "8", "--export", f"json={report}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        wait_until_running(proc, 300)
+        said = split_region(cluster, table, "user5")
+        assert said.endswith(": 2 regions"), said
+        time.sleep(3.0)  # requests to both daughters, on the regions looked up again
+        proc.send_signal(2)  # SIGINT: the run stops and reports what it did
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    run = json.loads(report.read_text())["run"]
+    failed = sum(n for op in run["measurements"] for status, n in op.get("returns", {}).items()
+                 if status not in ("OK", "NOT_FOUND"))
+    assert failed == 0, (run["environment"].get("error_kinds"), err[-2000:])
+    moved = run["environment"].get("client_counts", {})
+    assert moved.get("requests retried after a move", 0) >= 1, (moved, err[-2000:])
+    assert 1 <= moved.get("region lookups after a move", 0) <= moved["requests retried after a move"]
+    served = {name for i in run["intervals"][-2:] for name, (requests, _) in (i["regions"] or {}).items()
+              if requests}
+    assert len(served) == 2 and all(name.startswith(f"{table},") for name in served), served

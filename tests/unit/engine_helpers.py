@@ -73,7 +73,8 @@ class FlakyBinding:
     """A memory binding where every 10th update fails with a made-up driver error kind, and
     whose 'client' counts each update as sent to one of three made-up nodes by its key (the
     engine's per-node figures: Binding.node_counts), and to one of two made-up regions by its
-    key's last digit (Binding.region_counts)."""
+    key's last digit (Binding.region_counts), and says it looked something up after each failure
+    (Binding.client_counts)."""
 
     def __new__(cls, spec, properties, context):
         from workbench.bindings.base import Status
@@ -106,6 +107,9 @@ class FlakyBinding:
 
             def region_counts(self):
                 return {region: tuple(c) for region, c in self.regions.items()}
+
+            def client_counts(self):  # what a client did on its own (a lookup after each failure)
+                return {"lookups after a failure": self.kinds.get("FakeTimeout", 0)} if self.kinds else {}
 
             def notes(self):
                 return ["every 10th update fails on purpose"]

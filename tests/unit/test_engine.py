@@ -274,10 +274,12 @@ def test_failed_operations_are_counted_by_status_and_kind(workers):
     assert outcome.returns["UPDATE"]["OK"] + failed == 4000
     assert 4000 // 10 - workers <= failed <= 4000 // 10 + workers
     assert outcome.error_kinds == {"FakeTimeout": failed}
+    assert outcome.client_counts == {"lookups after a failure": failed}  # summed over the workers
     assert outcome.histograms["UPDATE-FAILED"].get_total_count() == failed
     result = to_run_result(outcome, props.as_dict())
     assert result.error_count() == failed
     assert result.environment["notes"] == ["every 10th update fails on purpose"]
+    assert result.environment["client_counts"] == {"lookups after a failure": failed}
     # requests and errors per node, per interval, summed over the workers
     nodes = result.node_totals()
     assert sorted(nodes) == ["node0:9042", "node1:9042", "node2:9042"]

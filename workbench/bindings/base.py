@@ -168,6 +168,13 @@ class Binding:
         does not count them."""
         return {}
 
+    def client_counts(self) -> dict[str, int]:
+        """What the client did on its own since init() that is not an operation's outcome, by
+        name (HBase's native client: {"region lookups after a move": 2, "requests retried after
+        a move": 9}). Summed over workers at the end of the phase, kept in the run's environment
+        (client_counts) and shown beside its figures; {} when there is nothing to say."""
+        return {}
+
     def error_kinds(self) -> dict[str, int]:
         """Failed operations by driver error kind (e.g. {"ReadTimeout": 3}) since init().
 

@@ -1,6 +1,13 @@
 """The HBase binding with hbase.client=native: YCSB's hbase2 semantics (HBaseBinding) with reads
 and puts sent over HBase's own RPC straight to the RegionServers (protocols/hbase_rpc.py), and
 everything else through the Thrift gateway as HBaseBinding does.
+
+A region that moved (split, balanced to another RegionServer, reopened) answers
+NotServingRegionException or one of its kin (MOVED): the binding looks the table's regions up
+again and sends the request anew, as HBase's Java client does, after a short pause that grows
+with each attempt (the region may still be opening where it went), up to MOVE_ATTEMPTS times;
+the operation's time runs from its first attempt. Both are counted (client_counts): a run goes
+on through a move instead of failing operations.
 """
 
 from __future__ import annotations
@@ -51,6 +58,9 @@ from workbench.protocols.hbase_rpc import (
 )
 
 _fast = speedups.C  # (the compiled request maker, hbase_make, and the outcomes of a chain)
+MOVE_ATTEMPTS = 10  # a request sent anew after a region moved, with pauses of 0.1, 0.2, ... s
+MOVE_PAUSE_S = 0.1
+LOOKUPS, RETRIED = "region lookups after a move", "requests retried after a move"
 _chain_outcomes = _fast.outcomes if _fast is not None else chain_outcomes
 
 
@@ -70,6 +80,11 @@ class NativeBinding(HBaseBinding):
         self._region_counts: dict[bytes, list[int]] = {}
         self._durability = DURABILITY[self.options.durability]
         self._family_name = self.options.family.encode()
+        self._moves = {LOOKUPS: 0, RETRIED: 0}
+        self._fetching: dict[str, asyncio.Future] = {}  # one lookup of a table's regions at a time
+
+    def client_counts(self) -> dict[str, int]:
+        return {k: v for k, v in self._moves.items() if v}
 
     def node_counts(self) -> dict[str, tuple[int, int]]:
         """Reads and puts sent to each RegionServer (scans and deletes, which go through the
@@ -127,17 +142,33 @@ class NativeBinding(HBaseBinding):
                 self._closed_counts = self.rpc.counts()  # (the run's last tick reads them after this)
                 self.rpc = None
 
-    async def _regions_of(self, table: str) -> Regions:
+    async def _regions_of(self, table: str, moved: bool = False) -> Regions:
+        """The table's regions, as last looked up (moved: looked up because one moved)."""
         regions = self._regions.get(table)
-        if regions is None:
-            def fetch() -> list[dict]:
-                conn = self._checked_connection()
-                try:
-                    return conn.table(table).regions()
-                finally:
-                    conn.close()
+        if regions is not None:
+            return regions
+        pending = self._fetching.get(table)
+        if pending is not None:  # another lane is asking already: its answer serves this one too
+            return await asyncio.shield(pending)
 
+        def fetch() -> list[dict]:
+            conn = self._checked_connection()
+            try:
+                return conn.table(table).regions()
+            finally:
+                conn.close()
+
+        pending = self._fetching[table] = asyncio.get_running_loop().create_future()
+        self._moves[LOOKUPS] += moved
+        try:
             regions = self._regions[table] = Regions(await asyncio.to_thread(fetch))
+        except BaseException as exc:
+            pending.set_exception(exc)
+            pending.exception()  # (retrieved: no "never retrieved" warning when no lane waited)
+            raise
+        finally:
+            del self._fetching[table]
+        pending.set_result(regions)
         return regions
 
     def _maker(self, regions: Regions) -> Callable[[Step], tuple[bytes, bytes, Callable]]:
@@ -211,7 +242,7 @@ class NativeBinding(HBaseBinding):
         make = regions.make
         if make is None:  # made once per table (its regions as last asked), not per sequence
             make = regions.make = self._maker(regions)
-        answers, at = [], 0
+        answers, at, attempts, first_t0 = [], 0, 0, None
         single = len(set(regions.servers)) == 1
         while at < len(steps):
             server = regions.locate(steps[at][1].encode())[1]
@@ -219,14 +250,34 @@ class NativeBinding(HBaseBinding):
             while end < len(steps) and regions.locate(steps[end][1].encode())[1] == server:
                 end += 1
             got = await self.rpc.run(server, steps[at:end], make, more)
-            answers += got
             self._count(regions, steps, at, got)
+            if first_t0 is not None and got:  # the request sent anew: timed from its first attempt
+                ok, value, _, t1 = got[0]
+                got[0], first_t0 = (ok, value, first_t0, t1), None
+            if got and not got[-1][0] and type(got[-1][1]).__name__ in MOVED:
+                self._regions.pop(table, None)  # ask where the regions are before the next request
+                if attempts < MOVE_ATTEMPTS:
+                    failed = got.pop()
+                    answers += got
+                    at += len(got)
+                    attempts += 1
+                    first_t0 = failed[2]
+                    self._moves[RETRIED] += 1
+                    await asyncio.sleep(MOVE_PAUSE_S * attempts)  # it may still be opening elsewhere
+                    try:
+                        regions = await self._regions_of(table, moved=True)
+                    except Exception as exc:
+                        return [*answers, (False, exc, first_t0, perf_counter_ns())]
+                    make = regions.make
+                    if make is None:
+                        make = regions.make = self._maker(regions)
+                    single = len(set(regions.servers)) == 1
+                    continue
+            answers += got
             if len(got) < end - at or not got[-1][0] or (end < len(steps) and more is not None
                                                           and not more()):
                 break
             at = end
-        if answers and not answers[-1][0] and type(answers[-1][1]).__name__ in MOVED:
-            self._regions.pop(table, None)  # ask where the regions are before the next request
         return answers
 
     def _count(self, regions: Regions, steps: Sequence[Step], at: int, got: list) -> None:

@@ -68,6 +68,7 @@ class PhaseOutcome:
     error: str | None = None
     paced: bool = False
     error_kinds: dict[str, int] = field(default_factory=dict)  # summed over workers
+    client_counts: dict[str, int] = field(default_factory=dict)  # summed over workers
     notes: list[str] = field(default_factory=list)  # the binding's remarks for the report
     warmup_s: float = 0.0  # seconds from the start to the measured window (not measured)
     ray: dict | None = None  # a Ray run: the cluster's address and where each worker ran
@@ -133,6 +134,7 @@ class Controller:
         self._intervals: SpillList[StoredInterval] = SpillList()
         self._total_ops = 0
         self._error_kinds: dict[str, int] = {}
+        self._client_counts: dict[str, int] = {}
         self._key_tallies: list[KeyTally] = []  # each worker's, from its last tick
         self._last_tick = 0.0
         self._ever_paced = spec.target > 0
@@ -308,6 +310,7 @@ class Controller:
             error=error,
             paced=self._ever_paced,
             error_kinds=self._error_kinds,
+            client_counts=self._client_counts,
             notes=self._notes,
             warmup_s=self._window_t0 - self._t0,
             ray=self._executor.describe() if hasattr(self._executor, "describe") else None,
@@ -348,6 +351,8 @@ class Controller:
                 self._key_tallies.append(t.keys)
             for kind, n in (t.error_kinds or {}).items():
                 self._error_kinds[kind] = self._error_kinds.get(kind, 0) + n
+            for what, n in (t.client_counts or {}).items():
+                self._client_counts[what] = self._client_counts.get(what, 0) + n
             for name, h in t.histograms.items():
                 target = merged.get(name)
                 if target is None:

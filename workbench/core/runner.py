@@ -210,6 +210,7 @@ class WorkerEngine:
             tick.keys = self.keys.counter.tally(self.keys.inserts.value - self.keys.record_total)
         if self.done.is_set() and self.db is not None:
             tick.error_kinds = dict(self.db.error_kinds())
+            tick.client_counts = dict(self.db.client_counts()) or None
             if self.cleanup_error is not None:
                 kind = f"cleanup {type(self.cleanup_error).__name__}: {self.cleanup_error}"
                 tick.error_kinds[kind] = 1

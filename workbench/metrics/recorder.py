@@ -98,6 +98,8 @@ class TickData:
     keys: KeyTally | None = None
     # as nodes, per region of the tables, where the client counts them (Binding.region_counts)
     regions: dict[str, tuple[int, int]] | None = None
+    # what the client did on its own, on a worker's last tick (Binding.client_counts)
+    client_counts: dict[str, int] | None = None
 
 
 class Recorder:

@@ -156,6 +156,8 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         env["error"] = outcome.error
     if outcome.error_kinds:
         env["error_kinds"] = dict(outcome.error_kinds)
+    if outcome.client_counts:
+        env["client_counts"] = dict(outcome.client_counts)
     if outcome.notes:
         env["notes"] = list(outcome.notes)
     if outcome.ray is not None:
