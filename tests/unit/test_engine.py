@@ -83,8 +83,13 @@ def test_dataintegrity_verifies_reads_and_flags_corruption():
 def test_target_rate_paces_and_records_intended_latency():
     spec, _ = make_spec("recordcount=100", "operationcount=1500", "target=3000", "threadcount=2")
     outcome, _ = run_phase(spec)
-    assert 0.4 <= outcome.runtime_ms / 1000 <= 1.2
-    assert outcome.histograms["Intended-READ"].get_total_count() == sum(returns(outcome, "READ").values())
+    # pacing promises not faster than the target (1,500 at 3,000/s: 0.5 s); how much slower a
+    # loaded machine makes it is the machine's (1.8 s under two busy loops and a server tier)
+    assert outcome.runtime_ms / 1000 >= 0.4
+    intended, service = outcome.histograms["Intended-READ"], outcome.histograms["READ"]
+    assert intended.get_total_count() == service.get_total_count() == sum(returns(outcome, "READ").values())
+    # response time runs from when the operation fell due, never after it was sent
+    assert intended.get_mean_value() >= service.get_mean_value()
     cleanup_store(spec)
 
 

@@ -263,11 +263,15 @@ class NativeBinding(HBaseBinding):
                     attempts += 1
                     first_t0 = failed[2]
                     self._moves[RETRIED] += 1
-                    await asyncio.sleep(MOVE_PAUSE_S * attempts)  # it may still be opening elsewhere
-                    try:
-                        regions = await self._regions_of(table, moved=True)
-                    except Exception as exc:
-                        return [*answers, (False, exc, first_t0, perf_counter_ns())]
+                    while True:  # (a split's daughters are not in hbase:meta at once: ask again)
+                        await asyncio.sleep(MOVE_PAUSE_S * attempts)  # it may still be opening
+                        try:
+                            regions = await self._regions_of(table, moved=True)
+                            break
+                        except Exception as exc:
+                            if attempts >= MOVE_ATTEMPTS:
+                                return [*answers, (False, exc, first_t0, perf_counter_ns())]
+                            attempts += 1
                     make = regions.make
                     if make is None:
                         make = regions.make = self._maker(regions)

@@ -18,10 +18,18 @@ With batchsize > 1, inserts queue in this worker (BATCHED_OK) and every batchsiz
 as one unordered bulk write (insert_many, or ReplaceOne upserts), as YCSB does; cleanup() sends
 the rest. Driver errors never escape an operation: they become Status.ERROR, counted by kind
 (AutoReconnect, NetworkTimeout, DuplicateKeyError, OperationFailure:<codeName>, ...).
+
+mongodb.timeout is pymongo's socketTimeoutMS, and a limit of the binding's own besides: pymongo's
+asyncio client let a read wait out a 3-second freeze of the server with socketTimeoutMS at 1.5 s
+(2 runs in about 8 on a loaded machine; answered, not timed out). Each operation also runs under
+asyncio.timeout of a tenth more (BACKSTOP); when that fires first, the operation is an ERROR of
+kind NetworkTimeout, as pymongo's own would have made it, counted against the server.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +54,8 @@ _BY_ID = [("_id", 1)]
 _AUTH_CODES = (13, 18)  # Unauthorized, AuthenticationFailed
 _GO_FRAME = re.compile(r"\[[\w./-]+\.go:\d+ [^\]]*\]\s*")  # FerretDB's "[file.go:55 pkg.Func] "
 LOST = "queued inserts not written"  # error_kinds(): documents of a failed bulk write
+BACKSTOP = 1.1  # the binding's own limit: mongodb.timeout x this (pymongo's normally fires first)
+TIMED_OUT = "NetworkTimeout"
 
 BATCH_NOTE = ("batchsize={n}: inserts are sent in batches of {n}: an INSERT's latency is that of "
               "queueing, except every {n}th, which waits for the bulk write; the rest go at CLEANUP")
@@ -150,6 +160,9 @@ class MongoDBBinding(Binding):
         self._queues: dict[str, list[dict]] = {}
         self._batch = self.options.batchsize
         self._upsert = self.options.upsert
+        timeout_ms = dict(self.options.client_options).get("socketTimeoutMS") or 0
+        self._limit = (contextlib.nullcontext if not timeout_ms else
+                       lambda: asyncio.timeout(timeout_ms / 1000 * BACKSTOP))
         if self._batch > 1:
             self._notes.append(BATCH_NOTE.format(n=self._batch))
         if self._upsert:
@@ -244,6 +257,14 @@ class MongoDBBinding(Binding):
         self.errors[kind] = self.errors.get(kind, 0) + 1
         return _ERROR
 
+    def _timed_out(self) -> Status:
+        """The binding's own limit fired (pymongo's did not): NetworkTimeout, counted against the
+        server when there is one (the commands it was sent do not say which otherwise)."""
+        self.errors[TIMED_OUT] = self.errors.get(TIMED_OUT, 0) + 1
+        if len(self.per_server.counts) == 1:
+            next(iter(self.per_server.counts.values()))[1] += 1
+        return _ERROR
+
     def _bind(self, table: str) -> _Ops:
         ops = self._ops[table] = _Ops(self.db.get_collection(table))
         return ops
@@ -253,9 +274,12 @@ class MongoDBBinding(Binding):
     async def read(self, table: str, key: str, fields: Sequence[str] | None):
         ops = self._ops.get(table) or self._bind(table)
         try:
-            doc = await ops.find_one({"_id": key}, None if fields is None else dict.fromkeys(fields, 1))
+            async with self._limit():
+                doc = await ops.find_one({"_id": key}, None if fields is None else dict.fromkeys(fields, 1))
         except PyMongoError as exc:
             return self._failed(exc), None
+        except TimeoutError:
+            return self._timed_out(), None
         if doc is None:
             return _NOT_FOUND, None
         del doc["_id"]
@@ -269,17 +293,23 @@ class MongoDBBinding(Binding):
             cursor = ops.find({"_id": {"$gte": start_key}},
                               None if fields is None else dict.fromkeys(fields, 1),
                               sort=_BY_ID, limit=count)
-            docs = await cursor.to_list(None)
+            async with self._limit():
+                docs = await cursor.to_list(None)
         except PyMongoError as exc:
             return self._failed(exc), []
+        except TimeoutError:
+            return self._timed_out(), []
         return _OK, [(doc.pop("_id"), doc) for doc in docs]
 
     async def update(self, table: str, key: str, values: Row) -> Status:
         ops = self._ops.get(table) or self._bind(table)
         try:
-            result = await ops.update_one({"_id": key}, {"$set": values})
+            async with self._limit():
+                result = await ops.update_one({"_id": key}, {"$set": values})
         except PyMongoError as exc:
             return self._failed(exc)
+        except TimeoutError:
+            return self._timed_out()
         if result.acknowledged and not result.matched_count:
             return _NOT_FOUND
         return _OK
@@ -297,12 +327,15 @@ class MongoDBBinding(Binding):
             return await self._flush(table, queue)
         ops = self._ops.get(table) or self._bind(table)
         try:
-            if self._upsert:
-                await ops.replace_one({"_id": key}, doc, upsert=True)
-            else:
-                await ops.insert_one(doc)
+            async with self._limit():
+                if self._upsert:
+                    await ops.replace_one({"_id": key}, doc, upsert=True)
+                else:
+                    await ops.insert_one(doc)
         except PyMongoError as exc:
             return self._failed(exc)
+        except TimeoutError:
+            return self._timed_out()
         return _OK
 
     async def _flush(self, table: str, docs: list[dict]) -> Status:
@@ -327,9 +360,12 @@ class MongoDBBinding(Binding):
     async def delete(self, table: str, key: str) -> Status:
         ops = self._ops.get(table) or self._bind(table)
         try:
-            result = await ops.delete_one({"_id": key})
+            async with self._limit():
+                result = await ops.delete_one({"_id": key})
         except PyMongoError as exc:
             return self._failed(exc)
+        except TimeoutError:
+            return self._timed_out()
         if result.acknowledged and not result.deleted_count:
             return _NOT_FOUND
         return _OK
