@@ -8,6 +8,13 @@ runs it at the same time, in a child pytest inside a network namespace of its ow
 started, or hold one that a server needs. The child's report is printed after this one, and
 the run fails if either failed.
 
+Once the fast tier is done, the child runs the server tests of OWN_CLUSTERS, in its namespace
+too: the lessons' and the demo's, which start and stop clusters of their own on the presets'
+addresses (127.0.0.1-3 and the presets' ports) and use none of the session's servers. In the
+child's namespace those addresses are its own, so these tests overlap the parent's server tiers
+instead of following them, and meet none of the parent's ports. (Their jars come from the cache,
+which .ci/run fills before the tests: the namespace has no network.) The parent deselects them.
+
 Only for the whole suite (no paths, no -m, -k or -n), where `unshare -n` works (as root);
 otherwise, or with WORKBENCH_TESTS_SERIAL=1, one process runs everything, as before.
 """
@@ -15,6 +22,7 @@ otherwise, or with WORKBENCH_TESTS_SERIAL=1, one process runs everything, as bef
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -27,6 +35,18 @@ import pytest
 
 CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
+# Server test files that start their own clusters on the presets' addresses and touch none of
+# the session's servers (tests/conftest.py): run in the child after the fast tier (those under
+# the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
+# this module use it).
+OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py")
+
+
+def own_clusters(config) -> tuple[str, ...]:
+    named = os.environ.get("WORKBENCH_TESTS_OWN_CLUSTERS")
+    files = tuple(f for f in named.split(",") if f) if named is not None else OWN_CLUSTERS
+    roots = [Path(config.rootpath, p) for p in config.getini("testpaths")]
+    return tuple(f for f in files if any(Path(config.rootpath, f).is_relative_to(r) for r in roots))
 
 def _namespaces_work() -> bool:
     if shutil.which("unshare") is None or shutil.which("ip") is None:
@@ -62,31 +82,40 @@ def start(config, fast_tier: str) -> None:
     folder = Path(tempfile.mkdtemp(prefix="workbench-fast-tier-"))
     env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
                               "WORKBENCH_STORE": str(folder / "runs.db")})
-    argv = [sys.executable, "-m", "pytest", *config.invocation_params.args, "-m", fast_tier,
-            "-p", "no:cacheprovider", f"--basetemp={folder / 'tmp'}", "--color=no"]
+    common = [*config.invocation_params.args, "-p", "no:cacheprovider", "--color=no"]
+    fast = [sys.executable, "-m", "pytest", *common, "-m", fast_tier, f"--basetemp={folder / 'tmp'}"]
+    moved = own_clusters(config)
+    own = [sys.executable, "-m", "pytest", *common, "-m", HEAVY, f"--basetemp={folder / 'tmp-own'}", *moved]
+    runner = [sys.executable, str(Path(__file__).resolve()), json.dumps([fast, own] if moved else [fast])]
     with open(folder / "report.txt", "wb") as out:
         child = subprocess.Popen(
-            ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv],
+            ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *runner],
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             cwd=config.invocation_params.dir, env=env, preexec_fn=_die_with_parent)
     config.option.markexpr = HEAVY
-    config.pluginmanager.register(_Report(child, folder), "workbench-fast-tier-alongside")
+    config.pluginmanager.register(_Report(child, folder, moved), "workbench-fast-tier-alongside")
 
 
 class _Report:
     """The parent's side: the child's process and folder (its report, store and basetemp)."""
 
-    def __init__(self, child: subprocess.Popen, folder: Path) -> None:
-        self.child, self.folder = child, folder
+    def __init__(self, child: subprocess.Popen, folder: Path, moved: tuple[str, ...]) -> None:
+        self.child, self.folder, self.moved = child, folder, moved
 
     def pytest_report_header(self, config):
-        return (f"the fast tier runs alongside, in a network namespace of its own (pid {self.child.pid}); "
-                "its report follows this one")
+        also = f", then {', '.join(self.moved)}" if self.moved else ""
+        return (f"the fast tier runs alongside, in a network namespace of its own (pid {self.child.pid})"
+                f"{also}; its report follows this one")
 
-    def pytest_collection_modifyitems(self, items):
-        """tests/integration first: the lessons' and experiments' sweeps (e2e) measure how much a
-        node does and compare steps run minutes apart, so they run once the fast tier, which
-        takes a share of the processors for its first minutes, is likely done."""
+    def pytest_collection_modifyitems(self, config, items):
+        """OWN_CLUSTERS' tests run in the child. tests/integration first: the experiments' sweeps
+        (e2e) measure how much a node does and compare steps run minutes apart, so they run once
+        the fast tier, which takes a share of the processors for its first minutes, is likely
+        done."""
+        moved = [item for item in items if self.moved and item.nodeid.startswith(self.moved)]
+        if moved:
+            config.hook.pytest_deselected(items=moved)
+            items[:] = [item for item in items if item not in moved]
         items.sort(key=lambda item: not item.nodeid.startswith("tests/integration/"))
 
     @pytest.hookimpl(trylast=True)
@@ -114,3 +143,18 @@ class _Report:
         if self.child.poll() is None:  # the session never finished (usage error)
             self.child.terminate()
             self.child.wait()
+
+
+def child_main(runs: list[list[str]]) -> int:
+    """In the child's namespace: the fast tier, then OWN_CLUSTERS' server tests, one after the
+    other, each ending with the parent; the fast tier's exit status unless it passed."""
+    codes = []
+    for argv in runs:
+        codes.append(subprocess.call(argv, preexec_fn=_die_with_parent))
+        print(flush=True)
+    fast, own = (*codes, pytest.ExitCode.NO_TESTS_COLLECTED)[:2]
+    return fast if fast not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) else own
+
+
+if __name__ == "__main__":
+    sys.exit(child_main(json.loads(sys.argv[1])))

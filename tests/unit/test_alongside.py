@@ -14,32 +14,38 @@ import alongside
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _whole_suite(tmp_path: Path, **more: str) -> tuple[subprocess.CompletedProcess, dict, dict]:
+def _whole_suite(tmp_path: Path, **more: str) -> tuple[subprocess.CompletedProcess, dict, dict, dict]:
     """pytest with no paths (as the whole suite runs), its testpaths the probe file alone."""
     env = {k: v for k, v in os.environ.items()
            if k not in (alongside.CHILD, "WORKBENCH_TESTS_SERIAL") and not k.startswith("PYTEST_XDIST")}
-    env.update(PROBE_DIR=str(tmp_path), **more)
+    env.update(PROBE_DIR=str(tmp_path), WORKBENCH_TESTS_OWN_CLUSTERS="tests/data/alongside/probe_own.py",
+               **more)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                            "-o", "testpaths=tests/data/alongside", "-o", "python_files=probe_*.py"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     read = [json.loads((tmp_path / n).read_text()) if (tmp_path / n).exists() else {}
-            for n in ("fast.json", "heavy.json")]
-    return done, read[0], read[1]
+            for n in ("fast.json", "heavy.json", "own.json")]
+    return done, read[0], read[1], read[2]
 
 
 def test_the_fast_tier_runs_in_a_child_with_only_loopback_and_the_run_passes(tmp_path):
-    done, fast, heavy = _whole_suite(tmp_path)
+    done, fast, heavy, own = _whole_suite(tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     if alongside._namespaces_work():
         assert fast["interfaces"] == ["lo"] and fast["pid"] != heavy["pid"], (fast, heavy)
         assert "the fast tier runs alongside" in done.stdout
-        assert "the fast tier, run alongside" in done.stdout and "1 passed, 1 deselected" in done.stdout
+        assert "the fast tier, run alongside" in done.stdout and "1 passed, 2 deselected" in done.stdout
+        # a server test of a file that starts its own clusters: in the child's namespace too,
+        # after the fast tier, and not in the parent (1 passed, 2 deselected there as well)
+        assert own["interfaces"] == ["lo"] and own["pid"] not in (fast["pid"], heavy["pid"]), own
+        assert "then tests/data/alongside/probe_own.py" in done.stdout
+        assert done.stdout.count("1 passed, 2 deselected") == 2, done.stdout[-3000:]
     else:  # no namespaces here (not root): one process runs both, as before
-        assert fast["pid"] == heavy["pid"], (fast, heavy)
+        assert fast["pid"] == heavy["pid"] == own["pid"], (fast, heavy, own)
 
 
 def test_a_failure_in_the_fast_tier_fails_the_run(tmp_path):
-    done, fast, heavy = _whole_suite(tmp_path, PROBE_FAIL="1")
+    done, fast, heavy, _ = _whole_suite(tmp_path, PROBE_FAIL="1")
     assert done.returncode == 1, done.stdout[-3000:]
     assert "failed on purpose" in done.stdout and heavy
     if alongside._namespaces_work():
