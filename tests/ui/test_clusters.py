@@ -51,6 +51,12 @@ async def test_presets_are_listed_and_bad_requests_refused(session):
         await pilot.pause()
         assert any("cassandra-3 is not started" in m for m in messages(app))
         assert any("select a node of a started cluster first" in m for m in messages(app))
+        # adding a node needs a running cluster, removing one a node of it
+        await pilot.press("plus", "minus")
+        await pilot.pause()
+        assert any("select a running cluster first (+ adds a node to it)" in m for m in messages(app))
+        said = messages(app)
+        assert any("select a node of a started cluster first (- decommissions it)" in m for m in said)
         assert not isinstance(app.screen, Confirm)
 
 

@@ -127,11 +127,12 @@ async def test_a_typed_target_that_is_not_a_number_is_refused(session):
 async def test_commands_without_a_run_say_so(session):
     app = WorkbenchApp(session, mode="dashboard")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("s", "plus", "k")
+        await pilot.press("s", "plus", "k", "A", "D")
         await pilot.pause()
         messages = [n.message for n in app._notifications]
         assert any("no run is going on" in m for m in messages)
-        assert any("no cluster under test" in m for m in messages)
+        # kill, add a node and decommission one each need the run's cluster
+        assert sum("no cluster under test" in m for m in messages) == 3, messages
         assert "No run yet" in status_text(app)
 
 

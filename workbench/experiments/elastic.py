@@ -54,6 +54,9 @@ class NodeAdder(threading.Thread):
         except WorkbenchError as exc:
             self.error = str(exc)
             return
+        except Exception as exc:  # noqa: BLE001 - a bug or a driver's error: said, not lost with the thread
+            self.error = f"{type(exc).__name__}: {exc}"
+            return
         self.join_s = time.monotonic() - started
         self.node = next((n.name for n in grown.nodes if n.name not in before), None)
 
