@@ -155,8 +155,12 @@ def test_a_join_not_normal_before_the_run_ended_has_no_after_window():
     run = joined_run()
     run.events = run.events[:2]
     join = join_windows(run)
-    assert join.normal_s is None and join.duration_s is None
+    assert join.normal_s is None and join.duration_s is None and not join.failed
     assert join.windows[1].end_s == 30.0 and join.windows[2].throughput is None
+    assert join_table([record(run)])[1][0][3] == "not normal before the run ended"
+    run.events.append(Event(20.0, "cluster", "node3 did not join (stopped)"))  # killed while it joined
+    assert join_windows(run).failed
+    assert join_table([record(run)])[1][0][3] == "did not join (stopped again)"
 
 
 def record(run: RunResult) -> RunRecord:

@@ -96,6 +96,7 @@ class Join:
     joining_s: float  # the run's clock when the node started joining
     normal_s: float | None  # ... when every node saw it Up/Normal (None: not within the run)
     windows: tuple[Window, ...]
+    failed: bool = False  # it did not join (stopped again): "nodeN did not join (stopped)"
 
     @property
     def duration_s(self) -> float | None:
@@ -111,9 +112,10 @@ def join_windows(result, op: str = "READ") -> Join | None:
         return None
     node = joining[1]
     normal = next((t for t, v in marks if v == f"{node} normal" and t >= joining[0]), None)
+    failed = any(v.startswith(f"{node} did not join") for _, v in marks)
     measured = [i for i in result.intervals if not i.warmup and i.duration_s > 0]
     if not measured:
-        return Join(node, joining[0], normal, ())
+        return Join(node, joining[0], normal, (), failed)
     first = measured[0].elapsed_s - measured[0].duration_s
     last = measured[-1].elapsed_s
     end_of_join = normal if normal is not None else last
@@ -129,7 +131,7 @@ def join_windows(result, op: str = "READ") -> Join | None:
                 if name in i.measurements and i.measurements[name].count]
         windows.append(Window(label, start, max(end, start), cell(rates) if rates else None,
                               cell(p99s) if p99s else None))
-    return Join(node, joining[0], normal, tuple(windows))
+    return Join(node, joining[0], normal, tuple(windows), failed)
 
 
 def streamed(result, node: str) -> str | None:

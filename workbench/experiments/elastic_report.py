@@ -65,8 +65,8 @@ def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
                         + ["-"] * 3 * len(WINDOWS))
             continue
         duration = r.join.duration_s
-        row = [r.step.key, str(r.repetition), r.join.node,
-               "not normal before the run ended" if duration is None else f"{duration:.1f}",
+        said = "did not join (stopped again)" if r.join.failed else "not normal before the run ended"
+        row = [r.step.key, str(r.repetition), r.join.node, said if duration is None else f"{duration:.1f}",
                r.streamed or "not known"]
         found = {w.name: w for w in r.join.windows}
         for name in WINDOWS:
