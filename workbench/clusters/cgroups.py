@@ -128,12 +128,12 @@ def release(name: str, wait_s: float = 5.0) -> None:
 
 def cap_of(pid: int) -> float | None:
     """The cores process `pid` may use by its cpu group's quota (None: no quota, or not known)."""
+    layout = _layout()
+    if layout is None:
+        return None
+    kind, root = layout
     for line in _read(Path(f"/proc/{pid}/cgroup")).splitlines():
         _, controllers, path = line.split(":", 2)
-        layout = _layout()
-        if layout is None:
-            return None
-        kind, root = layout
         if kind == "v1" and "cpu" in controllers.split(","):
             quota = _read(root / path.lstrip("/") / "cpu.cfs_quota_us").strip()
             period = _read(root / path.lstrip("/") / "cpu.cfs_period_us").strip()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from workbench.clusters import journal
 from workbench.errors import WorkbenchError
-from workbench.experiments.elastic import Join, join_windows, streamed
+from workbench.experiments.elastic import Join, join_windows, series, streamed
 from workbench.experiments.plan import RATE, SATURATED, UNTHROTTLED, Experiment, Step
 from workbench.experiments.stats import AnovaRow, anova2, cell
 from workbench.results.store import RunStore
@@ -100,7 +100,7 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
                 record.in_flight = (sum(i.in_flight * i.duration_s for i in sampled)
                                     / sum(i.duration_s for i in sampled))
             if e.add_node_at_s is not None:
-                _elastic(record, result, measured)
+                _elastic(record, result)
             for name in OPERATIONS:
                 for kind, prefix in ((record.ops, ""), (record.response, "Intended-")):
                     m = result.measurement(prefix + name)
@@ -115,14 +115,10 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
     return out
 
 
-def _elastic(record: RunRecord, result, measured) -> None:
-    op = next((name for name in OPERATIONS if result.measurement(name)), "READ")
-    record.join = join_windows(result, op)
+def _elastic(record: RunRecord, result) -> None:
+    record.join = join_windows(result)
     record.streamed = streamed(result, record.join.node) if record.join else None
-    paced = any(i.target for i in measured)
-    name = f"Intended-{op}" if paced else op
-    record.series = [(i.elapsed_s, i.throughput, float(i.measurements[name].percentiles.get(99.0, 0))
-                      if name in i.measurements else 0.0) for i in measured]
+    record.series = [(end, rate, p99 or 0.0) for _, end, rate, p99 in series(result)]
     record.marks = [(e.elapsed_s, str(e.value)) for e in result.events if e.kind == journal.KIND]
 
 

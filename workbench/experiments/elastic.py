@@ -103,7 +103,23 @@ class Join:
         return None if self.normal_s is None else self.normal_s - self.joining_s
 
 
-def join_windows(result, op: str = "READ") -> Join | None:
+def series(result) -> list[tuple[float, float, float, float | None]]:
+    """The run over time: for each measured interval, (start, end on the run's clock, ops/s, the
+    p99 of its first operation in microseconds: response time where the run was paced; None for
+    an interval without one)."""
+    measured = [i for i in result.intervals if not i.warmup and i.duration_s > 0]
+    op = next((m.name for m in result.measurements if m.operations and not m.name.startswith("Intended-")
+               and m.name != "CLEANUP"), "READ")
+    name = f"Intended-{op}" if any(i.target for i in measured) else op
+    out = []
+    for i in measured:
+        m = i.measurements.get(name)
+        p99 = float(m.percentiles.get(99.0, 0)) if m is not None and m.count else None
+        out.append((i.elapsed_s - i.duration_s, i.elapsed_s, i.throughput, p99))
+    return out
+
+
+def join_windows(result) -> Join | None:
     """The run's measured intervals before, during and after the join of the first node that
     joined during it (None: no node joined). An interval belongs to the window its middle is in."""
     marks = [(e.elapsed_s, str(e.value)) for e in result.events if e.kind == journal.KIND]
@@ -113,22 +129,18 @@ def join_windows(result, op: str = "READ") -> Join | None:
     node = joining[1]
     normal = next((t for t, v in marks if v == f"{node} normal" and t >= joining[0]), None)
     failed = any(v.startswith(f"{node} did not join") for _, v in marks)
-    measured = [i for i in result.intervals if not i.warmup and i.duration_s > 0]
-    if not measured:
+    seconds = series(result)
+    if not seconds:
         return Join(node, joining[0], normal, (), failed)
-    first = measured[0].elapsed_s - measured[0].duration_s
-    last = measured[-1].elapsed_s
+    first, last = seconds[0][0], seconds[-1][1]
     end_of_join = normal if normal is not None else last
     bounds = (("before", first, joining[0]), ("during", joining[0], end_of_join),
               ("after", end_of_join, last))
-    paced = any(i.target for i in measured)
-    name = f"Intended-{op}" if paced else op
     windows = []
     for label, start, end in bounds:
-        inside = [i for i in measured if start <= i.elapsed_s - i.duration_s / 2 < end]
-        rates = [i.throughput for i in inside]
-        p99s = [float(i.measurements[name].percentiles.get(99.0, 0)) for i in inside
-                if name in i.measurements and i.measurements[name].count]
+        inside = [s for s in seconds if start <= (s[0] + s[1]) / 2 < end]
+        rates = [rate for _, _, rate, _ in inside]
+        p99s = [p99 for _, _, _, p99 in inside if p99 is not None]
         windows.append(Window(label, start, max(end, start), cell(rates) if rates else None,
                               cell(p99s) if p99s else None))
     return Join(node, joining[0], normal, tuple(windows), failed)

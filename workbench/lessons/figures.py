@@ -71,8 +71,7 @@ def join_figures(result: RunResult) -> dict[str, float]:
     """A node that joined during the run (join.*, checks.JOIN): the join's seconds and each
     window's mean throughput and p99 (ms); none for a run no node joined, a window without an
     interval, or a join not over before the run ended (no seconds, no after)."""
-    op = next((name for name in OPERATIONS.values() if result.measurement(name)), "READ")
-    join = join_windows(result, op)
+    join = join_windows(result)
     if join is None:
         return {}
     out = {} if join.duration_s is None else {"join.seconds": join.duration_s}
