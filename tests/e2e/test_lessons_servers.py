@@ -218,10 +218,11 @@ def test_elasticity_adds_a_node_during_a_run_reads_the_join_and_removes_it(tmp_p
     assert "node4 left the ring and stopped in " in done.stdout
     found = verdicts(tmp_path, "elasticity")
     assert list(found) == ["up", "load", "warm", "max", "grow", "shrink", "down"]
-    # the join within the run and no failed operation, its cost judged (which way: the machine's),
-    # no failure when node4 left
-    assert found["grow"][0] is True and found["grow"][1] is not None and found["shrink"] == [True], \
-        done.stdout[-5000:]
+    # the join within the run, next to no failed operation (a loaded CI machine once had one
+    # server-side timeout in 44,538), its cost judged (which way: the machine's), next to no
+    # failure when node4 left
+    assert found["grow"][:2] == [True, True] and found["grow"][2] is not None, done.stdout[-5000:]
+    assert found["shrink"] == [True], done.stdout[-5000:]
     with RunStore(tmp_path / "runs.db") as store:
         steps = {d.step: d for d in lesson_steps(store, "elasticity", "t")}
         grow = store.result(steps["grow"].run_id)

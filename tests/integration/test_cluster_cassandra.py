@@ -193,11 +193,20 @@ def test_readiness_checks_use_execution_profiles_not_legacy_parameters(cassandra
         assert node_serves(cassandra_node.nodes[0].address, 0)
 
 
-def _requests_on(cluster, address: str, driver_name: str) -> int:
+def _requests_on(cluster, address: str, driver_name: str, default: int | None = None) -> int:
     """Requests that one node has coordinated for the clients named driver_name on their open
     connections, as the node itself counts them (system_views.clients, asked of that node alone;
-    the tests' own sessions left out): an independent check of where a client sent requests."""
-    driver, session = session_for(cluster, only=address)
+    the tests' own sessions left out): an independent check of where a client sent requests.
+    default: what to return if the node cannot be reached (a node that has just joined, its JIT
+    cold, once let the test's connection time out), else the error is raised."""
+    from cassandra.cluster import NoHostAvailable
+
+    try:
+        driver, session = session_for(cluster, only=address)
+    except NoHostAvailable:
+        if default is None:
+            raise
+        return default
     try:
         rows = session.execute("SELECT driver_name, request_count, client_options FROM system_views.clients")
         return sum(r.request_count or 0 for r in rows if r.driver_name == driver_name
@@ -510,7 +519,8 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
         normal = moments["normal"] = time.time()
         while len(reached) < 2 and time.time() < normal + 20:
             for label, driver_name in (("native", NATIVE_NAME), ("python", REFERENCE_NAME)):
-                if label not in reached and _requests_on(cassandra_cluster3, node4, driver_name) > 0:
+                if label not in reached and _requests_on(cassandra_cluster3, node4, driver_name,
+                                                         default=0) > 0:
                     reached[label] = time.time() - normal
             time.sleep(0.2)
         time.sleep(3)

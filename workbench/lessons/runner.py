@@ -80,6 +80,20 @@ def show_value(path: str, value: float | None) -> str:
     return f"{value:,.1f} {unit}"
 
 
+def run_line(figures: dict[str, float], error_kinds: dict[str, int] | None, run_id: int | None) -> str:
+    """A run's line in the lesson's output: throughput, operations, errors (and what failed, as
+    the client named it: a server's timeout is not a lost connection), the first p99, the run."""
+    errors = f"{figures['errors']:,.0f} errors"
+    if figures["errors"] and error_kinds:
+        errors += " (" + ", ".join(f"{kind} {n:,}" for kind, n in
+                                   sorted(error_kinds.items(), key=lambda kv: (-kv[1], kv[0]))) + ")"
+    read = next((f"{op} p99 {show_value(op + '.p99', figures[op + '.p99'])}"
+                 for op in checks_module.OPERATIONS if op + ".p99" in figures), "")
+    recorded = f" (run {run_id})" if run_id is not None else ""
+    return (f"{figures['throughput']:,.0f} ops/s, {figures['operations']:,.0f} operations, {errors}, "
+            f"{read}{recorded}")
+
+
 def _combined(runs: list[dict[str, float]]) -> dict:
     """One run's figures as they are; several runs' as their means (figures all runs have),
     each run's value kept under checks.REPS for welch_p."""
@@ -410,12 +424,8 @@ class LessonRunner:
                 return done.run_id
             figures = run_figures(done.result)
             runs.append((done.run_id, figures))
-            read = next((f"{op} p99 {show_value(op + '.p99', figures[op + '.p99'])}"
-                         for op in checks_module.OPERATIONS if op + ".p99" in figures), "")
-            recorded = f" (run {done.run_id})" if done.run_id is not None else ""
             which = f"#{rep}: " if repeat > 1 else ""
-            self.say(f"  {which}{figures['throughput']:,.0f} ops/s, {figures['operations']:,.0f} operations, "
-                     f"{figures['errors']:,.0f} errors, {read}{recorded}")
+            self.say(f"  {which}{run_line(figures, done.result.environment.get('error_kinds'), done.run_id)}")
         self.figures[step.id] = _combined([f for _, f in runs])  # keys.*: the runs' own counts
         if repeat > 1:
             mean = self.figures[step.id]["throughput"]
