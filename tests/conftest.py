@@ -133,6 +133,13 @@ def hbase_server(suite_servers):
 
 
 @pytest.fixture(scope="session")
+def hbase_cluster3(suite_servers):
+    """HBase with ZooKeeper, the master and three RegionServers as JVMs of their own, rs1-rs3 on
+    three consecutive loopback addresses (the next one free for an rs4 a test adds)."""
+    yield from suite_servers.serve("hbase_cluster3")
+
+
+@pytest.fixture(scope="session")
 def hbase25_server(suite_servers):
     """Standalone HBase 2.5 (version = "2.5": pinned 2.5.8) and its gateway (free ports)."""
     yield from suite_servers.serve("hbase25_server")

@@ -44,9 +44,12 @@ SPECS: dict[str, ClusterSpec] = {
     # the second pinned releases (distributions.SERIES): Cassandra 4.1 on Java 17, HBase 2.5
     "cassandra41_node": CassandraSpec(name="t-cassandra41", nodes=1, heap="512M", version="4.1"),
     "hbase25_server": HBaseSpec(name="t-hbase25", heap="768M", thrift_heap="256M", version="2.5"),
+    # ZooKeeper, the master and 3 RegionServers of their own (each on its own address), the gateway
+    "hbase_cluster3": HBaseSpec(name="t-hbase3", regionservers=3, heap="384M", regionserver_heap="512M",
+                                thrift_heap="256M", balancer_period_s=5),
 }
 # Addresses claimed after a cluster's own, free for a node a test adds (the add-node test's node4)
-SPARE_ADDRESSES = {"cassandra_cluster3": 1}
+SPARE_ADDRESSES = {"cassandra_cluster3": 1, "hbase_cluster3": 1}
 LOCK_DIR = Path(tempfile.gettempdir()) / "workbench-test-locks"
 
 
@@ -104,11 +107,12 @@ class SuiteServers:
         self._locks.append(fd)
         return True
 
-    def addresses(self, count: int) -> str:
-        """First of `count` consecutive free loopback addresses (127.0.0.41 and up)."""
+    def addresses(self, count: int, ports_of: tuple[int, ...] = (7000, 9042)) -> str:
+        """First of `count` consecutive free loopback addresses (127.0.0.41 and up): `ports_of`
+        free on each (Cassandra's storage and CQL ports, and its JMX port on 127.0.0.1)."""
         for first in range(41, 250 - count):
             block = [f"127.0.0.{first + i}" for i in range(count)]
-            free = all(ports.is_free(a, p) for a in block for p in (7000, 9042)) and all(
+            free = all(ports.is_free(a, p) for a in block for p in ports_of) and all(
                 ports.is_free("127.0.0.1", cassandra_local.jmx_port(a)) for a in block)
             if free and all(self._claim(a) for a in block):
                 return block[0]
@@ -138,7 +142,11 @@ class SuiteServers:
             return dataclasses.replace(spec, first_address=self.addresses(count))
         if isinstance(spec, FerretDBSpec):
             return dataclasses.replace(spec, **self.ferretdb_ports())
-        return dataclasses.replace(spec, **self.hbase_ports())
+        chosen = self.hbase_ports()
+        if spec.regionservers:  # each RegionServer on an address of its own, and one spare
+            count = spec.regionservers + SPARE_ADDRESSES.get(key, 0)
+            chosen["address"] = self.addresses(count, tuple(chosen.values()))
+        return dataclasses.replace(spec, **chosen)
 
     def up(self, key: str) -> Cluster:
         spec = self.spec(key)

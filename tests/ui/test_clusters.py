@@ -41,6 +41,9 @@ async def test_presets_are_listed_and_bad_requests_refused(session):
         await until(pilot, lambda: "cassandra-single" in rows(app, "clusters"), what="the presets")
         assert rows(app, "clusters")["hbase-standalone"][:5] == ["hbase-standalone", "hbase preset", "2",
                                                                  "· not started", "127.0.0.1:9090"]
+        # ZooKeeper, the master, three RegionServers and the gateway
+        assert rows(app, "clusters")["hbase-3"][:5] == ["hbase-3", "hbase preset", "6", "· not started",
+                                                        "127.0.0.1:9090"]
         # FerretDB with its PostgreSQL: two processes, clients on the MongoDB protocol's port
         assert rows(app, "clusters")["ferretdb-postgres"][:5] == ["ferretdb-postgres", "ferretdb preset", "2",
                                                                   "· not started", "127.0.0.1:27017"]

@@ -79,10 +79,18 @@ def test_an_unknown_cluster_an_hbase_one_and_a_docker_one_are_one_line_each(tmp_
     _save(state, HBaseSpec(name="hb"),
           [("master", "127.0.0.1", stand_ins()), ("thrift", "127.0.0.1", stand_ins())])
     line = _one_line(state, tmp_path, "add-node", "hb")
-    assert "add-node works for Cassandra clusters here; HBase (one master with its RegionServer) not yet: " \
-        "'hb' is an HBase cluster" in line, line
+    assert "add-node: 'hb' is standalone HBase (one master with its RegionServer in one JVM)" in line \
+        and "cluster up hbase-3" in line, line
     line = _one_line(state, tmp_path, "remove-node", "hb", "thrift")
-    assert "remove-node works for Cassandra clusters here" in line, line
+    assert "remove-node: 'hb' is standalone HBase" in line, line
+    # HBase with RegionServers of its own: only those leave, and not the last one
+    _save(state, HBaseSpec(name="hd", regionservers=1, address="127.0.0.230"),
+          [("zookeeper", "127.0.0.230", stand_ins()), ("master", "127.0.0.230", stand_ins()),
+           ("rs1", "127.0.0.230", stand_ins()), ("thrift", "127.0.0.230", stand_ins())])
+    line = _one_line(state, tmp_path, "remove-node", "hd", "master")
+    assert "master of cluster 'hd' is not a RegionServer: only those (rs1) can be removed" in line, line
+    line = _one_line(state, tmp_path, "remove-node", "hd", "rs1")
+    assert "rs1 is the last RegionServer of cluster 'hd'" in line and "add-node hd" in line, line
     _save(state, CassandraSpec(name="dk", nodes=2), [("node1", "127.0.0.1", (0, 0))], provider="docker")
     line = _one_line(state, tmp_path, "add-node", "dk")
     assert "add-node is not available for Docker clusters yet" in line, line

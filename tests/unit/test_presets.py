@@ -57,7 +57,7 @@ def test_the_gateways_server_transport_and_protocol_reach_its_flags_and_the_bind
     assert thrift_flags(default) == ["-threadpool"]
     node = Node("thrift", "127.0.0.1", 9090, 1, 1, tmp_path / "log", tmp_path / "out", tmp_path)
     assert binding_overrides(Cluster("h", "hbase", default, (node,), tmp_path)) == [
-        "db=hbase", "hbase.host=127.0.0.1", "hbase.port=9090"]
+        "db=hbase", "hbase.host=127.0.0.1", "hbase.port=9090", "hbase.zookeeper=127.0.0.1:2181"]
     preset = tmp_path / "hsha.toml"
     preset.write_text('kind = "hbase"\nthrift_server = "hsha"\nthrift_transport = "framed"\n'
                       'thrift_protocol = "compact"\n')

@@ -195,7 +195,7 @@ def plans(spec: CassandraSpec, run_dir: Path, lib: Path, java: Path) -> list[Nod
     return [_node_plan(spec, index, run_dir, lib, java, tls_password) for index in range(1, spec.nodes + 1)]
 
 
-def node_ports(address: str) -> tuple[tuple[str, int, str], ...]:
+def node_ports(address: str, spec: CassandraSpec | None = None) -> tuple[tuple[str, int, str], ...]:
     """(address, port, what) node at `address` binds: storage and CQL on its own address, JMX on
     127.0.0.1."""
     return ((address, STORAGE_PORT, "Cassandra storage"),
@@ -467,3 +467,56 @@ def wait_left(spec: CassandraSpec, address: str, others: list[str], deadline: fl
             raise ClusterError(f"{address} is still listed as a ring member by the other nodes",
                                hint="see `nodetool status` on another node")
         time.sleep(0.5)
+
+
+# -- the local provider's add_node and remove_node (local.py), as hbase_local has them ----------------
+
+NODE_PREFIX = "node"
+JOINING = "joining the ring: bootstrapping, streaming its share of the data"
+JOINED = "is Up/Normal on every other node"
+
+
+def node_address(spec: CassandraSpec, index: int) -> str:
+    return spec.address(index)
+
+
+def join_plan(spec: CassandraSpec, index: int, run_dir: Path, lib: Path, java: Path, others: list[str],
+              client: dict[str, Any]) -> NodePlan:
+    """Node `index` with tokens of its own, taken from the ring `others[0]` reports."""
+    try:
+        owners = ring(others[0], **client)
+    except Exception as exc:
+        raise ClusterError(f"cannot read the token ring from {others[0]}: {type(exc).__name__}",
+                           hint=f"is it serving? `workbench cluster status {spec.name}`") from None
+    return added_plan(spec, index, run_dir, lib, java, owners)
+
+
+def after_join(spec: CassandraSpec, name: str, address: str, deadline: float, check: Callable[[], None],
+               client: dict[str, Any]) -> str | None:
+    """What the bootstrap streamed, for the runs' records (None where the node does not say)."""
+    moved = bootstrap_streamed(address, **client)
+    if moved is None:
+        return None
+    return f"{name} received {moved[0]:,} bytes in {moved[1]:.1f} s of streaming"
+
+
+def check_removal(spec: CassandraSpec, nodes: list[Any], target: Any) -> None:
+    """The seed stays; the others must still hold replication_factor replicas of every row."""
+    if target.address == spec.address(1):
+        raise ClusterError(f"{target.name} is the seed of cluster {spec.name!r}: every other node gossips "
+                           "with it at start-up, so it stays", hint="remove another node")
+    if spec.replication_factor > len(nodes) - 1:
+        raise ClusterError(f"cluster {spec.name!r} keeps {spec.replication_factor} replicas of each row: "
+                           f"its {len(nodes)} nodes cannot become {len(nodes) - 1}",
+                           hint=f"`workbench cluster add-node {spec.name}` first")
+
+
+def still_member(spec: CassandraSpec, address: str, others: list[str], client: dict[str, Any]) -> bool:
+    return any(listed_by(other, address, **client) is not False for other in others)
+
+
+# How a node leaves: `nodetool decommission` (settle.nodetool, run by local.py: settle reads
+# this module): the node streams its data to the others and leaves the ring.
+LEAVE_NODETOOL = ("decommission",)
+
+LEAVING = "leaving the ring (nodetool decommission: streaming its data to {rest})"

@@ -341,6 +341,10 @@ class HBasePlanner:
 
     def check(self, spec: HBaseSpec) -> None:
         _check_release(spec)
+        if spec.distributed:
+            raise ClusterError(f"cluster {spec.name!r}: HBase with RegionServers of their own "
+                               f"(regionservers = {spec.regionservers}) runs as local JVMs here, "
+                               "not in Docker yet", hint="--provider local")
         _check_memory(spec, max(size_bytes(spec.heap), size_bytes(spec.thrift_heap)))
 
     def plan(self, spec: HBaseSpec, run_dir: Path, naming: Naming) -> ClusterPlan:

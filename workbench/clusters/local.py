@@ -163,7 +163,12 @@ class LocalProvider:
             _remove_files(cluster.spec, cluster.run_dir)
 
     def _stop_nodes(self, nodes: tuple[Node, ...], timeout: float, kind: str) -> dict[str, str]:
-        # SIGTERM everyone first so the nodes shut down in parallel, then wait and escalate.
+        # SIGTERM everyone first so the nodes shut down in parallel, then wait and escalate; what
+        # the others need to shut down (HBase's own ZooKeeper) after them.
+        last = getattr(KINDS[kind], "STOP_LAST", ())
+        if any(n.name in last for n in nodes) and any(n.name not in last for n in nodes):
+            first = self._stop_nodes(tuple(n for n in nodes if n.name not in last), timeout, kind)
+            return {**first, **self._stop_nodes(tuple(n for n in nodes if n.name in last), timeout, kind)}
         alive = {n.name for n in nodes if procs.is_ours(n.pid, n.start_time)}
         for node in nodes:
             procs.send(node.pid, node.start_time, signal.SIGCONT)
@@ -243,49 +248,44 @@ class LocalProvider:
                                best_log(fresh)) from None
         return self.status(name)
 
-    # -- growing and shrinking (Cassandra) ------------------------------------------------------
+    # -- growing and shrinking (Cassandra nodes, HBase RegionServers) -----------------------------
     def add_node(self, name: str, cpus: float | None = None) -> Cluster:
-        """Start node N+1 of a running Cassandra cluster, rendered as `up` renders the others but
-        bootstrapping (it streams its share of the data), and return once every other node sees
-        it Up/Normal. It is in the state file from its start: status, down, kill, pause and
-        restart know it. If it fails to join (or on Ctrl-C) it is stopped and forgotten again.
-        `cpus`: its cap (default: the cluster's `cpus`)."""
+        """Start node N+1 of a running cluster (Cassandra: nodeN+1, which bootstraps its share of
+        the data; distributed HBase: RegionServer rsN+1), rendered as `up` renders the others, and
+        return once it has joined (Cassandra: Up/Normal on every other node; HBase: registered
+        with the master, then given regions by the balancer). It is in the state file from its
+        start: status, down, kill, pause and restart know it. If it fails to join (or on Ctrl-C)
+        it is stopped and forgotten again. `cpus`: its cap (default: the cluster's `cpus`)."""
         cluster, phase = self._loaded(name)
         kind = _resizable(cluster, "add-node")
         _require_running(cluster, phase, self.status(name))
         spec = cluster.spec
-        index = max(int(n.name[4:]) for n in cluster.nodes) + 1
-        if len(cluster.nodes) >= MAX_NODES or not _loopback(spec, index):
-            raise ClusterError(f"cluster {name!r} cannot grow past {len(cluster.nodes)} nodes "
+        members = _members(cluster, kind)
+        index = max(int(n.name[len(kind.NODE_PREFIX):]) for n in members) + 1
+        if len(members) >= MAX_NODES or not _loopback(kind.node_address(spec, index)):
+            raise ClusterError(f"cluster {name!r} cannot grow past {len(members)} nodes "
                                f"(at most {MAX_NODES}, on addresses below 127.0.0.255)",
                                hint=f"`workbench cluster remove-node {name} NODE` makes room")
-        node, address = f"node{index}", spec.address(index)
+        node, address = f"{kind.NODE_PREFIX}{index}", kind.node_address(spec, index)
         cpus = spec.cpus if cpus is None else cpus
         cgroups.require(cpus)
-        for host, port, what in kind.node_ports(address):
+        for host, port, what in kind.node_ports(address, spec):
             ports.require_free(host, port, what)
         jdk = java.choose()
         lib = distributions.fetch(spec.kind, self.cache, progress=False, version=spec.version)
         client = kind.client_kwargs(spec, cluster.run_dir)
-        others = [n.address for n in cluster.nodes]
-        try:
-            owners = kind.ring(others[0], **client)
-        except Exception as exc:
-            raise ClusterError(f"cannot read the token ring from {cluster.nodes[0].name} ({others[0]}): "
-                               f"{type(exc).__name__}",
-                               hint=f"is it serving? `workbench cluster status {name}`") from None
+        others = [n.address for n in members]
         for folder in kind.node_dirs(spec, cluster.run_dir, node):  # left by an earlier attempt
             shutil.rmtree(folder, ignore_errors=True)
+        plan = kind.join_plan(spec, index, cluster.run_dir, lib, jdk.java, others, client)
         report(self.progress, "start", f"{name}: starting {node} on {address} ...")
-        plan = kind.added_plan(spec, index, cluster.run_dir, lib, jdk.java, owners)
         started = time.monotonic()
         fresh: Node | None = None
         try:
             fresh = self._launch(plan, jdk, name, cpus)
             cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, fresh))
             store.save(cluster, phase)
-            report(self.progress, "join", f"{name}: {node} started (pid {fresh.pid}); joining the ring: "
-                                          f"bootstrapping, streaming its share of the data ...")
+            report(self.progress, "join", f"{name}: {node} started (pid {fresh.pid}); {kind.JOINING} ...")
             journal.append(cluster.run_dir, f"+ {node} joining")
             deadline = started + spec.start_timeout
             kind.wait_joined(spec, node, address, others, deadline, lambda: _check_alive(cluster),
@@ -296,60 +296,65 @@ class LocalProvider:
                 if fresh is not None:
                     journal.append(cluster.run_dir, f"{node} did not join (stopped)")
             if isinstance(exc, NotReady):
-                raise StartupError(f"cassandra {node} {exc.what} within {spec.start_timeout:.0f} s "
+                raise StartupError(f"{spec.kind} {node} {exc.what} within {spec.start_timeout:.0f} s "
                                    f"(stopped again)", best_log(fresh)) from None
             if isinstance(exc, StartupError) and fresh is not None and exc.log == best_log(fresh):
-                raise StartupError(f"cassandra {node} exited while it joined the ring (removed again)",
+                raise StartupError(f"{spec.kind} {node} exited while it joined (removed again)",
                                    best_log(fresh)) from None
             raise
         journal.append(cluster.run_dir, f"{node} normal")
-        moved = kind.bootstrap_streamed(address, **client)  # what it streamed, for the runs' records
+        report(self.progress, "ready", f"{name}: {node} {kind.JOINED} ({time.monotonic() - started:.1f} s)")
+        # what the join moved to it, for the runs' records: after the moment above (a query of a
+        # node under load can take seconds; HBase's balancer moves regions on its own period)
+        try:
+            moved = kind.after_join(spec, node, address, started + spec.start_timeout,
+                                    lambda: _check_alive(cluster), client)
+        except StartupError:  # it died after it joined: status says so, as for any node
+            moved = None
         if moved is not None:
-            journal.append(cluster.run_dir, f"{node} received {moved[0]:,} bytes in {moved[1]:.1f} s "
-                                            "of streaming")
-        report(self.progress, "ready", f"{name}: {node} is Up/Normal on "
-                                       f"{', '.join(n.name for n in cluster.nodes[:-1])} "
-                                       f"({time.monotonic() - started:.1f} s)")
+            journal.append(cluster.run_dir, moved)
+            report(self.progress, "moved", f"{name}: {moved}")
         return self.status(name)
 
     def remove_node(self, name: str, node: str) -> Cluster:
-        """Decommission a node of a running Cassandra cluster (`nodetool decommission`: it streams
-        its data to the others and leaves the ring), wait until no other node lists it, then stop
-        it and remove it from the state file and its files from the disk."""
-        from workbench.clusters import settle
-
+        """Take a node out of a running cluster: its data moved to the others first (Cassandra:
+        `nodetool decommission`; HBase: RegionMover unload), then it is stopped and removed from
+        the state file and its files from the disk, once the others no longer list it."""
         cluster, phase = self._loaded(name)
         kind = _resizable(cluster, "remove-node")
         target = cluster.node(node)
         spec = cluster.spec
+        members = _members(cluster, kind)
         if len(cluster.nodes) == 1:
             raise ClusterError(f"{node} is the last node of cluster {name!r}: it cannot be removed",
                                hint=f"`workbench cluster down {name}` stops the whole cluster")
-        if target.address == spec.address(1):
-            raise ClusterError(f"{node} is the seed of cluster {name!r}: every other node gossips with it "
-                               "at start-up, so it stays", hint="remove another node")
+        kind.check_removal(spec, members, target)
         _require_running(cluster, phase, self.status(name))
-        if spec.replication_factor > len(cluster.nodes) - 1:
-            raise ClusterError(f"cluster {name!r} keeps {spec.replication_factor} replicas of each row: "
-                               f"its {len(cluster.nodes)} nodes cannot become {len(cluster.nodes) - 1}",
-                               hint=f"`workbench cluster add-node {name}` first")
-        rest = [n for n in cluster.nodes if n.name != node]
+        rest = [n for n in members if n.name != node]
         others = [n.address for n in rest]
         client = kind.client_kwargs(spec, cluster.run_dir)
         started = time.monotonic()
         deadline = started + spec.start_timeout
-        if any(kind.listed_by(other, target.address, **client) is not False for other in others):
-            report(self.progress, "leave", f"{name}: {node} leaving the ring (nodetool decommission: "
-                                           f"streaming its data to {', '.join(n.name for n in rest)}) ...")
+        if kind.still_member(spec, target.address, others, client):
+            leaving = kind.LEAVING.format(rest=", ".join(n.name for n in rest))
+            report(self.progress, "leave", f"{name}: {node} {leaving} ...")
             journal.append(cluster.run_dir, f"- {node} leaving")
-            settle.nodetool(target, ["decommission"], deadline)
-            kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
-            report(self.progress, "left", f"{name}: {node} has left the ring "
+            if hasattr(kind, "leave"):
+                kind.leave(spec, target, others, deadline, cluster.run_dir)
+            else:
+                from workbench.clusters import settle
+
+                settle.nodetool(target, list(kind.LEAVE_NODETOOL), deadline)
+            if spec.kind == "cassandra":  # it leaves the ring by itself; a RegionServer once stopped
+                kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
+            report(self.progress, "left", f"{name}: {node} has left "
                                           f"({time.monotonic() - started:.1f} s); stopping it")
-        else:  # an earlier remove-node decommissioned it and was interrupted
-            report(self.progress, "left", f"{name}: {node} is not in the ring any more; stopping it")
+        else:  # an earlier remove-node moved its data and was interrupted
+            report(self.progress, "left", f"{name}: {node} is not a member any more; stopping it")
         with _uninterruptible():
             outcome = self._forget(cluster, target, phase, keep_log=False)
+        if spec.kind != "cassandra":
+            kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
         journal.append(cluster.run_dir, f"{node} gone")
         report(self.progress, "gone", f"{name}: {node} gone ({outcome}, its files removed)")
         return self.status(name)
@@ -395,14 +400,27 @@ MAX_NODES = 9  # as a preset's `nodes`
 
 
 def _resizable(cluster: Cluster, verb: str):
-    """The kind module of a cluster that can grow and shrink (Cassandra), else one line."""
-    if cluster.kind != "cassandra":
-        what, which = {"hbase": ("HBase (one master with its RegionServer)", "an HBase"),
-                       "ferretdb": ("FerretDB (one server on its database)", "a FerretDB")}.get(
-            cluster.kind, (cluster.kind, f"a {cluster.kind}"))
-        raise ClusterError(f"{verb} works for Cassandra clusters here; {what} not yet: "
-                           f"{cluster.name!r} is {which} cluster")
-    return KINDS[cluster.kind]
+    """The kind module of a cluster that can grow and shrink (Cassandra; HBase with RegionServers
+    of their own), else one line."""
+    spec = cluster.spec
+    if cluster.kind == "cassandra" or (cluster.kind == "hbase" and spec.distributed):
+        return KINDS[cluster.kind]
+    if cluster.kind == "hbase":
+        raise ClusterError(f"{verb}: {cluster.name!r} is standalone HBase (one master with its "
+                           "RegionServer in one JVM); RegionServers can be added to and removed from "
+                           "HBase with RegionServers of their own",
+                           hint="`workbench cluster up hbase-3` (a master and three RegionServers)")
+    what, which = {"ferretdb": ("FerretDB (one server on its database)", "a FerretDB")}.get(
+        cluster.kind, (cluster.kind, f"a {cluster.kind}"))
+    raise ClusterError(f"{verb} works for Cassandra and HBase clusters here; {what} not yet: "
+                       f"{cluster.name!r} is {which} cluster")
+
+
+def _members(cluster: Cluster, kind) -> list[Node]:
+    """The nodes that add_node counts and remove_node may take: Cassandra's nodes, HBase's
+    RegionServers (not its ZooKeeper, master or gateway)."""
+    return [n for n in cluster.nodes if n.name.startswith(kind.NODE_PREFIX)
+            and n.name[len(kind.NODE_PREFIX):].isdigit()]
 
 
 def _require_running(cluster: Cluster, phase: str, live: Cluster) -> None:
@@ -423,10 +441,10 @@ def _require_running(cluster: Cluster, phase: str, live: Cluster) -> None:
                        hint=f"`workbench cluster {fix} {cluster.name} {idle[0].name}` first")
 
 
-def _loopback(spec: ClusterSpec, index: int) -> bool:
-    """Node `index` still gets an address 127.0.0.K (K < 255), as the spec's own check wants."""
+def _loopback(address: str) -> bool:
+    """The address is still 127.0.0.K (K < 255), as the spec's own check wants."""
     try:
-        return ipaddress.IPv4Address(spec.address(index)) < ipaddress.IPv4Address("127.0.0.255")
+        return ipaddress.IPv4Address(address) < ipaddress.IPv4Address("127.0.0.255")
     except ValueError:
         return False
 

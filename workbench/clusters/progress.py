@@ -28,7 +28,8 @@ from rich.progress import (
 class ProgressEvent:
     """stage: "fetch" (done/total in bytes), "start" (a node launched), "wait" (waiting for it
     to serve), "ready"; a node added to a running cluster: "start", "join" (bootstrapping),
-    "ready" (Up/Normal); a node removed: "leave" (decommissioning), "left", "gone"; message: one
+    "ready" (Up/Normal; HBase: registered), "moved" (what the join moved to it: bytes streamed,
+    regions balanced); a node removed: "leave" (decommissioning), "left", "gone"; message: one
     line for a person."""
 
     stage: str

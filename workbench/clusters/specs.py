@@ -148,7 +148,9 @@ THRIFT_CHOICES = {
 
 @dataclass(frozen=True)
 class HBaseSpec:
-    """Standalone HBase (master + RegionServer + ZooKeeper in one JVM) and its Thrift gateway."""
+    """HBase and its Thrift gateway: standalone (regionservers = 0: master, RegionServer and
+    ZooKeeper in one JVM), or distributed on the local file system (regionservers = N: ZooKeeper,
+    the master and N RegionServers as JVMs of their own, RegionServer K on address(K))."""
 
     name: str = "hbase"
     heap: str = "1G"
@@ -158,6 +160,13 @@ class HBaseSpec:
     master_port: int = 16000
     regionserver_port: int = 16020
     thrift_port: int = 9090
+    # Distributed: how many RegionServers (rs1..rsN on address, address+1, ...: each its own
+    # loopback address on regionserver_port), each with regionserver_heap; 0 = standalone.
+    # balancer_period_s: how often the master balances regions (HBase's 300 s is long for a run:
+    # a RegionServer added during one would get no region before it ended).
+    regionservers: int = 0
+    regionserver_heap: str = "768M"
+    balancer_period_s: float = 10.0
     # How the Thrift gateway serves: its server type (HBase's -threadpool, -hsha, -nonblocking,
     # -threadedselector), transport (-f: framed) and protocol (-c: compact). `--cluster` hands
     # the transport and protocol to the binding. Measured on 2 cores (BENCHMARKS.md): threadpool
@@ -181,9 +190,16 @@ class HBaseSpec:
 
     def __post_init__(self) -> None:
         _check(bool(_NAME.match(self.name)), "name", f"{self.name!r} must be a short word")
-        for field in ("heap", "thrift_heap"):
+        for field in ("heap", "thrift_heap", "regionserver_heap"):
             _check(bool(_SIZE.match(getattr(self, field))), field, "must look like 512M or 1G")
         _check(self.address.startswith("127."), "address", "must be a loopback address")
+        _check(isinstance(self.regionservers, int) and 0 <= self.regionservers <= 9, "regionservers",
+               "must be 0 (standalone: the master's own RegionServer) to 9")
+        _check(1 <= self.balancer_period_s <= 3600, "balancer_period_s", "must be 1 to 3600 seconds")
+        if self.regionservers:
+            _check(ipaddress.IPv4Address(self.address) + self.regionservers - 1
+                   < ipaddress.IPv4Address("127.0.0.255"), "regionservers",
+                   f"{self.regionservers} RegionServers from {self.address} run past 127.0.0.254")
         for field in ("zookeeper_port", "master_port", "regionserver_port", "thrift_port"):
             _check(1024 <= getattr(self, field) <= 65535, field, "must be a port 1024-65535")
         for field, choices in THRIFT_CHOICES.items():
@@ -194,6 +210,14 @@ class HBaseSpec:
         _check_data_dir(self.data_dir)
         _check_docker(self)
         _check_version(self)
+
+    @property
+    def distributed(self) -> bool:
+        return self.regionservers > 0
+
+    def node_address(self, index: int) -> str:
+        """Address of RegionServer `index` (1-based; rs1 shares the master's address)."""
+        return str(ipaddress.IPv4Address(self.address) + index - 1)
 
     @property
     def release(self) -> str:

@@ -6,6 +6,7 @@ containers), and name existing ones (the external provider).
     workbench cluster kill cassandra-3 node3
     workbench cluster add-node cassandra-3            # node4 bootstraps into the running ring
     workbench cluster remove-node cassandra-3 node4   # decommissioned, stopped, files removed
+    workbench cluster add-node hbase-3                # rs4 reports for duty; the balancer moves regions
     workbench cluster down cassandra-3
     workbench cluster up cassandra-3 --provider docker   # the same preset as containers
     workbench cluster up lab.toml --provider external   # an existing cluster: checked, remembered
@@ -93,12 +94,15 @@ def register(subparsers) -> None:
         p.set_defaults(func=cmd_fault, action=action)
 
     grow = with_provider(sub.add_parser(
-        "add-node", help="Cassandra: start one more node in a running cluster and wait until it has "
-        "joined the ring (Up/Normal on every other node)",
-        description="Start node N+1 of a running local Cassandra cluster on the next address "
-        "127.0.0.K, rendered as `up` renders the others, with tokens of its own; it bootstraps "
+        "add-node", help="Cassandra, HBase with RegionServers: start one more node in a running "
+        "cluster and wait until it has joined",
+        description="Start node N+1 of a running local cluster on the next address 127.0.0.K, "
+        "rendered as `up` renders the others. Cassandra: with tokens of its own, it bootstraps "
         "(streams its share of the data) and the command returns once every other node sees it "
-        "Up/Normal. status, down, kill, pause and restart then know it."))
+        "Up/Normal. HBase with RegionServers of their own (hbase-3): RegionServer rsN+1 reports for "
+        "duty to the master, whose balancer then moves regions to it; the command returns once it "
+        "holds its share (or after three balancer periods). status, down, kill, pause and restart "
+        "then know it."))
     grow.add_argument("name")
     grow.add_argument("--cpus", type=float, metavar="N",
                       help="cap the new node at N cores (default: the cluster's cap, if it has one)")
@@ -106,13 +110,15 @@ def register(subparsers) -> None:
     grow.set_defaults(func=cmd_add_node)
 
     shrink = with_provider(sub.add_parser(
-        "remove-node", help="Cassandra: decommission a node of a running cluster, then stop it and "
-        "remove its files",
-        description="`nodetool decommission` on the node (it streams its data to the others and "
-        "leaves the ring), wait until no other node lists it, then stop its process and forget it. "
-        "The last node, the seed (node1) and a node the replication factor still needs stay."))
+        "remove-node", help="Cassandra, HBase with RegionServers: move a node's data to the others, "
+        "then stop it and remove its files",
+        description="Cassandra: `nodetool decommission` on the node (it streams its data to the "
+        "others and leaves the ring), wait until no other node lists it, then stop its process and "
+        "forget it; the last node, the seed (node1) and a node the replication factor still needs "
+        "stay. HBase: HBase's RegionMover moves the RegionServer's regions to the others, then it "
+        "stops; the last RegionServer stays."))
     shrink.add_argument("name")
-    shrink.add_argument("node", help="node name, e.g. node4")
+    shrink.add_argument("node", help="node name, e.g. node4 (HBase: rs4)")
     shrink.add_argument("--quiet", action="store_true", help="no progress lines")
     shrink.set_defaults(func=cmd_remove_node)
 
@@ -268,7 +274,8 @@ def _resizing(args: argparse.Namespace, verb: str):
         what = {"docker": "Docker clusters", "external": "external clusters (the workbench did not "
                 "start them)"}.get(provider.name, f"{provider.name} clusters")
         raise ClusterError(f"{verb} is not available for {what} yet",
-                           hint="it works for Cassandra clusters of the local provider")
+                           hint="it works for Cassandra and HBase (RegionServers) clusters of the local "
+                                "provider")
     if not args.quiet:
         provider.progress = lambda event: print(event.message, file=sys.stderr, flush=True)
     # Ctrl-C or `kill` during the join stops the node that was started (as for `up`)

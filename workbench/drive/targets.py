@@ -34,6 +34,9 @@ def binding_overrides(cluster: Cluster) -> list[str]:
         if getattr(cluster.spec, "docker_network", "host") == "bridge" and cluster.provider == "docker":
             # Only the gateway's port is published: the native client's RegionServer is not reachable.
             out.append("hbase.client=async")
+        zookeeper = getattr(cluster.spec, "zookeeper_port", None)
+        if zookeeper is not None:  # where a pre-split table is created (hbase.presplit)
+            out.append(f"hbase.zookeeper={cluster.spec.address}:{zookeeper}")
         for key in ("transport", "protocol"):  # how the gateway was started, when not the default
             value = getattr(cluster.spec, f"thrift_{key}", "")
             if value and value != {"transport": "buffered", "protocol": "binary"}[key]:

@@ -403,12 +403,14 @@ class ClustersScreen(Screen):
         provider = self.provider(progress=self._on_progress, key=key)
         name = self._cluster_name(key)
         if not hasattr(provider, "add_node"):
-            self.app.show_error(f"{name}: nodes are added to local Cassandra clusters only")
+            self.app.show_error(f"{name}: nodes are added to local clusters only "
+                                "(Cassandra, HBase with RegionServers)")
             return
         self._start(f"add a node to {name}", lambda: provider.add_node(name))
 
     def action_remove_node(self) -> None:
-        """Decommission the selected node (its data streams to the others), then stop it."""
+        """Remove the selected node (its data moves to the others first: Cassandra decommissions
+        it, HBase moves its regions), then stop it."""
         key = self._selected_node()
         if key is None:
             self.app.show_error("select a node of a started cluster first (- decommissions it)")
@@ -416,9 +418,10 @@ class ClustersScreen(Screen):
         provider = self.provider(progress=self._on_progress, key=key[0])
         name, node = self._cluster_name(key[0]), key[1]
         if not hasattr(provider, "remove_node"):
-            self.app.show_error(f"{name}: nodes are removed from local Cassandra clusters only")
+            self.app.show_error(f"{name}: nodes are removed from local clusters only "
+                                "(Cassandra, HBase with RegionServers)")
             return
-        self.app.push_screen(Confirm(f"Decommission {node} of {name} (its data streams to the others)?"),
+        self.app.push_screen(Confirm(f"Remove {node} of {name} (its data moves to the others first)?"),
                              lambda yes: yes and self._start(f"remove {node} from {name}",
                                                              lambda: provider.remove_node(name, node)))
 
@@ -435,5 +438,7 @@ def _preset_shape(spec) -> tuple[str, str]:
     if spec.kind == "cassandra":
         return str(spec.nodes), spec.first_address
     if spec.kind == "hbase":
-        return "2", f"{spec.address}:{spec.thrift_port}"  # the master and the Thrift gateway
+        # the master and the Thrift gateway; distributed: ZooKeeper and the RegionServers too
+        processes = 2 + (1 + spec.regionservers if spec.distributed else 0)
+        return str(processes), f"{spec.address}:{spec.thrift_port}"
     return ("2" if spec.backend == "postgresql" else "1"), f"{spec.address}:{spec.port}"  # FerretDB
