@@ -11,9 +11,11 @@ does and also remembers the press; `check()`, called at the safe points of long 
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 
 _pressed = False
 _report = sys.unraisablehook  # what prints "Exception ignored in ..."
@@ -52,3 +54,17 @@ def check() -> None:
 def reset() -> None:
     global _pressed
     _pressed = False
+
+
+@contextlib.contextmanager
+def held_off() -> Iterator[None]:
+    """Ctrl-C ignored inside (main thread): a clean-up that must finish, such as stopping the
+    servers just started, is not cut short by a second press."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -110,13 +111,53 @@ def test_hbase_in_containers_serves_load_and_run_through_cluster(docker_hbase, d
     load_and_run(suite_servers, docker_hbase.name, "hbase", "dk_cli")
 
 
+def test_hbase_regionservers_in_containers_one_added_and_removed(docker_suite, suite_servers):
+    """HBase with RegionServers of their own in containers (host network: ZooKeeper, master, rs1,
+    rs2, gateway): `add_node` starts rs3 in a container of its own and the balancer gives it
+    regions of a pre-split table; `remove_node` moves them back (HBase's RegionMover, run in its
+    container) and removes the container."""
+    from workbench.clusters import hbase_local
+
+    provider, client = docker_suite.provider, docker_suite.client
+    chosen = suite_servers.hbase_ports()
+    spec = HBaseSpec(name="t-dk-hbase3", regionservers=2, heap="384M", regionserver_heap="512M",
+                     thrift_heap="256M", balancer_period_s=5, **chosen,
+                     address=suite_servers.addresses(3, tuple(chosen.values())))
+    cluster = provider.up(spec)
+    try:
+        assert [(n.name, n.status, bool(n.container)) for n in provider.status(spec.name).nodes] == [
+            (name, "running", True) for name in ("zookeeper", "master", "rs1", "rs2", "thrift")]
+        load = workbench(suite_servers, "load", "--cluster", cluster.name, "-P", "workloada",
+                         "-p", "recordcount=600", "-p", "table=dk_regions", "-p", "hbase.presplit=8", "-q")
+        assert load.returncode == 0, load.stderr[-2000:]
+        assert sorted(hbase_local.regions_per_server(spec).values()) == [4, 4]
+        grown = provider.add_node(spec.name)
+        assert grown.node("rs3").address == spec.node_address(3) and grown.node("rs3").container
+        rs3 = f"{spec.node_address(3)}:{spec.regionserver_port}"
+        held = hbase_local.regions_per_server(spec)
+        assert held.get(rs3, 0) >= 1 and sum(held.values()) == 8, held
+        shrunk = provider.remove_node(spec.name, "rs3")
+        assert [n.name for n in shrunk.nodes] == ["zookeeper", "master", "rs1", "rs2", "thrift"]
+        after = hbase_local.regions_per_server(spec)
+        assert rs3 not in after and sum(after.values()) == 8, after
+        rs3_objects = {"label": [f"{engine.LABEL}={spec.name}", "org.workbench.node=rs3"]}
+        assert not client.containers.list(all=True, filters=rs3_objects)
+    finally:
+        provider.down(spec.name)
+    assert not client.containers.list(all=True, filters={"label": f"{engine.LABEL}={spec.name}"})
+
+
 def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_servers, tmp_path):
-    """Then the workbench 'crashes' (its state folder goes): `cluster status` and `cluster down
+    """A run on three nodes in containers goes on while node3 is killed and restarted, while
+    node4 joins in a container of its own (bootstrap) and is decommissioned again, and while node3
+    is decommissioned too (three to two: forced past Cassandra's own system_distributed): the run
+    marks each, and the containers and volumes of the nodes that left are gone.
+    Then the workbench 'crashes' (its state folder goes): `cluster status` and `cluster down
     NAME`, without --provider, still find the containers and volumes by their labels, and down
     leaves an unlabelled container alone."""
     provider, client = docker_suite.provider, docker_suite.client
     spec = CassandraSpec(name="t-dk-cassandra3", nodes=3, heap="512M", replication_factor=2,
-                         first_address=suite_servers.addresses(3))
+                         first_address=suite_servers.addresses(4))  # the fourth: node4's
     bystander = client.containers.run(images.BASE, ["sleep", "600"], detach=True, network_mode="none")
     cluster = provider.up(spec)
     try:
@@ -128,7 +169,8 @@ def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_s
         proc = subprocess.Popen(
             [sys.executable, "-m", "workbench", "run", *common, "-p", "operationcount=0",
              "-p", "maxexecutiontime=600", "-p", "cassandra.readconsistencylevel=ONE",
-             "-p", "cassandra.readtimeoutmillis=2000", "-p", "status.interval=1", "-target", "300"],
+             "-p", "cassandra.readtimeoutmillis=2000", "-p", "status.interval=1", "-target", "300",
+             "--export", f"json={tmp_path / 'run.json'}"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
         try:
             wait_until_running(proc, 200, timeout=120)
@@ -137,29 +179,50 @@ def test_three_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_s
             provider.restart(cluster.name, "node3")
             assert provider.status(cluster.name).node("node3").status == "running"
             time.sleep(2.0)  # some operations after the restart, with node3 back in the ring
+            threading.Thread(target=proc.stderr.read, daemon=True).start()  # its pipe never fills
+            grown = provider.add_node(cluster.name)  # node4 bootstraps in a container of its own
+            assert grown.node("node4").address == spec.address(4) and grown.node("node4").container
+            assert grown.node("node4").status == "running"
+            shrunk = provider.remove_node(cluster.name, "node4")  # decommissioned in its container
+            assert [n.name for n in shrunk.nodes] == ["node1", "node2", "node3"]
+            # three to two: Cassandra's own system_distributed keeps 3 replicas, so it is forced
+            said: list[str] = []
+            provider.progress = lambda event: said.append(event.message)
+            try:
+                shrunk = provider.remove_node(cluster.name, "node3")
+            finally:
+                provider.progress = False
+            assert [n.name for n in shrunk.nodes] == ["node1", "node2"]
+            assert any("decommissioning with --force" in line for line in said), said
             proc.send_signal(2)  # SIGINT: the run stops and reports what it did
-            out, err = proc.communicate(timeout=120)
+            out, _ = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
-        assert "[OVERALL], RunTime(ms)" in out, err[-2000:]
+        assert "[OVERALL], RunTime(ms)" in out, out[-2000:]
         reads_ok = int(out.split("[READ], Return=OK, ")[1].split()[0])
         assert reads_ok > 300, out  # RF 2 at ONE: reads went on while node3 was down
+        run = json.loads((tmp_path / "run.json").read_text())["run"]
+        marked = [e["value"] for e in run["events"] if e["kind"] == "cluster"]
+        assert marked[:2] == ["+ node4 joining", "node4 normal"], marked
+        assert marked[-4:] == ["- node4 leaving", "node4 gone", "- node3 leaving", "node3 gone"], marked
+        node4 = {"label": [f"{engine.LABEL}={spec.name}", "org.workbench.node=node4"]}
+        assert not client.containers.list(all=True, filters=node4) and not client.volumes.list(filters=node4)
 
         shutil.rmtree(store.cluster_dir(provider.root, spec.name))  # its state folder is lost
         label = {"label": f"{engine.LABEL}={spec.name}"}
-        assert len(client.volumes.list(filters=label)) == 3  # one data volume per node
+        assert len(client.volumes.list(filters=label)) == 2  # one data volume per node left
         # `cluster status` finds it by its labels too, and says what removes it
         status = workbench(suite_servers, "cluster", "status")
         assert status.returncode == 0, status.stderr
-        assert f"{spec.name}: docker, 3 container(s) found by their labels; its state file is gone" \
+        assert f"{spec.name}: docker, 2 container(s) found by their labels; its state file is gone" \
             in status.stdout, status.stdout
-        assert all(f"  {'node' + str(i):<8} running" in status.stdout for i in (1, 2, 3)), status.stdout
+        assert all(f"  {'node' + str(i):<8} running" in status.stdout for i in (1, 2)), status.stdout
         assert f"`workbench cluster down {spec.name}` removes" in status.stdout
         # No --provider: no state file names the cluster, the engine's labels do.
         down = workbench(suite_servers, "cluster", "down", spec.name)
         assert down.returncode == 0, down.stderr
-        assert all(f"node{i}: stopped" in down.stdout for i in (1, 2, 3)), down.stdout
+        assert all(f"node{i}: stopped" in down.stdout for i in (1, 2)), down.stdout
         assert not client.containers.list(all=True, filters=label)
         assert not client.volumes.list(filters=label)
         assert not store.cluster_dir(provider.root, spec.name).exists()

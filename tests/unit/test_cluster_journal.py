@@ -83,6 +83,30 @@ def test_a_node_added_while_a_run_goes_on_is_its_event_when_it_happened_in_the_e
     assert any("cluster=node4 normal" in c for c in cells)
 
 
+def test_what_is_written_just_before_a_run_stops_is_still_its_event(tmp_path):
+    """A node gone a moment before the run was stopped (`remove_node`, then Ctrl-C at once): the
+    watch reads the journal once more as the run ends, not only every POLL_S."""
+    cluster = Cluster(name="c3", kind="cassandra", spec=CassandraSpec(name="c3", nodes=3), nodes=(),
+                      run_dir=tmp_path)
+    spec, props = make_spec("recordcount=1000", "operationcount=0", "maxexecutiontime=60", "target=500")
+    phase = Phase(spec, props.as_dict(), "run", store=False, cluster=cluster)
+
+    async def go():
+        task = asyncio.ensure_future(phase.run())
+        while phase.controller.elapsed() < 0.3:
+            assert not task.done()
+            await asyncio.sleep(0.01)
+        journal.append(tmp_path, "node4 gone")  # on the loop: no poll can run before the stop
+        phase.controller.stop()
+        return await task
+
+    try:
+        done = asyncio.run(go())
+    finally:
+        cleanup_store(spec)
+    assert [e.value for e in done.result.events if e.kind == "cluster"] == ["node4 gone"]
+
+
 def test_a_run_on_no_cluster_watches_nothing(tmp_path):
     spec, props = make_spec("recordcount=100", "operationcount=200")
     try:

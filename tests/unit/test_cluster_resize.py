@@ -70,7 +70,7 @@ def _free_block(count: int) -> str:
     raise RuntimeError("no free loopback addresses")
 
 
-def test_an_unknown_cluster_an_hbase_one_and_a_docker_one_are_one_line_each(tmp_path, stand_ins):
+def test_an_unknown_cluster_an_hbase_one_and_a_docker_one_are_one_line_each(tmp_path, stand_ins, monkeypatch):
     state = tmp_path / "state"
     _save(state, CassandraSpec(name="c3", nodes=3), [])  # so that the list of known ones is not empty
     for args in (("add-node", "nope"), ("remove-node", "nope", "node2")):
@@ -92,10 +92,12 @@ def test_an_unknown_cluster_an_hbase_one_and_a_docker_one_are_one_line_each(tmp_
     line = _one_line(state, tmp_path, "remove-node", "hd", "rs1")
     assert "rs1 is the last RegionServer of cluster 'hd'" in line and "add-node hd" in line, line
     _save(state, CassandraSpec(name="dk", nodes=2), [("node1", "127.0.0.1", (0, 0))], provider="docker")
+    # a Docker cluster whose engine does not answer
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     line = _one_line(state, tmp_path, "add-node", "dk")
-    assert "add-node is not available for Docker clusters yet" in line, line
-    line = _one_line(state, tmp_path, "remove-node", "dk", "node1")
-    assert "remove-node is not available for Docker clusters yet" in line, line
+    assert "cluster 'dk' runs in Docker, and no Docker engine answers" in line, line
+    line = _one_line(state, tmp_path, "remove-node", "dk", "node2")
+    assert "has no node 'node2'" in line, line
 
 
 def test_remove_refuses_an_unknown_node_the_last_one_the_seed_and_a_replica_still_needed(tmp_path, stand_ins):
@@ -188,3 +190,30 @@ def test_new_tokens_split_the_largest_ranges_and_never_reuse_one():
     lopsided = {0: "a", 2**62: "b", -(2**62): "c"}  # c's range, from b's token round, is half the ring
     [token] = cassandra_local.new_tokens(lopsided, 1)
     assert 2**62 < token or token < -(2**62)  # it splits that one
+
+
+def test_a_decommission_below_a_system_keyspaces_replicas_is_forced_and_said_a_users_is_refused():
+    """Cassandra keeps 3 replicas of system_distributed and system_traces and refuses a
+    decommission from three nodes to two (seen when elastic-speedup's node left cassandra-2
+    again); the workbench forces it then, saying why. A user keyspace's refusal stays."""
+    from workbench.errors import ClusterError
+
+    said, asked = [], []
+
+    def refusing(keyspace):
+        def nodetool(args):
+            asked.append(args)
+            if args == ["decommission"]:
+                raise ClusterError("node3: nodetool decommission failed: nodetool: Unsupported operation: "
+                                   "Not enough live nodes to maintain replication factor in keyspace "
+                                   f"{keyspace} (RF = 3, N = 3). Perform a forceful decommission to ignore.")
+        return nodetool
+
+    cassandra_local.decommission(refusing("system_distributed"), said.append)
+    assert asked == [["decommission"], ["decommission", "--force"]]
+    assert said == ["Cassandra's own keyspace system_distributed keeps 3 replicas and 3 nodes would be 2: "
+                    "decommissioning with --force (it is under-replicated from now on)"]
+    asked.clear()
+    with pytest.raises(ClusterError, match="keyspace ycsb"):
+        cassandra_local.decommission(refusing("ycsb"), said.append)
+    assert asked == [["decommission"]] and len(said) == 1

@@ -23,6 +23,7 @@ refuses unknown keys), and gets its own JVM flags (JVM_OPTIONS) and its own jamm
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import subprocess
 import time
@@ -515,8 +516,29 @@ def still_member(spec: CassandraSpec, address: str, others: list[str], client: d
     return any(listed_by(other, address, **client) is not False for other in others)
 
 
-# How a node leaves: `nodetool decommission` (settle.nodetool, run by local.py: settle reads
-# this module): the node streams its data to the others and leaves the ring.
-LEAVE_NODETOOL = ("decommission",)
+# A node leaves by `nodetool decommission` (the provider runs it: settle.nodetool for a local
+# node, in its container for Docker): it streams its data to the others and leaves the ring by
+# itself, before it stops.
+LEFT_BY_ITSELF = True
+_TOO_FEW = re.compile(r"replication factor in keyspace (\S+) \(RF = (\d+), N = (\d+)\)")
+
+
+def decommission(nodetool: Callable[[list[str]], object], say: Callable[[str], None]) -> None:
+    """`nodetool decommission` through `nodetool(args)` (which raises ClusterError with its
+    output). Cassandra refuses to go below the replication factor of any keyspace, its own
+    included: system_distributed and system_traces keep 3 replicas, so a cluster of three cannot
+    become two. The user's keyspaces were checked first (check_removal); when only a system
+    keyspace stands in the way, the decommission is forced (`--force`), as an operator would,
+    and `say` tells why. Any other refusal stays one line."""
+    try:
+        nodetool(["decommission"])
+    except ClusterError as exc:
+        found = _TOO_FEW.search(exc.message)
+        if found is None or not found.group(1).startswith("system"):
+            raise
+        keyspace, rf, left = found.groups()
+        say(f"Cassandra's own keyspace {keyspace} keeps {rf} replicas and {left} nodes would be "
+            f"{int(left) - 1}: decommissioning with --force (it is under-replicated from now on)")
+        nodetool(["decommission", "--force"])
 
 LEAVING = "leaving the ring (nodetool decommission: streaming its data to {rest})"

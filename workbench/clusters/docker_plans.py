@@ -258,8 +258,31 @@ class CassandraPlanner:
                       for index in range(1, spec.nodes + 1)]
         return _cluster_plan(spec, naming, containers, cassandra_local.launch_groups(spec, run_dir))
 
+    def joining(self, spec: CassandraSpec, index: int, run_dir: Path, naming: Naming, others: list[str],
+                client: dict) -> ContainerPlan:
+        """Node `index` joining the running cluster (resize.add_node): tokens of its own, taken
+        from the ring `others[0]` reports, and auto_bootstrap on, as the local provider's."""
+        try:
+            owners = cassandra_local.ring(others[0], **client)
+        except Exception as exc:
+            raise ClusterError(f"cannot read the token ring from {others[0]}: {type(exc).__name__}",
+                               hint=f"is it serving? `workbench cluster status {spec.name}`") from None
+        password = cassandra_local.tls_password(run_dir) if spec.client_tls else None
+        return self._node(spec, index, run_dir, naming, password,
+                          initial_tokens=cassandra_local.new_tokens(owners, spec.num_tokens), bootstrap=True)
+
+    def nodetool_command(self, node, args: list[str]) -> list[str]:
+        """`nodetool ARGS`, to run in the node's container (its JMX port is local to it)."""
+        from workbench.clusters.settle import NODETOOL_CLASS
+
+        # the image's jvm.options: Java 17's module flags, which nodetool needs as the server does
+        return ["java", "@/etc/cassandra/jvm.options", "-Xms64m", "-Xmx256m", "-Duser.home=/tmp",
+                "-cp", "/opt/cassandra/lib/*", NODETOOL_CLASS,
+                "-h", "127.0.0.1", "-p", str(cassandra_local.jmx_port(node.address)), *args]
+
     def _node(self, spec: CassandraSpec, index: int, run_dir: Path, naming: Naming,
-              password: str | None) -> ContainerPlan:
+              password: str | None, initial_tokens: list[int] | None = None,
+              bootstrap: bool = False) -> ContainerPlan:
         bridge = spec.docker_network == "bridge"
         name, address = f"node{index}", spec.address(index)
         node_dir = run_dir / name
@@ -273,7 +296,8 @@ class CassandraPlanner:
             network = {"listen": naming.object_name(name), "rpc": "0.0.0.0",
                        "broadcast_rpc": "127.0.0.1", "native_port": cql, "seed": seed}
         (conf / "cassandra.yaml").write_text(cassandra_local._render_yaml(
-            spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password, **network))
+            spec, index, Path(CASSANDRA_DATA), CONTAINER_TLS, password, initial_tokens=initial_tokens,
+            bootstrap=bootstrap, **network))
         jmx = cassandra_local.jmx_port(address)
         env = {
             "CASSANDRA_CLUSTER_NAME": spec.name,
@@ -287,6 +311,7 @@ class CassandraPlanner:
                 "-Dcassandra.superuser_setup_delay_ms=0",
                 "-Dcassandra.ring_delay_ms=1000",
                 "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+                *(cassandra_local.BOOTSTRAP_FLAGS if bootstrap else ()),
             )),
         }
         if bridge:
@@ -341,40 +366,57 @@ class HBasePlanner:
 
     def check(self, spec: HBaseSpec) -> None:
         _check_release(spec)
-        if spec.distributed:
+        if spec.distributed and spec.docker_network != "host":
             raise ClusterError(f"cluster {spec.name!r}: HBase with RegionServers of their own "
-                               f"(regionservers = {spec.regionservers}) runs as local JVMs here, "
-                               "not in Docker yet", hint="--provider local")
+                               f"(regionservers = {spec.regionservers}) runs on the host's network "
+                               "only (each RegionServer on its own loopback address)",
+                               hint='leave docker_network out of the preset (or set it to "host")')
         _check_memory(spec, max(size_bytes(spec.heap), size_bytes(spec.thrift_heap)))
 
     def plan(self, spec: HBaseSpec, run_dir: Path, naming: Naming) -> ClusterPlan:
-        bridge = spec.docker_network == "bridge"
         local = hbase_local.plans(spec, run_dir, HBASE_LIB, IMAGE_JAVA)
+        mounts = self._mounts(spec, run_dir)
+        containers = [self._container(spec, node, naming, mounts) for node in local]
+        return _cluster_plan(spec, naming, containers, hbase_local.launch_groups(spec, run_dir))
+
+    def joining(self, spec: HBaseSpec, index: int, run_dir: Path, naming: Naming, others: list[str],
+                client: dict) -> ContainerPlan:
+        """RegionServer `index` (resize.add_node), as plan() makes the others."""
+        node = hbase_local.join_plan(spec, index, run_dir, HBASE_LIB, IMAGE_JAVA, others, client)
+        return self._container(spec, node, naming, self._mounts(spec, run_dir))
+
+    def leave_command(self, spec: HBaseSpec, node, deadline: float) -> list[str]:
+        """HBase's RegionMover, run in the RegionServer's container on its own conf/ and jars."""
+        return hbase_local.mover_argv(spec, node, deadline)
+
+    def _mounts(self, spec: HBaseSpec, run_dir: Path) -> list[Mount]:
         mounts = [Mount(str(run_dir), str(run_dir))]
         data = data_home(spec, run_dir)
         if data != run_dir:
             mounts.append(Mount(str(data), str(data)))
+        return mounts
+
+    def _container(self, spec: HBaseSpec, node, naming: Naming, mounts: list[Mount]) -> ContainerPlan:
+        """The container of one process of the local plan (a launch.NodePlan)."""
+        bridge = spec.docker_network == "bridge"
         memory, cpus = _limits(spec)
-        containers = []
-        for node in local:
-            container_name = naming.object_name(node.name)
-            command = list(node.argv)
-            published: tuple[Published, ...] = ()
-            if bridge and node.name == "thrift":
-                # The published port reaches the container's own address, not its loopback.
-                command[command.index("-b") + 1] = "0.0.0.0"
-                networking = Networking("container", naming.object_name("master"))
-            else:  # everything listens on the loopback it shares with its gateway
-                networking = _networking(spec, naming, ((container_name, spec.address),))
-                if bridge and node.name == "master":  # the gateway is reached through the master
-                    published = (Published(spec.thrift_port, "127.0.0.1", spec.thrift_port),)
-            containers.append(ContainerPlan(
-                name=node.name, container_name=container_name, image=images.image_name("hbase"),
-                command=tuple(command), environment=(), mounts=tuple(mounts),
-                labels=naming.labels(node.name), networking=networking, published=published,
-                host_ports=node.ports, memory=memory, nano_cpus=cpus, address=node.address,
-                port=node.port, dir=node.dir, log=node.log, console_log=node.console_log))
-        return _cluster_plan(spec, naming, containers, hbase_local.launch_groups(spec, run_dir))
+        container_name = naming.object_name(node.name)
+        command = list(node.argv)
+        published: tuple[Published, ...] = ()
+        if bridge and node.name == "thrift":
+            # The published port reaches the container's own address, not its loopback.
+            command[command.index("-b") + 1] = "0.0.0.0"
+            networking = Networking("container", naming.object_name("master"))
+        else:  # everything listens on the loopback it shares with its gateway
+            networking = _networking(spec, naming, ((container_name, spec.address),))
+            if bridge and node.name == "master":  # the gateway is reached through the master
+                published = (Published(spec.thrift_port, "127.0.0.1", spec.thrift_port),)
+        return ContainerPlan(
+            name=node.name, container_name=container_name, image=images.image_name("hbase"),
+            command=tuple(command), environment=(), mounts=tuple(mounts),
+            labels=naming.labels(node.name), networking=networking, published=published,
+            host_ports=node.ports, memory=memory, nano_cpus=cpus, address=node.address,
+            port=node.port, dir=node.dir, log=node.log, console_log=node.console_log)
 
     def server_version(self, spec: HBaseSpec) -> str:
         return ""

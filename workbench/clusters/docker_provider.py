@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.clusters import engine, images, paths, ports
+from workbench.clusters import engine, images, paths, ports, resize
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_plans import (
@@ -435,6 +435,93 @@ class DockerProvider:
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
                                best_log(target)) from None
         return self.status(name)
+
+    # -- growing and shrinking (Cassandra nodes, HBase RegionServers): resize.py -------------------
+    @_engine_errors
+    def add_node(self, name: str, cpus: float | None = None) -> Cluster:
+        """Start node N+1 of a running cluster in a container of its own (host network) and
+        return once it has joined (resize.add_node)."""
+        return resize.add_node(self, name, cpus)
+
+    @_engine_errors
+    def remove_node(self, name: str, node: str) -> Cluster:
+        """Move a node's data to the others, then stop and remove its container (resize)."""
+        return resize.remove_node(self, name, node)
+
+    def join_plan(self, cluster: Cluster, kind, index: int, others: list[str], client: dict,
+                  cpus: float | None) -> ContainerPlan:
+        spec = cluster.spec
+        if spec.docker_network != "host":
+            raise ClusterError(f"cluster {cluster.name!r} runs on a bridge network of its own: nodes are "
+                               "added and removed on the host's network only (each node on its own "
+                               "loopback address)",
+                               hint='start it with docker_network = "host" (the default)')
+        naming = self._naming(cluster.name)
+        plan = planner_for(spec).joining(spec, index, cluster.run_dir, naming, others, client)
+        for address, port, what in plan.ports_to_check():
+            ports.require_free(address, port, what)
+        return plan
+
+    def launch_joining(self, cluster: Cluster, plan: ContainerPlan, cpus: float | None) -> Node:
+        if cpus is not None:  # its own cap instead of the cluster's
+            plan = dataclasses.replace(plan, nano_cpus=int(cpus * 1e9) if cpus > 0 else None)
+        return self._start(plan)
+
+    def check_alive(self, cluster: Cluster) -> None:
+        self._check_alive(cluster)
+
+    def leave(self, cluster: Cluster, kind, node: Node, others: list[str], deadline: float) -> None:
+        """The move of its data (nodetool decommission, RegionMover) run in the node's container."""
+        planner = planner_for(cluster.spec)
+        container = self._running(cluster.name, node.name)
+
+        def run(argv: list, what: str) -> None:
+            code, output = container.exec_run([str(a) for a in argv])
+            if code != 0:
+                lines = [ln.strip() for ln in output.decode(errors="replace").splitlines()
+                         if ln.strip() and not ln.startswith("See 'nodetool help")]
+                # what it said, not the last line of a stack trace ("at ...")
+                said = [ln for ln in lines if not ln.startswith(("at ", "..."))]
+                last = said[-1:] or lines[-1:] or ["(no output)"]
+                raise ClusterError(f"{node.name}: {what} failed in its container (exit status {code}): "
+                                   f"{last[0][:300]}",
+                                   hint=f"`workbench cluster logs {cluster.name} {node.name}`")
+
+        if cluster.kind == "cassandra":
+            kind.decommission(lambda args: run(planner.nodetool_command(node, args), f"nodetool {args[0]}"),
+                              lambda said: report(self.progress, "leave",
+                                                  f"{cluster.name}: {node.name}: {said}"))
+        else:
+            run(planner.leave_command(cluster.spec, node, deadline), "HBase's RegionMover")
+
+    def forget(self, cluster: Cluster, node: Node | None, phase: str, keep_log: bool) -> str:
+        """Stop the node's container (SIGTERM, SIGKILL after stop_timeout), remove it and its data
+        volume, drop it from the state file and remove its files (keep_log: its logs)."""
+        if node is None:
+            return "not started"
+        from requests import RequestException
+
+        self._save_console(node)
+        container, outcome = self._container(node), "not running"
+        if container is not None:
+            if container.status in ("running", "paused", "restarting"):
+                if container.status == "paused":
+                    container.unpause()
+                container.kill(signal="SIGTERM")
+                try:
+                    container.wait(timeout=self.stop_timeout)
+                    outcome = "stopped"
+                except RequestException:
+                    container.kill()
+                    container.wait(timeout=30)
+                    outcome = "killed"
+            container.remove(force=True, v=False)
+        volume = self._naming(cluster.name).object_name(f"{node.name}-data")
+        for found in self.client.volumes.list(filters={"name": volume}):
+            if found.name == volume:
+                found.remove(force=True)
+        resize.drop(cluster, node, phase, keep_log)
+        return outcome
 
     def _target(self, name: str, node: str) -> Any:
         target = self._load(name).node(node)

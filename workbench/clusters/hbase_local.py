@@ -282,9 +282,10 @@ def regions_per_server(spec: HBaseSpec, timeout_ms: int = 10000) -> dict[str, in
 
 # -- growing and shrinking: RegionServers ----------------------------------------------------------
 
-JOINING = "reporting for duty to the master (the balancer then moves regions to it)"
+JOINING = "reporting for duty to the master, then taking regions from the balancer"
 JOINED = "is registered with the master"
 LEAVING = "leaving: HBase's RegionMover moves its regions to {rest}"
+LEFT_BY_ITSELF = False  # the master lists a RegionServer until it has stopped
 
 
 def node_address(spec: HBaseSpec, index: int) -> str:
@@ -327,39 +328,38 @@ def join_plan(spec: HBaseSpec, index: int, run_dir: Path, lib: Path, java: Path,
 
 def wait_joined(spec: HBaseSpec, name: str, address: str, others: list[str], deadline: float,
                 check: Callable[[], None], run_dir: Path | None = None) -> float:
-    """Block until the master has registered RegionServer `name` (its node in ZooKeeper)."""
+    """Block until the master has registered RegionServer `name` (its node in ZooKeeper; NotReady
+    at the deadline), then until the balancer, which moves a few regions each balancer_period_s,
+    has given it its share (the user tables' regions over the RegionServers, rounded down): from
+    then on clients send it its share of the requests. At most three periods and ten seconds
+    for that (a busy master may balance later); the cluster runs either way."""
     _wait(lambda: registered(spec, address), deadline, check, name, "did not report for duty to the master")
+    where = f"{address}:{spec.regionserver_port}"
+    until = min(deadline, time.monotonic() + 3 * spec.balancer_period_s + 10)
+    while time.monotonic() < until:
+        check()
+        try:
+            counts, servers = regions_per_server(spec), len(live_servers(spec))
+        except Exception:  # the gateway or ZooKeeper busy: ask again
+            counts, servers = {}, 0
+        total = sum(counts.values())
+        if servers and (not total or counts.get(where, 0) >= max(1, total // servers)):
+            break
+        time.sleep(1.0)
     return time.monotonic()
 
 
 def after_join(spec: HBaseSpec, name: str, address: str, deadline: float, check: Callable[[], None],
                client: dict[str, Any]) -> str | None:
-    """Once registered, the balancer moves regions to it (a few each balancer_period_s): wait,
-    at most three periods and ten seconds, until it holds its share (the user tables' regions
-    over the RegionServers, rounded down), and say how many it got and when; None if the
-    gateway does not answer."""
-    where, joined = f"{address}:{spec.regionserver_port}", time.monotonic()
-    until = min(deadline, joined + 3 * spec.balancer_period_s + 10)
-    held, share = 0, 1
-    while True:
-        check()
-        try:
-            counts = regions_per_server(spec)
-            servers = len(live_servers(spec))
-        except Exception:  # the gateway or ZooKeeper busy: the figure is not known
-            return None
-        total = sum(counts.values())
-        if not total:
-            return f"{name} joined; the cluster has no table regions to move to it"
-        held, share = counts.get(where, 0), max(1, total // max(1, servers))
-        if held >= share or time.monotonic() >= until:
-            break
-        time.sleep(1.0)
-    took = time.monotonic() - joined
-    if not held:
-        return f"{name} got no region from the balancer in {took:.1f} s"
-    return (f"{name} received {held} region{'s' if held != 1 else ''} of {total} from the balancer "
-            f"in {took:.1f} s")
+    """What the balancer gave it, for the runs' records; None if the gateway does not answer."""
+    try:
+        counts = regions_per_server(spec)
+    except Exception:
+        return None
+    total, held = sum(counts.values()), counts.get(f"{address}:{spec.regionserver_port}", 0)
+    if not total:
+        return f"{name} joined; the cluster has no table regions to move to it"
+    return f"{name} holds {held} region{'s' if held != 1 else ''} of {total} after the balancer's moves"
 
 
 def still_member(spec: HBaseSpec, address: str, others: list[str], client: dict[str, Any]) -> bool:
@@ -371,29 +371,36 @@ def still_member(spec: HBaseSpec, address: str, others: list[str], client: dict[
                            hint=f"is it serving? `workbench cluster status {spec.name}`") from None
 
 
-def leave(spec: HBaseSpec, node: Any, others: list[str], deadline: float, run_dir: Path) -> str:
-    """Move the RegionServer's regions to the others (RegionMover unload, one at a time with an
-    acknowledgement that each is online where it went); the caller then stops it. Returns what
-    the move said, for the progress line."""
+def mover_argv(spec: HBaseSpec, node: Any, deadline: float) -> list[str]:
+    """HBase's RegionMover moving the RegionServer's regions to the others (unload), one at a
+    time with an acknowledgement that each is online where it went, on the node's own java,
+    jars and conf/ (the same paths inside its container, for the Docker provider)."""
     conf = node.dir / "conf"
     java, lib = node.argv[0], node.argv[node.argv.index("-cp") + 1].split(":", 1)[1]
-    argv = [java, f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
+    return [java, f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
             f"-Dworkbench.log.file={node.dir / 'logs' / 'regionmover.log'}",
             f"-Djava.io.tmpdir={node.dir / 'tmp'}", "-Xmx256M", "-cp", f"{conf}:{lib}", MOVER_CLASS,
             "-r", f"{node.address}:{spec.regionserver_port}", "-o", "unload", "-m", "4",
             "-f", str(node.dir / "tmp" / "unloaded-regions"),
             "-t", str(max(30, int(deadline - time.monotonic())))]
+
+
+def mover_failed(node: Any, code: int, output: str) -> ClusterError:
+    last = output.strip().splitlines()[-1:] or ["(no output)"]
+    return ClusterError(f"{node.name}: HBase's RegionMover failed (exit status {code}): {last[0][:300]}",
+                        hint=f"its log: {node.dir / 'logs' / 'regionmover.log'}")
+
+
+def leave(spec: HBaseSpec, node: Any, deadline: float) -> None:
+    """Move the RegionServer's regions to the others (mover_argv); the caller then stops it."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True,
+        done = subprocess.run(mover_argv(spec, node, deadline), capture_output=True, text=True,
                               timeout=max(30.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         raise ClusterError(f"{node.name}: HBase's RegionMover did not move its regions away in time",
                            hint=f"its log: {node.dir / 'logs' / 'regionmover.log'}") from None
     if done.returncode != 0:
-        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        raise ClusterError(f"{node.name}: HBase's RegionMover failed (exit status {done.returncode}): "
-                           f"{last[0][:300]}", hint=f"its log: {node.dir / 'logs' / 'regionmover.log'}")
-    return "regions moved away"
+        raise mover_failed(node, done.returncode, done.stderr or done.stdout)
 
 
 def wait_left(spec: HBaseSpec, address: str, others: list[str], deadline: float,

@@ -16,15 +16,11 @@ interrupted (Ctrl-C, SIGTERM), every JVM it started is stopped before the except
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import ipaddress
 import os
 import shutil
 import signal
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from workbench import interrupts
@@ -35,9 +31,9 @@ from workbench.clusters import (
     ferretdb_local,
     hbase_local,
     java,
-    journal,
     paths,
     ports,
+    resize,
 )
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
@@ -154,7 +150,7 @@ class LocalProvider:
                 cgroups.release(cgroups.group_name(self.root, cluster, node.name))
 
     def _abort(self, cluster: Cluster, keep_files: bool) -> None:
-        with _uninterruptible():  # a second Ctrl-C must not leave JVMs behind
+        with interrupts.held_off():  # a second Ctrl-C must not leave JVMs behind
             self._stop_nodes(cluster.nodes, 10.0, cluster.kind)
             self._uncap(cluster.name, cluster.nodes)
         if keep_files:
@@ -248,133 +244,52 @@ class LocalProvider:
                                best_log(fresh)) from None
         return self.status(name)
 
-    # -- growing and shrinking (Cassandra nodes, HBase RegionServers) -----------------------------
+    # -- growing and shrinking (Cassandra nodes, HBase RegionServers): resize.py -------------------
     def add_node(self, name: str, cpus: float | None = None) -> Cluster:
-        """Start node N+1 of a running cluster (Cassandra: nodeN+1, which bootstraps its share of
-        the data; distributed HBase: RegionServer rsN+1), rendered as `up` renders the others, and
-        return once it has joined (Cassandra: Up/Normal on every other node; HBase: registered
-        with the master, then given regions by the balancer). It is in the state file from its
-        start: status, down, kill, pause and restart know it. If it fails to join (or on Ctrl-C)
-        it is stopped and forgotten again. `cpus`: its cap (default: the cluster's `cpus`)."""
-        cluster, phase = self._loaded(name)
-        kind = _resizable(cluster, "add-node")
-        _require_running(cluster, phase, self.status(name))
+        """Start node N+1 of a running cluster and return once it has joined (resize.add_node).
+        If it fails to join (or on Ctrl-C) it is stopped and forgotten again."""
+        return resize.add_node(self, name, cpus)
+
+    def remove_node(self, name: str, node: str) -> Cluster:
+        """Move a node's data to the others, then stop it and forget it (resize.remove_node)."""
+        return resize.remove_node(self, name, node)
+
+    def join_plan(self, cluster: Cluster, kind, index: int, others: list[str], client: dict,
+                  cpus: float | None) -> NodePlan:
         spec = cluster.spec
-        members = _members(cluster, kind)
-        index = max(int(n.name[len(kind.NODE_PREFIX):]) for n in members) + 1
-        if len(members) >= MAX_NODES or not _loopback(kind.node_address(spec, index)):
-            raise ClusterError(f"cluster {name!r} cannot grow past {len(members)} nodes "
-                               f"(at most {MAX_NODES}, on addresses below 127.0.0.255)",
-                               hint=f"`workbench cluster remove-node {name} NODE` makes room")
-        node, address = f"{kind.NODE_PREFIX}{index}", kind.node_address(spec, index)
-        cpus = spec.cpus if cpus is None else cpus
-        cgroups.require(cpus)
-        for host, port, what in kind.node_ports(address, spec):
+        cgroups.require(spec.cpus if cpus is None else cpus)
+        for host, port, what in kind.node_ports(kind.node_address(spec, index), spec):
             ports.require_free(host, port, what)
         jdk = java.choose()
         lib = distributions.fetch(spec.kind, self.cache, progress=False, version=spec.version)
-        client = kind.client_kwargs(spec, cluster.run_dir)
-        others = [n.address for n in members]
-        for folder in kind.node_dirs(spec, cluster.run_dir, node):  # left by an earlier attempt
-            shutil.rmtree(folder, ignore_errors=True)
-        plan = kind.join_plan(spec, index, cluster.run_dir, lib, jdk.java, others, client)
-        report(self.progress, "start", f"{name}: starting {node} on {address} ...")
-        started = time.monotonic()
-        fresh: Node | None = None
-        try:
-            fresh = self._launch(plan, jdk, name, cpus)
-            cluster = dataclasses.replace(cluster, nodes=(*cluster.nodes, fresh))
-            store.save(cluster, phase)
-            report(self.progress, "join", f"{name}: {node} started (pid {fresh.pid}); {kind.JOINING} ...")
-            journal.append(cluster.run_dir, f"+ {node} joining")
-            deadline = started + spec.start_timeout
-            kind.wait_joined(spec, node, address, others, deadline, lambda: _check_alive(cluster),
-                             cluster.run_dir)
-        except BaseException as exc:
-            with _uninterruptible():
-                self._forget(cluster, fresh, phase, keep_log=True)
-                if fresh is not None:
-                    journal.append(cluster.run_dir, f"{node} did not join (stopped)")
-            if isinstance(exc, NotReady):
-                raise StartupError(f"{spec.kind} {node} {exc.what} within {spec.start_timeout:.0f} s "
-                                   f"(stopped again)", best_log(fresh)) from None
-            if isinstance(exc, StartupError) and fresh is not None and exc.log == best_log(fresh):
-                raise StartupError(f"{spec.kind} {node} exited while it joined (removed again)",
-                                   best_log(fresh)) from None
-            raise
-        journal.append(cluster.run_dir, f"{node} normal")
-        report(self.progress, "ready", f"{name}: {node} {kind.JOINED} ({time.monotonic() - started:.1f} s)")
-        # what the join moved to it, for the runs' records: after the moment above (a query of a
-        # node under load can take seconds; HBase's balancer moves regions on its own period)
-        try:
-            moved = kind.after_join(spec, node, address, started + spec.start_timeout,
-                                    lambda: _check_alive(cluster), client)
-        except StartupError:  # it died after it joined: status says so, as for any node
-            moved = None
-        if moved is not None:
-            journal.append(cluster.run_dir, moved)
-            report(self.progress, "moved", f"{name}: {moved}")
-        return self.status(name)
+        for folder in kind.node_dirs(spec, cluster.run_dir, f"{kind.NODE_PREFIX}{index}"):
+            shutil.rmtree(folder, ignore_errors=True)  # left by an earlier attempt
+        return kind.join_plan(spec, index, cluster.run_dir, lib, jdk.java, others, client)
 
-    def remove_node(self, name: str, node: str) -> Cluster:
-        """Take a node out of a running cluster: its data moved to the others first (Cassandra:
-        `nodetool decommission`; HBase: RegionMover unload), then it is stopped and removed from
-        the state file and its files from the disk, once the others no longer list it."""
-        cluster, phase = self._loaded(name)
-        kind = _resizable(cluster, "remove-node")
-        target = cluster.node(node)
-        spec = cluster.spec
-        members = _members(cluster, kind)
-        if len(cluster.nodes) == 1:
-            raise ClusterError(f"{node} is the last node of cluster {name!r}: it cannot be removed",
-                               hint=f"`workbench cluster down {name}` stops the whole cluster")
-        kind.check_removal(spec, members, target)
-        _require_running(cluster, phase, self.status(name))
-        rest = [n for n in members if n.name != node]
-        others = [n.address for n in rest]
-        client = kind.client_kwargs(spec, cluster.run_dir)
-        started = time.monotonic()
-        deadline = started + spec.start_timeout
-        if kind.still_member(spec, target.address, others, client):
-            leaving = kind.LEAVING.format(rest=", ".join(n.name for n in rest))
-            report(self.progress, "leave", f"{name}: {node} {leaving} ...")
-            journal.append(cluster.run_dir, f"- {node} leaving")
-            if hasattr(kind, "leave"):
-                kind.leave(spec, target, others, deadline, cluster.run_dir)
-            else:
-                from workbench.clusters import settle
+    def launch_joining(self, cluster: Cluster, plan: NodePlan, cpus: float | None) -> Node:
+        return self._launch(plan, java.choose(), cluster.name, cluster.spec.cpus if cpus is None else cpus)
 
-                settle.nodetool(target, list(kind.LEAVE_NODETOOL), deadline)
-            if spec.kind == "cassandra":  # it leaves the ring by itself; a RegionServer once stopped
-                kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
-            report(self.progress, "left", f"{name}: {node} has left "
-                                          f"({time.monotonic() - started:.1f} s); stopping it")
-        else:  # an earlier remove-node moved its data and was interrupted
-            report(self.progress, "left", f"{name}: {node} is not a member any more; stopping it")
-        with _uninterruptible():
-            outcome = self._forget(cluster, target, phase, keep_log=False)
-        if spec.kind != "cassandra":
-            kind.wait_left(spec, target.address, others, deadline, cluster.run_dir)
-        journal.append(cluster.run_dir, f"{node} gone")
-        report(self.progress, "gone", f"{name}: {node} gone ({outcome}, its files removed)")
-        return self.status(name)
+    def check_alive(self, cluster: Cluster) -> None:
+        _check_alive(cluster)
 
-    def _forget(self, cluster: Cluster, node: Node | None, phase: str, keep_log: bool) -> str:
-        """Stop `node`, drop it from the cluster's state and remove its files (keep_log: all but
-        its conf/ and logs/, which say why it did not join)."""
+    def leave(self, cluster: Cluster, kind, node: Node, others: list[str], deadline: float) -> None:
+        if cluster.kind == "cassandra":
+            from workbench.clusters import settle
+
+            kind.decommission(lambda args: settle.nodetool(node, args, deadline),
+                              lambda said: report(self.progress, "leave",
+                                                  f"{cluster.name}: {node.name}: {said}"))
+        else:
+            kind.leave(cluster.spec, node, deadline)
+
+    def forget(self, cluster: Cluster, node: Node | None, phase: str, keep_log: bool) -> str:
+        """Stop `node`, drop it from the cluster's state and remove its files (keep_log: its
+        conf/ and logs/, which say why it did not join)."""
         if node is None:
             return "not started"
         outcome = procs.stop(node.pid, node.start_time, self.stop_timeout)
         self._uncap(cluster.name, [node])
-        store.save(dataclasses.replace(cluster, nodes=tuple(n for n in cluster.nodes if n.name != node.name)),
-                   phase)
-        node_dir, data_dir = cassandra_local.node_dirs(cluster.spec, cluster.run_dir, node.name)
-        if keep_log:
-            for sub in cassandra_local.DATA_SUBDIRS:
-                shutil.rmtree(data_dir / sub, ignore_errors=True)
-        else:
-            shutil.rmtree(node_dir, ignore_errors=True)
-            shutil.rmtree(data_dir, ignore_errors=True)
+        resize.drop(cluster, node, phase, keep_log)
         return outcome
 
     def _signal(self, name: str, node: str, sig: signal.Signals) -> Node:
@@ -396,77 +311,12 @@ class LocalProvider:
         return self._loaded(name)[0]
 
 
-MAX_NODES = 9  # as a preset's `nodes`
-
-
-def _resizable(cluster: Cluster, verb: str):
-    """The kind module of a cluster that can grow and shrink (Cassandra; HBase with RegionServers
-    of their own), else one line."""
-    spec = cluster.spec
-    if cluster.kind == "cassandra" or (cluster.kind == "hbase" and spec.distributed):
-        return KINDS[cluster.kind]
-    if cluster.kind == "hbase":
-        raise ClusterError(f"{verb}: {cluster.name!r} is standalone HBase (one master with its "
-                           "RegionServer in one JVM); RegionServers can be added to and removed from "
-                           "HBase with RegionServers of their own",
-                           hint="`workbench cluster up hbase-3` (a master and three RegionServers)")
-    what, which = {"ferretdb": ("FerretDB (one server on its database)", "a FerretDB")}.get(
-        cluster.kind, (cluster.kind, f"a {cluster.kind}"))
-    raise ClusterError(f"{verb} works for Cassandra and HBase clusters here; {what} not yet: "
-                       f"{cluster.name!r} is {which} cluster")
-
-
-def _members(cluster: Cluster, kind) -> list[Node]:
-    """The nodes that add_node counts and remove_node may take: Cassandra's nodes, HBase's
-    RegionServers (not its ZooKeeper, master or gateway)."""
-    return [n for n in cluster.nodes if n.name.startswith(kind.NODE_PREFIX)
-            and n.name[len(kind.NODE_PREFIX):].isdigit()]
-
-
-def _require_running(cluster: Cluster, phase: str, live: Cluster) -> None:
-    """One line unless the cluster started (phase running) and every node runs."""
-    if phase != "running":
-        raise ClusterError(f"cluster {cluster.name!r} is not running (its state is {phase!r})",
-                           hint=f"`workbench cluster up` it first; `workbench cluster status {cluster.name}`")
-    idle = [n for n in live.nodes if n.status != "running"]
-    if not idle:
-        return
-    said = ", ".join(f"{n.name} {n.status}" for n in idle)
-    if len(idle) == len(live.nodes):
-        raise ClusterError(f"cluster {cluster.name!r} is not running ({said})",
-                           hint=f"`workbench cluster down {cluster.name}`, then `workbench cluster up` again")
-    fix = "resume" if idle[0].status == "paused" else "restart"
-    raise ClusterError(f"cluster {cluster.name!r} is not running on every node ({said}): the ring "
-                       "changes only with every node up",
-                       hint=f"`workbench cluster {fix} {cluster.name} {idle[0].name}` first")
-
-
-def _loopback(address: str) -> bool:
-    """The address is still 127.0.0.K (K < 255), as the spec's own check wants."""
-    try:
-        return ipaddress.IPv4Address(address) < ipaddress.IPv4Address("127.0.0.255")
-    except ValueError:
-        return False
-
-
 def _remove_files(spec: ClusterSpec, run_dir: Path) -> None:
     """The cluster's directory and, when its data lives elsewhere (data_dir), its data folder."""
     shutil.rmtree(run_dir, ignore_errors=True)
     data = data_home(spec, run_dir)
     if data != run_dir:
         shutil.rmtree(data, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _uninterruptible() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _wait_state(node: Node, stopped: bool, timeout: float = 10.0) -> None:

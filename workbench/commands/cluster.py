@@ -267,15 +267,15 @@ def cmd_fault(args: argparse.Namespace) -> int:
 
 
 def _resizing(args: argparse.Namespace, verb: str):
-    """The local provider that knows the cluster, ready to print progress lines; one line for a
-    cluster of another provider."""
+    """The provider (local or Docker) that knows the cluster, ready to print progress lines; one
+    line for an external cluster."""
     provider = _provider(args, progress=False, name=args.name)
     if not hasattr(provider, "add_node"):
-        what = {"docker": "Docker clusters", "external": "external clusters (the workbench did not "
-                "start them)"}.get(provider.name, f"{provider.name} clusters")
-        raise ClusterError(f"{verb} is not available for {what} yet",
-                           hint="it works for Cassandra and HBase (RegionServers) clusters of the local "
-                                "provider")
+        what = {"external": "external clusters (the workbench did not start them)"}.get(
+            provider.name, f"{provider.name} clusters")
+        raise ClusterError(f"{verb} is not available for {what}",
+                           hint="it works for Cassandra and HBase (RegionServers) clusters the workbench "
+                                "started, as local processes or in Docker")
     if not args.quiet:
         provider.progress = lambda event: print(event.message, file=sys.stderr, flush=True)
     # Ctrl-C or `kill` during the join stops the node that was started (as for `up`)

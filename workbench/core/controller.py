@@ -126,6 +126,7 @@ class Controller:
         self._wall0 = 0.0  # time.time() when _t0 was taken
         self._stop_reason: str | None = None
         self._notes: list[str] = []
+        self._before_final: list[Callable[[], None]] = []
         # what the phase accumulates, tick by tick (a Controller runs one phase)
         self._cumulative: dict[str, HdrHistogram] = {}
         self._returns: dict[str, dict[str, int]] = {}
@@ -148,6 +149,11 @@ class Controller:
             maxlen=2 * int(STABLE_WINDOW_S * STABLE_WINDOWS / tick) + 16)
 
     # -- subscriptions and live commands --------------------------------------------------------
+
+    def before_final(self, look: Callable[[], None]) -> None:
+        """Call look() once more when the run ends, before its last tick and its outcome (a
+        watch of something outside the engine catches what happened in its last moments)."""
+        self._before_final.append(look)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -289,6 +295,8 @@ class Controller:
             runtime_ms = int((time.perf_counter() - self._window_t0) * 1000)
             if not waiter.done():
                 waiter.cancel()
+            for last_look in self._before_final:  # e.g. the cluster's journal, read once more
+                last_look()
             await self._tick(final=True)
         if error:
             outcome = "failed"

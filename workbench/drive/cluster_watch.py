@@ -36,6 +36,7 @@ class ClusterWatch:
             return None
         watch = cls(cluster, controller)
         watch._task = asyncio.get_running_loop().create_task(watch._poll())
+        controller.before_final(watch.read)  # what was written in the run's last POLL_S too
         return watch
 
     def read(self) -> int:

@@ -180,8 +180,8 @@ class Session:
         provider = self.provider_of(cluster)
         if not hasattr(provider, what):
             raise WorkbenchError(f"cluster {cluster!r}: its provider cannot {what.replace('_', ' ')}",
-                                 "nodes are added and removed on local clusters: Cassandra, and HBase with "
-                                 "RegionServers of their own (hbase-3)")
+                                 "nodes are added and removed on clusters the workbench started (local or "
+                                 "Docker): Cassandra, and HBase with RegionServers of their own (hbase-3)")
         if what == "add_node":
             before = {n.name for n in provider.status(cluster).nodes}
             after = provider.add_node(cluster)

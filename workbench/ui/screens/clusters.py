@@ -403,7 +403,7 @@ class ClustersScreen(Screen):
         provider = self.provider(progress=self._on_progress, key=key)
         name = self._cluster_name(key)
         if not hasattr(provider, "add_node"):
-            self.app.show_error(f"{name}: nodes are added to local clusters only "
+            self.app.show_error(f"{name}: nodes are added to clusters the workbench started only "
                                 "(Cassandra, HBase with RegionServers)")
             return
         self._start(f"add a node to {name}", lambda: provider.add_node(name))
@@ -418,7 +418,7 @@ class ClustersScreen(Screen):
         provider = self.provider(progress=self._on_progress, key=key[0])
         name, node = self._cluster_name(key[0]), key[1]
         if not hasattr(provider, "remove_node"):
-            self.app.show_error(f"{name}: nodes are removed from local clusters only "
+            self.app.show_error(f"{name}: nodes are removed from clusters the workbench started only "
                                 "(Cassandra, HBase with RegionServers)")
             return
         self.app.push_screen(Confirm(f"Remove {node} of {name} (its data moves to the others first)?"),
