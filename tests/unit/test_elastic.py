@@ -5,6 +5,7 @@ events in the export) and tests/e2e/test_experiment_servers.py (the experiment e
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from types import SimpleNamespace
@@ -182,6 +183,13 @@ def test_the_report_has_the_join_table_the_shared_cores_note_and_each_run_over_t
     row = dict(zip(header, rows[0], strict=True))
     assert row["join (s)"] == "8.0" and row["streamed"] == "received 1,234,567 bytes in 6.5 s of streaming"
     assert row["before: s"] == "7" and row["during: ops/s (95% CI)"].startswith("600 (")
+    # p99 in milliseconds, its interval too (it said "2,565 (2,009,885 – 3,016,680 us)")
+    assert re.fullmatch(r"40 ms \([\d.]+ – [\d.]+\)", row["during: p99 (95% CI)"]), row
+    # the calibration runs (rate=max), where no node is added, are not rows of the join table
+    calibration = record(joined_run())
+    calibration.step = plan.Step(plan.Target("cassandra", "cassandra-2"), "workloada", (("rate", "max"),))
+    calibration.join = None
+    assert join_table([calibration, *records])[1] == rows
     chart = timeline_chart(records[0])
     assert chart.count('class=event') == 4  # joining and normal, each a line and its label
     assert "+ node3 joining" in chart and "node3 normal" in chart and " received " not in chart

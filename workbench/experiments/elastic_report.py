@@ -5,6 +5,7 @@ terminal."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -50,7 +51,11 @@ def _cell(window: Window | None, which: str) -> str:
         return "-"
     if which == "throughput":
         return f"{value.mean:,.0f} ({value.interval()})"
-    return f"{ms(value.mean)} ({value.interval('{:,.0f}')} us)"
+    # milliseconds, the interval as the mean (it printed the mean in ms, its interval in us)
+    scaled = dataclasses.replace(value, mean=value.mean / 1000,
+                                 ci_low=None if value.ci_low is None else value.ci_low / 1000,
+                                 ci_high=None if value.ci_high is None else value.ci_high / 1000)
+    return f"{ms(value.mean)} ms ({scaled.interval('{:,.3g}')})"
 
 
 def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
@@ -60,6 +65,8 @@ def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
         header += [f"{name}: s", f"{name}: ops/s (95% CI)", f"{name}: p99 (95% CI)"]
     rows = []
     for r in records:
+        if r.step.rate == "max":  # the calibration runs before the sweep: no node added there
+            continue
         if r.join is None:
             rows.append([r.step.key, str(r.repetition), "no node joined during the run", "-", "-"]
                         + ["-"] * 3 * len(WINDOWS))

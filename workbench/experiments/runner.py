@@ -373,13 +373,18 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     result = done.result
     read = result.measurement("READ") or result.measurement("UPDATE") or result.measurement("INSERT")
     p99 = f", {read.name} p99 {read.percentiles.get(99.0, 0):,} us" if read and read.operations else ""
-    say(f"    run {done.run_id}: {result.throughput:,.0f} ops/s{p99} ({result.outcome})")
+    failed = result.error_count()
+    kinds = result.environment.get("error_kinds") or {}
+    said = (f", {failed:,} failed" + (f" ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))})"
+                                      if kinds else "")) if failed else ""
+    # the experiment's exit status is 1 when operations failed: the run's line says which
+    say(f"    run {done.run_id}: {result.throughput:,.0f} ops/s{p99}{said} ({result.outcome})")
     if result.outcome != "completed":
         raise WorkbenchError(f"run {done.run_id} ({run.step.key}) ended {result.outcome}"
                              + (f": {result.environment['error']}" if result.environment.get("error")
                                 else ""),
                              "running the experiment again makes it anew")
-    return 1 if result.error_count() else 0
+    return 1 if failed else 0
 
 
 def _unthrottled(experiment: Experiment, run: PlannedRun, scale: str, store: object) -> float:
