@@ -39,7 +39,8 @@ HEAVY = "servers or docker"
 # the session's servers (tests/conftest.py): run in the child after the fast tier (those under
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
 # this module use it).
-OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py")
+OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
+                "tests/integration/test_cluster_hbase_regionservers.py")
 
 
 def own_clusters(config) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ presets share addresses: one shared cluster at a time (`shared`)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -229,7 +230,14 @@ def test_elasticity_adds_a_node_during_a_run_reads_the_join_and_removes_it(tmp_p
         shrink = store.result(steps["shrink"].run_id)
     marked = [e.value for e in grow.events if e.kind == "cluster"]
     assert marked[:2] == ["+ node4 joining", "node4 normal"], marked
-    assert [e.value for e in shrink.events if e.kind == "cluster"] == ["- node4 leaving", "node4 gone"]
+    # node4 gone within the 40-s run if the removal (5 s in) was over by then; CI once had it take
+    # longer, and the run had ended: then it is not one of the run's events
+    left = float(re.search(r"node4 left the ring and stopped in ([\d.]+) s", done.stdout).group(1))
+    shrunk = [e.value for e in shrink.events if e.kind == "cluster"]
+    if 5 + left < 38:
+        assert shrunk == ["- node4 leaving", "node4 gone"], (left, shrunk)
+    else:
+        assert shrunk[:1] == ["- node4 leaving"] and shrunk[1:] in ([], ["node4 gone"]), (left, shrunk)
     figures = steps["grow"].figures
     assert figures["join.seconds"] > 0 and figures["join.before.throughput"] > 0
     assert figures["join.after.throughput"] > 0  # the run went on after the join
