@@ -484,12 +484,16 @@ def node_address(spec: CassandraSpec, index: int) -> str:
 def join_plan(spec: CassandraSpec, index: int, run_dir: Path, lib: Path, java: Path, others: list[str],
               client: dict[str, Any]) -> NodePlan:
     """Node `index` with tokens of its own, taken from the ring `others[0]` reports."""
+    return added_plan(spec, index, run_dir, lib, java, ring_of(spec, others, client))
+
+
+def ring_of(spec: CassandraSpec, others: list[str], client: dict[str, Any]) -> dict[int, str]:
+    """The token ring as `others[0]` reports it, for a node that joins; one line if it cannot."""
     try:
-        owners = ring(others[0], **client)
+        return ring(others[0], **client)
     except Exception as exc:
         raise ClusterError(f"cannot read the token ring from {others[0]}: {type(exc).__name__}",
                            hint=f"is it serving? `workbench cluster status {spec.name}`") from None
-    return added_plan(spec, index, run_dir, lib, java, owners)
 
 
 def after_join(spec: CassandraSpec, name: str, address: str, deadline: float, check: Callable[[], None],

@@ -262,11 +262,7 @@ class CassandraPlanner:
                 client: dict) -> ContainerPlan:
         """Node `index` joining the running cluster (resize.add_node): tokens of its own, taken
         from the ring `others[0]` reports, and auto_bootstrap on, as the local provider's."""
-        try:
-            owners = cassandra_local.ring(others[0], **client)
-        except Exception as exc:
-            raise ClusterError(f"cannot read the token ring from {others[0]}: {type(exc).__name__}",
-                               hint=f"is it serving? `workbench cluster status {spec.name}`") from None
+        owners = cassandra_local.ring_of(spec, others, client)
         password = cassandra_local.tls_password(run_dir) if spec.client_tls else None
         return self._node(spec, index, run_dir, naming, password,
                           initial_tokens=cassandra_local.new_tokens(owners, spec.num_tokens), bootstrap=True)
