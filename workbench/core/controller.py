@@ -78,6 +78,9 @@ class PhaseOutcome:
 
 STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
 STABLE_WINDOWS = 3
+# Stop reasons of a run that ended as planned: its time was up, its measurement was steady, or
+# the plan that drives it ended it ("planned": a lesson's run once its window after a change is over).
+COMPLETED = (None, "maxexecutiontime", "measured", "planned")
 
 
 def stable(ticks: Sequence[tuple[float, int]], pct: float) -> bool:
@@ -300,7 +303,7 @@ class Controller:
             await self._tick(final=True)
         if error:
             outcome = "failed"
-        elif self._stop_reason in (None, "maxexecutiontime", "measured"):
+        elif self._stop_reason in COMPLETED:
             outcome = "completed"
         else:
             outcome = self._stop_reason

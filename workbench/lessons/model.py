@@ -16,6 +16,7 @@
     workload = "workloadc"            # a workload name or a file beside the lesson
     properties = { requestdistribution = "zipfian" }
     during = [{ at_s = 5, do = "pause", node = "node2" }, { at_s = 10, do = "resume", node = "node2" }]
+    # add_node, remove_node, restart: end_after_s = 30 ends the run 30 s after the change is done
     [[steps.checks]]
     expect = "zipfian.keys.hottest_1pct > 10 * uniform.keys.hottest_1pct"
     pass = "Why it passed, in words."
@@ -54,7 +55,8 @@ STEP_KEYS = {"id", "action", "workload", "properties", "during", "checks", "ques
              "node", "db", "rate", "rate_of", "repeat"}
 CHECK_KEYS = {"expect", "pass", "fail"}
 QUESTION_KEYS = {"ask", "choices", "answer", "attempts"}
-DURING_KEYS = {"at_s", "do", "node", "value"}
+DURING_KEYS = {"at_s", "do", "node", "value", "end_after_s"}
+TIMED = ("add_node", "remove_node", "restart")  # changes that take a while: end_after_s may follow them
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,9 @@ class During:
     do: str
     node: str | None = None
     value: float | None = None
+    # the run ends this many seconds after the change is done (at the latest at its
+    # maxexecutiontime): a window after a join however long the join took
+    end_after_s: float | None = None
 
     def describe(self) -> str:
         if self.do == "add_node":
@@ -504,12 +509,20 @@ def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> 
         if do not in DURING:
             problem(line, f"step {step_id!r}: during does {do!r}", f"it can do {', '.join(DURING)}")
             continue
+        end_after = entry.get("end_after_s")
+        if end_after is not None and (do not in TIMED or not isinstance(end_after, int | float)
+                                      or isinstance(end_after, bool) or end_after < 0):
+            problem(line, f"step {step_id!r}: during entry {entry!r}: end_after_s is seconds (0 or more) "
+                    f"after {' or '.join(TIMED)}",
+                    "write end_after_s = 30 beside a change that takes a while")
+            continue
+        end_after = None if end_after is None else float(end_after)
         if do == "add_node":
             if not started:
                 problem(line, f"step {step_id!r}: during add_node before any cluster was started",
                         'add a step with action = "start" before it')
                 continue
-            out.append(During(float(at_s), do))
+            out.append(During(float(at_s), do, end_after_s=end_after))
         elif do in (*NODE_ACTIONS, "remove_node"):
             if not isinstance(entry.get("node"), str):
                 problem(line, f"step {step_id!r}: during {do} needs a node", 'add node = "node2"')
@@ -518,7 +531,7 @@ def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> 
                 problem(line, f"step {step_id!r}: during {do} before any cluster was started",
                         'add a step with action = "start" before it')
                 continue
-            out.append(During(float(at_s), do, node=entry["node"]))
+            out.append(During(float(at_s), do, node=entry["node"], end_after_s=end_after))
         else:
             value = entry.get("value")
             if not isinstance(value, int | float) or isinstance(value,

@@ -488,13 +488,9 @@ class _During(threading.Thread):
                 run = self.session.current
             else:
                 self._done.wait(0.02)
+        end_at = None  # the run's elapsed seconds at which an end_after_s ends it
         for event in self.events:
-            while not self._done.is_set() and not run.finished.is_set():
-                state = run.state
-                if state is not None and state.snapshot.elapsed_s >= event.at_s:
-                    break
-                self._done.wait(0.02)
-            if self._done.is_set() or run.finished.is_set():
+            if not self._until(run, event.at_s):
                 return
             try:
                 self._do(run, event)
@@ -502,6 +498,24 @@ class _During(threading.Thread):
                 self.error = f"{event.describe()}: {exc}"
                 run.command("stop", "stopped")
                 return
+            if event.end_after_s is not None:
+                end_at = self._elapsed(run) + event.end_after_s
+                self.say(f"    the run ends {event.end_after_s:g} s from now")
+        if end_at is not None and self._until(run, end_at):
+            run.command("stop", "planned")
+
+    @staticmethod
+    def _elapsed(run) -> float:
+        state = run.state
+        return -1.0 if state is None else state.snapshot.elapsed_s  # -1: before its first tick
+
+    def _until(self, run, elapsed_s: float) -> bool:
+        """Wait for the run's own clock to reach elapsed_s; False when the run ended first."""
+        while not self._done.is_set() and not run.finished.is_set():
+            if self._elapsed(run) >= elapsed_s:
+                return True
+            self._done.wait(0.02)
+        return False
 
     def _do(self, run, event: During) -> None:
         self.say(f"  {event.describe()}")
