@@ -10,7 +10,8 @@ the run fails if either failed.
 
 Once the fast tier is done, the child runs the server tests of OWN_CLUSTERS, in its namespace
 too: the lessons' and the demo's, which start and stop clusters of their own on the presets'
-addresses (127.0.0.1-3 and the presets' ports) and use none of the session's servers. In the
+addresses (127.0.0.1-3 and the presets' ports) and use none of the session's servers, the
+RegionServers' and two of Ray's (in namespaces of their own). In the
 child's namespace those addresses are its own, so these tests overlap the parent's server tiers
 instead of following them, and meet none of the parent's ports. (Their jars come from the cache,
 which .ci/run fills before the tests: the namespace has no network.) The parent deselects them.
@@ -39,15 +40,20 @@ HEAVY = "servers or docker"
 # the session's servers (tests/conftest.py): run in the child after the fast tier (those under
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
 # this module use it).
+# A test's node ID names one test of a file: the two longest Ray tests (their own namespaces,
+# tests/raynet.py, nest in the child's) balance the two sides' minutes.
 OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
-                "tests/integration/test_cluster_hbase_regionservers.py")
+                "tests/integration/test_cluster_hbase_regionservers.py",
+                "tests/integration/test_ray.py::test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start",
+                "tests/integration/test_ray.py::test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes")
 
 
 def own_clusters(config) -> tuple[str, ...]:
     named = os.environ.get("WORKBENCH_TESTS_OWN_CLUSTERS")
     files = tuple(f for f in named.split(",") if f) if named is not None else OWN_CLUSTERS
     roots = [Path(config.rootpath, p) for p in config.getini("testpaths")]
-    return tuple(f for f in files if any(Path(config.rootpath, f).is_relative_to(r) for r in roots))
+    return tuple(f for f in files
+                 if any(Path(config.rootpath, f.split("::")[0]).is_relative_to(r) for r in roots))
 
 def _namespaces_work() -> bool:
     if shutil.which("unshare") is None or shutil.which("ip") is None:

@@ -50,3 +50,11 @@ def test_a_failure_in_the_fast_tier_fails_the_run(tmp_path):
     assert "failed on purpose" in done.stdout and heavy
     if alongside._namespaces_work():
         assert "the fast tier failed (exit status 1)" in done.stdout
+
+
+def test_every_test_moved_to_the_child_exists():
+    """A renamed test in OWN_CLUSTERS would run in the parent and fail in the child: caught here."""
+    for entry in alongside.OWN_CLUSTERS:
+        path, _, name = entry.partition("::")
+        text = (ROOT / path).read_text()
+        assert not name or f"\ndef {name}(" in text, entry
