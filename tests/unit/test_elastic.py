@@ -117,18 +117,20 @@ def test_a_join_that_fails_is_one_line_and_a_join_still_going_at_the_end_is_wait
     assert [c[0] for c in cluster.calls] == ["add", "remove"] and cluster.nodes == ["node1", "node2"]
 
 
-def interval(end: float, ops: int, p99: int, warmup: bool = False) -> Interval:
+def interval(end: float, ops: int, p99: int, warmup: bool = False, failed: int = 0) -> Interval:
     m = IntervalMeasurement(count=ops, average_us=p99 / 3, min_us=10, max_us=p99 * 2, percentiles={99.0: p99})
+    returns = {"READ": {"OK": ops - failed, "NOT_FOUND": 1}, "UPDATE": {"WriteTimeout": failed}}
     return Interval(elapsed_s=end, duration_s=1.0, operations=ops, total_operations=0, warmup=warmup,
-                    target=900.0, measurements={"READ": m, "Intended-READ": m})
+                    target=900.0, measurements={"READ": m, "Intended-READ": m}, returns=returns)
 
 
 def joined_run() -> RunResult:
     """A paced run: 5 s of warm-up, then 1,000 ops/s before the join (p99 2 ms), 600 during it
-    (p99 40 ms), 950 after (p99 3 ms); node3 joining at 12.0 s, normal at 20.0 s."""
-    intervals = [interval(t, 1000, 2000, warmup=True) for t in range(1, 6)]
+    (p99 40 ms; 6 updates timed out), 950 after (p99 3 ms); node3 joining at 12.0 s, normal at
+    20.0 s. NOT_FOUND reads are not failures (results/model.py is_error)."""
+    intervals = [interval(t, 1000, 2000, warmup=True, failed=50) for t in range(1, 6)]  # not counted
     intervals += [interval(t, 1000, 2000) for t in range(6, 13)]
-    intervals += [interval(t, 600, 40000) for t in range(13, 21)]
+    intervals += [interval(t, 600, 40000, failed=3 if t in (14, 15) else 0) for t in range(13, 21)]
     intervals += [interval(t, 950, 3000) for t in range(21, 31)]
     events = [Event(5.0, "measuring", 5.0), Event(12.0, "cluster", "+ node3 joining"),
               Event(20.0, "cluster", "node3 normal"),
@@ -146,6 +148,7 @@ def test_a_run_is_cut_at_the_join_into_three_windows_each_with_its_interval():
     assert before.throughput.n == 7 and before.throughput.mean == 1000 and before.p99_us.mean == 2000
     assert during.throughput.n == 8 and during.throughput.mean == 600 and during.p99_us.mean == 40000
     assert after.throughput.n == 10 and after.throughput.mean == 950 and after.p99_us.mean == 3000
+    assert (before.errors, during.errors, after.errors) == (0, 6, 0)  # the warm-up's are not counted
     assert streamed(joined_run(), "node3") == "received 1,234,567 bytes in 6.5 s of streaming"
     quiet = joined_run()
     quiet.events = quiet.events[:1]
@@ -185,6 +188,7 @@ def test_the_report_has_the_join_table_the_shared_cores_note_and_each_run_over_t
     assert row["before: s"] == "7" and row["during: ops/s (95% CI)"].startswith("600 (")
     # p99 in milliseconds, its interval too (it said "2,565 (2,009,885 – 3,016,680 us)")
     assert re.fullmatch(r"40 ms \([\d.]+ – [\d.]+\)", row["during: p99 (95% CI)"]), row
+    assert (row["before: failed"], row["during: failed"], row["after: failed"]) == ("0", "6", "0")
     # the calibration runs (rate=max), where no node is added, are not rows of the join table
     calibration = record(joined_run())
     calibration.step = plan.Step(plan.Target("cassandra", "cassandra-2"), "workloada", (("rate", "max"),))
@@ -209,6 +213,8 @@ def test_the_elasticity_lesson_reads_the_join_from_the_runs_figures_and_judges_i
     assert (figures["join.before.throughput"], figures["join.during.throughput"],
             figures["join.after.throughput"]) == (1000, 600, 950)
     assert (figures["join.before.p99"], figures["join.during.p99"], figures["join.after.p99"]) == (2, 40, 3)
+    failed = (figures["join.before.errors"], figures["join.during.errors"], figures["join.after.errors"])
+    assert failed == (0, 6, 0)
     lesson = load(catalog.available("lessons")["elasticity"])
     grow = lesson.step("grow")
 

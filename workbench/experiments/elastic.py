@@ -11,9 +11,10 @@ repetition starts from the same cluster.
 after it. For each window: how long it was, the throughput of its intervals (mean, and the 95%
 interval of that mean over the intervals, stats.cell) and the 99th percentile of response time
 per interval (response time from the intended start where the run was paced: a join that slows
-the servers shows as a queue), with the same interval estimate. The figures of one run and one
-host: the nodes of a local cluster share the host's cores, so a node added here brings data
-movement and a new replica, not processors (the report says so).
+the servers shows as a queue), with the same interval estimate, and the operations that failed.
+The figures of one run and one host: the nodes of a local cluster share the host's cores, so a
+node added here brings data movement and a new replica, not processors, unless each node is
+capped (cpus; the report says which).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from workbench.clusters import journal
 from workbench.errors import WorkbenchError
 from workbench.experiments.stats import Cell, cell
+from workbench.results.model import error_total
 
 WINDOWS = ("before", "during", "after")
 
@@ -84,6 +86,7 @@ class Window:
     end_s: float
     throughput: Cell | None  # ops/s of its intervals
     p99_us: Cell | None  # the 99th percentile of each interval (response time where paced)
+    errors: int = 0  # the operations of its intervals that failed (results/model.py is_error)
 
     @property
     def length_s(self) -> float:
@@ -136,13 +139,16 @@ def join_windows(result) -> Join | None:
     end_of_join = normal if normal is not None else last
     bounds = (("before", first, joining[0]), ("during", joining[0], end_of_join),
               ("after", end_of_join, last))
+    failures = [(i.elapsed_s - i.duration_s / 2, sum(error_total(r) for r in i.returns.values()))
+                for i in result.intervals if not i.warmup and i.duration_s > 0]
     windows = []
     for label, start, end in bounds:
         inside = [s for s in seconds if start <= (s[0] + s[1]) / 2 < end]
         rates = [rate for _, _, rate, _ in inside]
         p99s = [p99 for _, _, _, p99 in inside if p99 is not None]
+        errors = sum(n for middle, n in failures if start <= middle < end)
         windows.append(Window(label, start, max(end, start), cell(rates) if rates else None,
-                              cell(p99s) if p99s else None))
+                              cell(p99s) if p99s else None, errors))
     return Join(node, joining[0], normal, tuple(windows), failed)
 
 

@@ -62,14 +62,14 @@ def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
     """(header, rows): one row per run that had a node join."""
     header = ["step", "rep", "node", "join (s)", "streamed"]
     for name in WINDOWS:
-        header += [f"{name}: s", f"{name}: ops/s (95% CI)", f"{name}: p99 (95% CI)"]
+        header += [f"{name}: s", f"{name}: ops/s (95% CI)", f"{name}: p99 (95% CI)", f"{name}: failed"]
     rows = []
     for r in records:
         if r.step.rate == "max":  # the calibration runs before the sweep: no node added there
             continue
         if r.join is None:
             rows.append([r.step.key, str(r.repetition), "no node joined during the run", "-", "-"]
-                        + ["-"] * 3 * len(WINDOWS))
+                        + ["-"] * 4 * len(WINDOWS))
             continue
         duration = r.join.duration_s
         said = "did not join (stopped again)" if r.join.failed else "not normal before the run ended"
@@ -78,7 +78,8 @@ def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
         found = {w.name: w for w in r.join.windows}
         for name in WINDOWS:
             w = found.get(name)
-            row += ["-" if w is None else f"{w.length_s:.0f}", _cell(w, "throughput"), _cell(w, "p99")]
+            row += ["-" if w is None else f"{w.length_s:.0f}", _cell(w, "throughput"), _cell(w, "p99"),
+                    "-" if w is None else f"{w.errors:,}"]
         rows.append(row)
     return header, rows
 

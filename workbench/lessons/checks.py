@@ -43,10 +43,10 @@ KEYS = ("hottest_0_1pct", "hottest_1pct", "hottest_10pct", "chance_0_1pct", "cha
 PLACES = ("count", "max_share", "min_share", "spread", "interval_max_share")
 # A node that joined during the run (a `during` add_node; experiments/elastic.py cuts the run at
 # the join): join.seconds, from "+ node joining" until every node saw it Up/Normal; per window
-# (before, during, after the join) the mean throughput of its intervals and the mean of their
-# p99 response times (ms).
+# (before, during, after the join) the mean throughput of its intervals, the mean of their
+# p99 response times (ms), and the operations that failed in them.
 JOIN = ("seconds", *(f"{window}.{what}" for window in ("before", "during", "after")
-                     for what in ("throughput", "p99")))
+                     for what in ("throughput", "p99", "errors")))
 FUNCTIONS = {"min": min, "max": max, "abs": abs}
 # welch_p(a.throughput, b.throughput): the p-value of Welch's t-test between the repetitions of two
 # steps made with `repeat = N` (N >= 2); figures of a repeated step are the means of its runs.

@@ -69,8 +69,8 @@ def run_figures(result: RunResult) -> dict[str, float]:
 
 def join_figures(result: RunResult) -> dict[str, float]:
     """A node that joined during the run (join.*, checks.JOIN): the join's seconds and each
-    window's mean throughput and p99 (ms); none for a run no node joined, a window without an
-    interval, or a join not over before the run ended (no seconds, no after)."""
+    window's mean throughput, p99 (ms) and failed operations; none for a run no node joined, a
+    window without an interval, or a join not over before the run ended (no seconds, no after)."""
     join = join_windows(result)
     if join is None:
         return {}
@@ -80,6 +80,8 @@ def join_figures(result: RunResult) -> dict[str, float]:
             out[f"join.{window.name}.throughput"] = window.throughput.mean
         if window.p99_us is not None:
             out[f"join.{window.name}.p99"] = window.p99_us.mean / 1000
+        if window.throughput is not None:  # a window with intervals: its failed operations
+            out[f"join.{window.name}.errors"] = float(window.errors)
     return out
 
 
