@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from workbench.drive.session import RunRequest, Session
-from workbench.lessons.model import During, LessonError, load
+from workbench.lessons.during import During
+from workbench.lessons.model import LessonError, load
 from workbench.lessons.runner import _During
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,3 +105,18 @@ def test_end_after_s_elsewhere_or_not_seconds_is_one_line_with_its_fix(tmp_path,
     assert len(found) == 1 and "end_after_s is seconds (0 or more) after add_node or remove_node or restart" \
         in found[0] and "write end_after_s = 30" in found[0], found
 
+
+
+def test_a_lessons_cluster_may_cap_each_node_and_says_so(tmp_path):
+    path = _lesson(tmp_path, "add_node", "30")
+    good = path.read_text().replace('memory = "3G"', 'memory = "3G"\ncpus = 0.5')
+    path.write_text(good)
+    need = load(path).clusters[0]
+    assert need.cpus == 0.5
+    assert need.describe() == "cassandra-3 (needs 3G of memory, each node capped at 0.5 of a core)"
+    for wrong in ("cpus = -1", 'cpus = "half"', "cores = 1"):
+        path.write_text(good.replace("cpus = 0.5", wrong))
+        with pytest.raises(LessonError) as caught:
+            load(path)
+        found = caught.value.lines()
+        assert len(found) == 1 and ":7: cluster cassandra-3: " in found[0], found

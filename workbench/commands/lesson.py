@@ -138,7 +138,7 @@ def show_command(args: argparse.Namespace) -> int:
     print(f"{lesson.title} ({lesson.name}, about {lesson.minutes:g} minutes): {lesson.path}")
     print(f"goal: {lesson.goal}")
     for need in lesson.clusters:
-        print(f"starts {need.preset} (needs {need.memory} of memory)")
+        print(f"starts {need.describe()}")
     for number, step in enumerate(lesson.steps, 1):
         what = step.kind
         if step.measures:

@@ -7,6 +7,7 @@
     [[clusters]]                      # the clusters the lesson starts (none: memory binding)
     preset = "cassandra-3"
     memory = "3G"                     # what they need, told to the student before anything starts
+    cpus = 0.5                        # optional: each node capped at half a core (clusters/cgroups.py)
     [properties]                      # -p properties of every load and run
     recordcount = 10000
 
@@ -41,11 +42,10 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.lessons import checks
+from workbench.lessons.during import NODE_ACTIONS, During, parse_during
 
 ACTIONS = ("none", "start", "stop", "load", "run", "set", "pause", "kill", "resume", "restart")
 MEASURED = ("load", "run")
-NODE_ACTIONS = ("pause", "kill", "resume", "restart")
-DURING = ("pause", "kill", "resume", "restart", "target", "lanes", "add_node", "remove_node")
 _SIZE = re.compile(r"^\d+(\.\d+)?[MG]$")
 _SECTION = re.compile(r"^##\s+(?P<title>.*?)\s*\{#(?P<id>[A-Za-z0-9_-]+)\}\s*$")
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -55,8 +55,6 @@ STEP_KEYS = {"id", "action", "workload", "properties", "during", "checks", "ques
              "node", "db", "rate", "rate_of", "repeat"}
 CHECK_KEYS = {"expect", "pass", "fail"}
 QUESTION_KEYS = {"ask", "choices", "answer", "attempts"}
-DURING_KEYS = {"at_s", "do", "node", "value", "end_after_s"}
-TIMED = ("add_node", "remove_node", "restart")  # changes that take a while: end_after_s may follow them
 
 
 @dataclass(frozen=True)
@@ -104,24 +102,6 @@ class Question:
 
 
 @dataclass(frozen=True)
-class During:
-    at_s: float
-    do: str
-    node: str | None = None
-    value: float | None = None
-    # the run ends this many seconds after the change is done (at the latest at its
-    # maxexecutiontime): a window after a join however long the join took
-    end_after_s: float | None = None
-
-    def describe(self) -> str:
-        if self.do == "add_node":
-            what = "add a node"
-        else:
-            what = f"{self.do} {self.node}" if self.node else f"{self.do} {self.value:g}"
-        return f"at {self.at_s:g} s: {what}"
-
-
-@dataclass(frozen=True)
 class Step:
     id: str
     title: str
@@ -154,6 +134,11 @@ class Step:
 class ClusterNeed:
     preset: str
     memory: str
+    cpus: float = 0.0  # each node's cap in cores (clusters/cgroups.py; 0: the preset's own)
+
+    def describe(self) -> str:
+        capped = f", each node capped at {self.cpus:g} of a core" if self.cpus else ""
+        return f"{self.preset} (needs {self.memory} of memory{capped})"
 
 
 @dataclass(frozen=True)
@@ -291,7 +276,15 @@ def load(path: str | Path) -> Lesson:
 
         if raw["preset"] not in catalog.available("clusters"):
             problem(line, f"unknown cluster preset {raw['preset']!r}", "see workbench cluster presets")
-        clusters.append(ClusterNeed(raw["preset"], memory))
+        for key in sorted(set(raw) - {"preset", "memory", "cpus"}):
+            problem(lines.key(key, line), f"cluster {raw['preset']}: unknown key {key!r}",
+                    "a [[clusters]] entry has preset, memory and cpus")
+        cpus = raw.get("cpus", 0.0)
+        if not isinstance(cpus, int | float) or isinstance(cpus, bool) or not 0 <= cpus <= 64:
+            problem(lines.key("cpus", line), f"cluster {raw['preset']}: cpus = {cpus!r}",
+                    "cpus caps each node's cores, like cpus = 0.5 (0: no cap)")
+            cpus = 0.0
+        clusters.append(ClusterNeed(raw["preset"], memory, float(cpus)))
 
     common = _properties(data.get("properties", {}))
     if common is None:
@@ -408,7 +401,7 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
     if db not in (None, "memory"):
         problem(at("db"), f"step {step_id!r}: db = {db!r}", 'the only db a step can name is "memory" '
                 "(the others come from the cluster the lesson started)")
-    during = _during(raw.get("during", []), step_id, action, started, at, problem)
+    during = parse_during(raw.get("during", []), step_id, action, started, at, problem)
     repeat = raw.get("repeat", 1)
     if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10:
         problem(at("repeat"), f"step {step_id!r}: repeat = {repeat!r}", "the number of runs, 1 to 10")
@@ -481,66 +474,6 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
                 during, tuple(step_checks), tuple(questions), cluster, node, db,
                 float(rate) if isinstance(rate, int | float) else None,
                 rate_of if isinstance(rate_of, str) else None, repeat, start)
-
-
-def _during(raw: Any, step_id: str, action: str, started: bool, at, problem) -> tuple[During, ...]:
-    if raw == []:
-        return ()
-    line = at("during")
-    if action != "run":
-        problem(line, f"step {step_id!r}: during only goes with a run", 'set action = "run"')
-        return ()
-    if not isinstance(raw, list):
-        problem(line, f"step {step_id!r}: during must be a list",
-                'write during = [{ at_s = 5, do = "pause", node = "node1" }]')
-        return ()
-    out = []
-    for entry in raw:
-        if not isinstance(entry, dict) or set(entry) - DURING_KEYS:
-            problem(line, f"step {step_id!r}: during entry {entry!r}",
-                    f"its keys are {', '.join(sorted(DURING_KEYS))}")
-            continue
-        at_s, do = entry.get("at_s"), entry.get("do")
-        if not isinstance(at_s, int | float) or isinstance(at_s, bool) or at_s < 0:
-            problem(line,
-                    f"step {step_id!r}: during entry {entry!r} needs at_s, seconds after the run starts",
-                    "write at_s = 5")
-            continue
-        if do not in DURING:
-            problem(line, f"step {step_id!r}: during does {do!r}", f"it can do {', '.join(DURING)}")
-            continue
-        end_after = entry.get("end_after_s")
-        if end_after is not None and (do not in TIMED or not isinstance(end_after, int | float)
-                                      or isinstance(end_after, bool) or end_after < 0):
-            problem(line, f"step {step_id!r}: during entry {entry!r}: end_after_s is seconds (0 or more) "
-                    f"after {' or '.join(TIMED)}",
-                    "write end_after_s = 30 beside a change that takes a while")
-            continue
-        end_after = None if end_after is None else float(end_after)
-        if do == "add_node":
-            if not started:
-                problem(line, f"step {step_id!r}: during add_node before any cluster was started",
-                        'add a step with action = "start" before it')
-                continue
-            out.append(During(float(at_s), do, end_after_s=end_after))
-        elif do in (*NODE_ACTIONS, "remove_node"):
-            if not isinstance(entry.get("node"), str):
-                problem(line, f"step {step_id!r}: during {do} needs a node", 'add node = "node2"')
-                continue
-            if not started:
-                problem(line, f"step {step_id!r}: during {do} before any cluster was started",
-                        'add a step with action = "start" before it')
-                continue
-            out.append(During(float(at_s), do, node=entry["node"], end_after_s=end_after))
-        else:
-            value = entry.get("value")
-            if not isinstance(value, int | float) or isinstance(value,
-                              bool) or value < (0 if do == "target" else 1):
-                problem(line, f"step {step_id!r}: during {do} needs value = a number",
-                        "target: ops/s (0 = unthrottled); lanes: 1 or more")
-                continue
-            out.append(During(float(at_s), do, value=float(value)))
-    return tuple(sorted(out, key=lambda d: d.at_s))
 
 
 def _question(rq: Any, step_id: str, line: int, lines: _Lines, end: int, problem) -> Question | None:

@@ -10,6 +10,7 @@ it ends; the student's figures and answers stay.
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import threading
 import time
@@ -24,8 +25,9 @@ from workbench.drive.session import RunRequest, Session
 from workbench.errors import WorkbenchError
 from workbench.lessons import checks as checks_module
 from workbench.lessons.answers import Attempt, Graded, attempts_of, grade
+from workbench.lessons.during import During
 from workbench.lessons.figures import run_figures
-from workbench.lessons.model import Check, During, Lesson, Step, workload_path
+from workbench.lessons.model import Check, Lesson, Step, workload_path
 from workbench.lessons.progress import LessonStep, forget_lesson, lesson_steps, save_lesson_step
 from workbench.results.store import RunStore
 
@@ -277,7 +279,7 @@ class LessonRunner:
         self.say(f"Lesson: {lesson.title} ({lesson.name}, about {lesson.minutes:g} minutes)")
         self.say(f"Goal: {lesson.goal}")
         for need in lesson.clusters:
-            self.say(f"It starts {need.preset} (needs {need.memory} of memory).")
+            self.say(f"It starts {need.describe()}.")
         if done:
             self.say(f"Resuming {self.student}'s lesson: {len(done)} of {len(lesson.steps)} steps "
                      f"done (workbench lesson run {lesson.name} --restart starts over).")
@@ -351,9 +353,21 @@ class LessonRunner:
         self.say(f"  starting {step.cluster} ...")
         provider = self.session.provider(progress=lambda e: setattr(self.session, "activity", e.message))
         spec = presets.load(step.cluster or "")
+        need = next((c for c in self.lesson.clusters if c.preset == step.cluster), None)
+        if need is not None and need.cpus:
+            if not hasattr(spec, "cpus"):
+                raise WorkbenchError(f"step {step.id}: {spec.name} has no per-node CPU cap",
+                                     "cpus goes with a Cassandra or HBase preset: remove it")
+            spec = dataclasses.replace(spec, cpus=need.cpus)
         if spec.name in provider.clusters() and all(
                 n.status == "running" for n in provider.status(spec.name).nodes):
             cluster = provider.status(spec.name)  # the student started it already: leave it up
+            running, wanted = getattr(cluster.spec, "cpus", 0.0), getattr(spec, "cpus", 0.0)
+            if running != wanted:
+                raise WorkbenchError(f"{spec.name} is already up with {_cap(running)}, and this lesson "
+                                     f"needs it with {_cap(wanted)}",
+                                     f"take it down first (workbench cluster down {spec.name}), then run "
+                                     "the lesson again")
         else:
             cluster = provider.up(spec)
             self.state.started.append((provider, cluster.name))
@@ -463,6 +477,10 @@ class LessonRunner:
             except WorkbenchError as exc:
                 self.say(f"workbench: error: could not stop {name}: {exc}")
         self.state.cluster = None
+
+
+def _cap(cpus: float) -> str:
+    return f"each node capped at {cpus:g} of a core" if cpus else "no CPU cap"
 
 
 class _During(threading.Thread):
