@@ -46,7 +46,8 @@ def test_end_after_s_ends_the_run_that_long_after_a_slow_join_and_the_run_is_com
     assert done.result.outcome == "completed", done.result.outcome
     # ended about 2 s after the join returned (ticks are 1 s), far from its maxexecutiontime
     assert calls[0] + 2.0 <= done.result.runtime_ms / 1000 < 60, (calls, done.result.runtime_ms)
-    assert said == ["  at 1 s: add a node", "    node4 joined (Up/Normal) in " + said[1].split(" in ")[1],
+    assert said == ["  at 1 s: add a node (the run ends 2 s after it)",
+                    "    node4 joined (Up/Normal) in " + said[1].split(" in ")[1],
                     "    the run ends 2 s from now"], said
 
 

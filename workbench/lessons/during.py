@@ -32,7 +32,8 @@ class During:
             what = "add a node"
         else:
             what = f"{self.do} {self.node}" if self.node else f"{self.do} {self.value:g}"
-        return f"at {self.at_s:g} s: {what}"
+        ends = "" if self.end_after_s is None else f" (the run ends {self.end_after_s:g} s after it)"
+        return f"at {self.at_s:g} s: {what}{ends}"
 
 
 
