@@ -1,5 +1,6 @@
 """HBase with RegionServers of their own (ZooKeeper, the master, rs1-rs3, the gateway as JVMs of
-their own), a RegionServer added and removed under load, and one killed while it joins.
+their own), one killed and restarted, a RegionServer added and removed under load, and one
+killed while it joins.
 
 These tests start their own cluster (the `hbase_cluster3` fixture: free ports and loopback
 addresses) and touch none of the session's other servers: in the full suite they run in the
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.servers
 
 def test_hbase_with_regionservers_of_their_own_serves_and_lists_them(hbase_cluster3, suite_servers):
     """ZooKeeper, the master, rs1-rs3 (each on its own address) and the gateway; the master has
-    registered all three (their nodes in ZooKeeper)."""
+    registered all three (their nodes in ZooKeeper); rs2 killed and restarted registers anew."""
     from workbench.clusters import hbase_local
 
     spec = hbase_cluster3.spec
@@ -28,6 +29,16 @@ def test_hbase_with_regionservers_of_their_own_serves_and_lists_them(hbase_clust
         ("thrift", spec.address, "running")]
     assert [s.split(",")[:2] for s in hbase_local.live_servers(spec)] == [
         [spec.node_address(i), str(spec.regionserver_port)] for i in (1, 2, 3)]
+    # rs2 killed: its node stays in ZooKeeper until its session times out; restarted, the
+    # restart returns once the new rs2 (a later start code) has registered, not on the old node
+    provider = suite_servers.provider
+    old = next(s for s in hbase_local.live_servers(spec) if s.startswith(spec.node_address(2) + ","))
+    provider.kill(hbase_cluster3.name, "rs2")
+    after = provider.restart(hbase_cluster3.name, "rs2")
+    assert after.node("rs2").status == "running"
+    codes = [int(s.split(",")[2]) for s in hbase_local.live_servers(spec)
+             if s.startswith(spec.node_address(2) + ",")]
+    assert max(codes) > int(old.split(",")[2]), (old, codes)
 
 
 def test_a_regionserver_added_and_removed_under_load_takes_regions_and_gives_them_back(

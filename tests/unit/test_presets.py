@@ -86,3 +86,16 @@ def test_hbase_names_its_servers_by_their_address_not_the_host_name(tmp_path):
     conf = {p.findtext("name"): p.findtext("value") for p in site.iter("property")}
     assert conf["hbase.master.hostname"] == spec.address == "127.0.0.1"
     assert conf["hbase.unsafe.regionserver.hostname"] == spec.address
+
+
+def test_a_restarted_regionserver_is_the_one_that_started_after_the_restart():
+    """A killed RegionServer's node stays in ZooKeeper until its session times out: the restarted
+    one is told apart by its start code (ms)."""
+    from workbench.clusters.hbase_local import registered_in
+
+    old, new = "127.0.0.2,16020,1700000000000", "127.0.0.2,16020,1700000060000"
+    assert registered_in([old], "127.0.0.2", 16020)
+    assert not registered_in([old], "127.0.0.2", 16020, since_ms=1700000050000)
+    assert registered_in([old, new], "127.0.0.2", 16020, since_ms=1700000050000)
+    assert not registered_in([new], "127.0.0.3", 16020) and not registered_in([new], "127.0.0.2", 16021)
+    assert not registered_in(["127.0.0.2,16020,"], "127.0.0.2", 16020, since_ms=1)

@@ -213,9 +213,13 @@ def wait_ready(spec: HBaseSpec, names: list[str], final: bool, deadline: float,
         return
     servers = [n for n in names if n.startswith(NODE_PREFIX)]
     if servers and not final and len(servers) == len(names):
+        # A RegionServer killed before its restart leaves its node in ZooKeeper until its session
+        # times out (up to 20 s): the new one is the one whose start code (its start, in ms)
+        # is after this call, which follows its launch by milliseconds (a second of slack).
+        since_ms = int(time.time() * 1000) - 1000
         for name in servers:
             address = spec.node_address(int(name[len(NODE_PREFIX):]))
-            _wait(lambda a=address: registered(spec, a), deadline, check, name,
+            _wait(lambda a=address: registered(spec, a, since_ms), deadline, check, name,
                   "did not report for duty to the master")
         return
     while time.monotonic() < deadline:
@@ -259,8 +263,20 @@ def live_servers(spec: HBaseSpec) -> list[str]:
     return sorted(set(re.findall(r"/hbase/rs/(\S+)", four_letters(spec, "dump"))))
 
 
-def registered(spec: HBaseSpec, address: str) -> bool:
-    return any(s.split(",")[:2] == [address, str(spec.regionserver_port)] for s in live_servers(spec))
+def registered(spec: HBaseSpec, address: str, since_ms: int = 0) -> bool:
+    """Has the RegionServer on `address` registered (one that started at since_ms or later)?"""
+    return registered_in(live_servers(spec), address, spec.regionserver_port, since_ms)
+
+
+def registered_in(servers: list[str], address: str, port: int, since_ms: int = 0) -> bool:
+    """Is one of `servers` ("host,port,startcode") on address:port, started at since_ms or later?"""
+    for server in servers:
+        host, _, rest = server.partition(",")
+        found_port, _, code = rest.partition(",")
+        started = int(code) if code.isdigit() else 0
+        if host == address and found_port == str(port) and (not since_ms or started >= since_ms):
+            return True
+    return False
 
 
 def regions_per_server(spec: HBaseSpec, timeout_ms: int = 10000) -> dict[str, int]:
