@@ -210,25 +210,27 @@ def test_hot_partitions_counts_requests_per_cassandra_node_and_inserts_per_hbase
 @pytest.mark.servers
 def test_elasticity_adds_a_capped_node_to_an_overloaded_run_and_removes_it(tmp_path, shared):
     shared.use(None)  # its own cluster: two nodes capped at half a core each (127.0.0.1-2)
-    # A shorter warm-up; the maximum, the join's run and the removal's as shipped: each ends a
-    # window after its change (end_after_s), however long the change took (an uncapped join took
-    # 40-60 s here, 97 s on a loaded CI machine).
-    done = lesson(tmp_path, "elasticity", "-p", "recordcount=5000", "-p", "warm:maxexecutiontime=60",
-                  "-p", "warm:measurement.minimum=20", timeout=1500)
+    # Shorter warm-ups (the gain of three warm nodes over two is judged, not asserted: on a loaded
+    # machine the nodes do not get their half cores); the maxima, the join's run and the removal's
+    # as shipped: each ends a window after its change (end_after_s), however long the change took
+    # (a capped join took 41-49 s here, an uncapped one 97 s on a loaded CI machine).
+    done = lesson(tmp_path, "elasticity", "-p", "recordcount=5000", "-p", "warm:maxexecutiontime=30",
+                  "-p", "warm:measurement.minimum=10", "-p", "warm3:maxexecutiontime=20",
+                  "-p", "warm3:measurement.minimum=10", timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     assert "cassandra-2 (needs 4G of memory, each node capped at 0.5 of a core)" in done.stdout
-    assert "at 12 s: add a node (the run ends 40 s after it)" in done.stdout
+    assert "at 12 s: add a node (the run ends 30 s after it)" in done.stdout
     assert "at 5 s: remove_node node3 (the run ends 10 s after it)" in done.stdout
-    assert "node3 joined (Up/Normal) in " in done.stdout and "the run ends 40 s from now" in done.stdout
+    assert "node3 joined (Up/Normal) in " in done.stdout and "the run ends 30 s from now" in done.stdout
     assert "node3 left the ring and stopped in " in done.stdout
     assert "the run ends 10 s from now" in done.stdout
     found = verdicts(tmp_path, "elasticity")
-    assert list(found) == ["up", "load", "warm", "max", "grow", "shrink", "down"]
+    assert list(found) == ["up", "load", "warm", "max", "grow", "warm3", "max3", "shrink", "down"]
     # the join within the run, next to no failed operation (a loaded CI machine once had one
-    # server-side timeout in 44,538); its gain and its cost judged (which way: the machine's: on
-    # a machine busy with other work the nodes do not get their half cores); next to no failure
-    # when node3 left
+    # server-side timeout in 44,538), its cost judged; the gain judged (which way: the machine's);
+    # next to no failure when node3 left
     assert found["grow"][:2] == [True, True] and None not in found["grow"], done.stdout[-5000:]
+    assert None not in found["max3"] and len(found["max3"]) == 2, done.stdout[-5000:]
     assert found["shrink"] == [True], done.stdout[-5000:]
     with RunStore(tmp_path / "runs.db") as store:
         steps = {d.step: d for d in lesson_steps(store, "elasticity", "t")}
@@ -242,7 +244,7 @@ def test_elasticity_adds_a_capped_node_to_an_overloaded_run_and_removes_it(tmp_p
     # maxexecutiontime (600 s, 300 s)
     joined = float(re.search(r"node3 joined \(Up/Normal\) in ([\d.]+) s", done.stdout).group(1))
     left = float(re.search(r"node3 left the ring and stopped in ([\d.]+) s", done.stdout).group(1))
-    assert 12 + joined + 38 <= grow.runtime_ms / 1000 < 12 + joined + 70, (joined, grow.runtime_ms)
+    assert 12 + joined + 28 <= grow.runtime_ms / 1000 < 12 + joined + 60, (joined, grow.runtime_ms)
     assert 5 + left + 8 <= shrink.runtime_ms / 1000 < 5 + left + 40, (left, shrink.runtime_ms)
     figures = steps["grow"].figures
     assert figures["join.seconds"] > 0 and figures["join.before.throughput"] > 0
