@@ -29,21 +29,28 @@ def _slow_join(session: Session, joined_at_s: float, calls: list[float]):
     return resize
 
 
-def test_end_after_s_ends_the_run_that_long_after_a_slow_join_and_the_run_is_completed():
+def _run(joined_at_s: float, maxexecutiontime: int, said: list[str]):
+    """A paced memory run (200 ops/s) with an add_node 1 s in whose join ends when the run's clock
+    passes joined_at_s, and end_after_s = 2: (the run, the run's clock when the join returned)."""
     session = Session(store=False)
     calls: list[float] = []
-    session.resize = _slow_join(session, 3.0, calls)
-    said: list[str] = []
+    session.resize = _slow_join(session, joined_at_s, calls)
     watcher = _During(session, (During(1.0, "add_node", end_after_s=2.0),), "c", said.append)
     watcher.start()
-    request = RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=1000", "operationcount=0",
-                                         "target=200", "maxexecutiontime=120"), ("run",))
+    request = RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=1000", "operationcount=0", "target=200",
+                                         f"maxexecutiontime={maxexecutiontime}"), ("run",))
     try:
         done = session.run_phase(request, "run", source="test")
     finally:
         watcher.finish()
-    assert watcher.error is None and calls, said
-    assert done.result.outcome == "completed", done.result.outcome
+    assert watcher.error is None, said
+    return done, calls
+
+
+def test_end_after_s_ends_the_run_that_long_after_a_slow_join_and_the_run_is_completed():
+    said: list[str] = []
+    done, calls = _run(3.0, 120, said)
+    assert calls and done.result.outcome == "completed", done.result.outcome
     # ended about 2 s after the join returned (ticks are 1 s), far from its maxexecutiontime
     assert calls[0] + 2.0 <= done.result.runtime_ms / 1000 < 60, (calls, done.result.runtime_ms)
     assert said == ["  at 1 s: add a node (the run ends 2 s after it)",
@@ -52,17 +59,7 @@ def test_end_after_s_ends_the_run_that_long_after_a_slow_join_and_the_run_is_com
 
 
 def test_a_run_that_ends_before_the_change_does_is_not_stopped_by_it():
-    session = Session(store=False)
-    calls: list[float] = []
-    session.resize = _slow_join(session, 99.0, calls)  # never joins within the run
-    watcher = _During(session, (During(1.0, "add_node", end_after_s=2.0),), "c", lambda _: None)
-    watcher.start()
-    request = RunRequest((WORKLOAD_A,), ("db=memory", "recordcount=1000", "operationcount=0",
-                                         "target=200", "maxexecutiontime=3"), ("run",))
-    try:
-        done = session.run_phase(request, "run", source="test")
-    finally:
-        watcher.finish()
+    done, _ = _run(99.0, 3, [])  # never joins within the run
     assert done.result.outcome == "completed" and done.result.runtime_ms >= 3000
 
 
