@@ -41,11 +41,15 @@ HEAVY = "servers or docker"
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
 # this module use it).
 # A test's node ID names one test of a file: the two longest Ray tests (their own namespaces,
-# tests/raynet.py, nest in the child's) balance the two sides' minutes.
+# tests/raynet.py, nest in the child's), and two that start a cluster of their own on the
+# suite's free addresses (suite_servers, the child's own) balance the two sides' minutes.
 OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
                 "tests/integration/test_cluster_hbase_regionservers.py",
                 "tests/integration/test_ray.py::test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start",
-                "tests/integration/test_ray.py::test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes")
+                "tests/integration/test_ray.py::test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes",
+                "tests/integration/test_settle.py::"
+                "test_a_cluster_keeps_its_data_in_the_data_dir_it_was_given_and_down_removes_it",
+                "tests/ui/test_clusters.py::test_a_real_node_up_killed_restarted_and_down_from_the_screen")
 
 
 def own_clusters(config) -> tuple[str, ...]:

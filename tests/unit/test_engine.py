@@ -164,7 +164,9 @@ def test_maxexecutiontime_ends_an_unlimited_run():
     # It ran for the second and then stopped, within the grace that operations in flight get
     # (a loaded machine's stop took 3 s; the run would not end at all without the limit).
     assert 0.9 <= outcome.runtime_ms / 1000 <= 1 + STOP_GRACE_S
-    assert outcome.operations > 1000
+    # the limit stopped it (how many operations a second makes is the machine's: CI's loaded
+    # one made 128)
+    assert outcome.operations > 0 and ("stop", "maxexecutiontime") in [(k, v) for _, k, v in outcome.events]
 
 
 def test_two_worker_processes_merge_losslessly():
