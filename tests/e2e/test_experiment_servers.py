@@ -124,7 +124,7 @@ def test_the_shipped_saturation_sweep_reaches_the_knee_at_laptop_scale(hbase_ser
     minutes of a CI run): its rates and its stop rule as shipped, shorter warm-ups and windows
     (the first run on the cluster 15 s of warm-up, not 60; every other 2 s + 5 s, not 5 s +
     10 s): the sweep goes up until the database cannot keep up, and there the response time has
-    turned up (p99 at least 10x the lowest step's)."""
+    turned up (p99 at least 10x the best of the steps that kept up)."""
     from workbench.experiments.report import knee, saturation_curves
 
     # Paced steps follow the cluster's unthrottled calibration run, which measures until its
@@ -151,7 +151,10 @@ def test_the_shipped_saturation_sweep_reaches_the_knee_at_laptop_scale(hbase_ser
                           for p in points)
         assert lowest.rate == 10, table
         assert top.throughput < 0.9 * top.target, f"{label}: the top step kept up\n{table}"
-        assert top.p99_us >= 10 * lowest.p99_us, f"{label}: the response time did not turn up\n{table}"
+        # against the best p99 of the steps that kept up (one hiccup at 10% on a loaded CI
+        # machine, p99 171 ms against 28 ms at 90%, is not the unloaded server's)
+        kept_up = [p.p99_us for p in paced if p.throughput >= 0.9 * p.target]
+        assert top.p99_us >= 10 * min(kept_up), f"{label}: the response time did not turn up\n{table}"
         assert all(p.throughput >= 0.9 * p.target for p in paced[:-1]), table  # it stopped at the first
         best = knee(e, points)  # none when even the lowest step's p99 was over 10 ms (a busy machine)
         assert best is None or (best.p99_us < 10_000 and best is not top), table
