@@ -66,7 +66,7 @@ class Shared:
             self.hbase = False
 
     def left_alone(self) -> list[int]:
-        """The JVMs under the shared folder: only the shared cluster's, left running by the lesson."""
+        """The JVMs under the shared folder: only the shared clusters', left running by the lesson."""
         return jvms_under(self.state)
 
 
@@ -104,7 +104,8 @@ def only_the_shared_cluster_runs(shared: Shared, before: list[int], stdout: str,
 
 
 # In this order: the three on cassandra-single, the two on cassandra-3, then elasticity and
-# write-path (their own).
+# write-path (their own Cassandra nodes); HBase, once Cassandra against HBase started it, stays up
+# to the end.
 
 @pytest.mark.servers
 def test_coordinated_omission_freezes_a_real_node_and_response_time_shows_the_stall(tmp_path, shared):
