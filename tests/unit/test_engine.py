@@ -320,11 +320,13 @@ def test_passwords_never_reach_the_exports():
     assert "s3cret" not in repr(result)
 
 
-def test_worker_processes_run_nothing_before_the_phase_clock_starts():
+@pytest.mark.parametrize("target_first", [False, True])
+def test_worker_processes_run_nothing_before_the_phase_clock_starts(target_first):
     """A worker process waits, once it is up, for the parent's go: a parent slow to read its
     "up" (a loaded machine: CI once measured a 2,000-operation run in 0 ms, 0 ops/s) must not
     start its clock after the operations. Here this process's loop is held while the worker is
-    up, as a busy machine would hold it: no operation is claimed until start() has sent go."""
+    up, as a busy machine would hold it: no operation is claimed until start() has sent go,
+    also when a new target reached the worker before it."""
     import time
 
     from workbench.core.workers import ProcessExecutor
@@ -335,6 +337,8 @@ def test_worker_processes_run_nothing_before_the_phase_clock_starts():
         executor = ProcessExecutor(spec, "run", 2, 0.0, 1)
         starting = asyncio.ensure_future(executor.start())
         await asyncio.sleep(0)  # start() has spawned the worker and waits for its "up"
+        if target_first:
+            executor.set_target(4000.0)  # a command before the go: done, and still no start
         conn = executor.conns[0]
         assert conn.poll(120), "the worker never said it was up"
         held = time.monotonic() + 1.0  # this loop held: "up" is not read, no go is sent

@@ -157,12 +157,17 @@ def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, tot
     conn.send(("up",))  # imported and unpickled: the phase's clock may start
     # ... and nothing runs before it has: a parent slow to read "up" (a loaded machine) would
     # otherwise start its clock after some or all of the operations (a 2,000-operation run once
-    # measured 0 ms, and 0 ops/s). Its first message is "go", or a command sent before it (stop).
-    try:
-        first = conn.recv()
-    except EOFError:  # the parent is gone
-        return
-    early = () if first[0] == "go" else (first,)
+    # measured 0 ms, and 0 ops/s). Commands sent before the go (a stop, a new target) are done
+    # once the engine exists; a stop ends the wait (a parent interrupted while starting sends no go).
+    early: list[tuple] = []
+    while not early or early[-1][0] != "stop":
+        try:
+            msg = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if msg[0] == "go":
+            break
+        early.append(msg)
     log = os.environ.get(WORKER_LOG_ENV)
     if log:  # under the terminal app: whatever a driver prints must not land on its screen
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -176,7 +181,7 @@ def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, tot
 
 
 async def _worker_async(conn, spec, phase, worker, workers, lanes, target, counter, total,
-                        early: tuple = ()) -> None:
+                        early: list[tuple]) -> None:
     loop = asyncio.get_running_loop()
     try:
         engine = WorkerEngine(
@@ -190,7 +195,7 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
         "pause": engine.pause,
         "resume": engine.resume,
         "stop": engine.stop,
-        "go": lambda: None,  # after a command that came first (a stop while the workers started)
+        "go": lambda: None,  # after a stop that came before it (stopped while the workers started)
         "target": engine.set_target,
         "lanes": engine.set_lanes,
     }
@@ -207,7 +212,7 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
         else:
             commands[msg[0]](*msg[1:])
 
-    for msg in early:  # a command that came before "go" (or instead of it)
+    for msg in early:  # commands that came before the go
         if msg[0] in commands:
             commands[msg[0]](*msg[1:])
     loop.add_reader(conn.fileno(), on_message)
