@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 
 import pytest
 from engine_helpers import cleanup_store, make_spec, register_stall_binding, run_phase
@@ -12,7 +13,7 @@ from engine_helpers import cleanup_store, make_spec, register_stall_binding, run
 from workbench.bindings.memory import get_store
 from workbench.config.keys import build_key_name
 from workbench.core.runner import STOP_GRACE_S
-from workbench.core.workers import CHUNK, SharedBudget
+from workbench.core.workers import CHUNK, ProcessExecutor, SharedBudget
 from workbench.results.from_run import to_run_result
 from workbench.results.jsonfile import from_json_dict, to_json_dict
 
@@ -327,10 +328,6 @@ def test_worker_processes_run_nothing_before_the_phase_clock_starts(target_first
     start its clock after the operations. Here this process's loop is held while the worker is
     up, as a busy machine would hold it: no operation is claimed until start() has sent go,
     also when a new target reached the worker before it."""
-    import time
-
-    from workbench.core.workers import ProcessExecutor
-
     spec, _ = make_spec("recordcount=100", "operationcount=2000", "threadcount=2")
 
     async def go():
@@ -359,8 +356,6 @@ def test_a_stop_before_the_workers_are_told_to_go_ends_them_at_once():
     spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=0", "threadcount=2")
 
     async def go():
-        from workbench.core.workers import ProcessExecutor
-
         executor = ProcessExecutor(spec, "run", 2, 0.0, 1)
         starting = asyncio.ensure_future(executor.start())
         await asyncio.sleep(0)

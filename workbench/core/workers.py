@@ -213,8 +213,7 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
             commands[msg[0]](*msg[1:])
 
     for msg in early:  # commands that came before the go
-        if msg[0] in commands:
-            commands[msg[0]](*msg[1:])
+        commands[msg[0]](*msg[1:])
     loop.add_reader(conn.fileno(), on_message)
     try:
         await engine.run()
