@@ -8,16 +8,13 @@ runs it at the same time, in a child pytest inside a network namespace of its ow
 started, or hold one that a server needs. The child's report is printed after this one, and
 the run fails if either failed.
 
-Beside the fast tier, the child runs the server tests of OWN_CLUSTERS, in a second namespace
-nested in its own (so that no port of theirs meets one of the fast tier's): the lessons' and the
-demo's, which start and stop clusters of their own on the presets' addresses (127.0.0.1-3 and the
-presets' ports) and use none of the session's servers, the RegionServers', Ray's (in namespaces
-of their own) and a few that start clusters of their own on the suite's free addresses. In the
-child's namespaces those addresses are their own, so these tests overlap the parent's server
-tiers and the fast tier instead of following them. (Their jars come from the cache, which .ci/run
-fills before the tests: the namespaces have no network.) The parent deselects them. Most of
-their time is spent waiting for runs of set lengths and for JVMs, which the fast tier's
-computing fills; they start with those that measure least (Ray, the demo), the lessons last.
+Once the fast tier is done, the child runs the server tests of OWN_CLUSTERS, in its namespace
+too: the lessons' and the demo's, which start and stop clusters of their own on the presets'
+addresses (127.0.0.1-3 and the presets' ports) and use none of the session's servers, the
+RegionServers' and two of Ray's (in namespaces of their own). In the
+child's namespace those addresses are its own, so these tests overlap the parent's server tiers
+instead of following them, and meet none of the parent's ports. (Their jars come from the cache,
+which .ci/run fills before the tests: the namespace has no network.) The parent deselects them.
 
 Only for the whole suite (no paths, no -m, -k or -n), where `unshare -n` works (as root);
 otherwise, or with WORKBENCH_TESTS_SERIAL=1, one process runs everything, as before.
@@ -39,22 +36,20 @@ import pytest
 
 CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
-NEST = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]  # + argv: in a new namespace
 # Server test files that start their own clusters on the presets' addresses and touch none of
-# the session's servers (tests/conftest.py): run in the child beside the fast tier, in this order
-# (those under the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others:
-# the tests of this module use it).
-# A test's node ID names one test of a file: three that start clusters of their own on the suite's
-# free addresses (suite_servers, the child's own) balance the two sides' minutes. The lessons'
-# last: they judge figures measured minutes apart, once the fast tier is likely done.
-OWN_CLUSTERS = ("tests/integration/test_ray.py", "tests/e2e/test_demo.py",
+# the session's servers (tests/conftest.py): run in the child after the fast tier (those under
+# the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
+# this module use it).
+# A test's node ID names one test of a file: the two longest Ray tests (their own namespaces,
+# tests/raynet.py, nest in the child's), and two that start a cluster of their own on the
+# suite's free addresses (suite_servers, the child's own) balance the two sides' minutes.
+OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
                 "tests/integration/test_cluster_hbase_regionservers.py",
+                "tests/integration/test_ray.py::test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start",
+                "tests/integration/test_ray.py::test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes",
                 "tests/integration/test_settle.py::"
                 "test_a_cluster_keeps_its_data_in_the_data_dir_it_was_given_and_down_removes_it",
-                "tests/ui/test_clusters.py::test_a_real_node_up_killed_restarted_and_down_from_the_screen",
-                "tests/e2e/test_experiment_servers.py::test_the_cassandra_vs_hbase_study_runs_end_to_end_at_tiny_scale",
-                "tests/e2e/test_experiment_servers.py::test_mongodb_in_an_experiment_runs_on_ferretdb_and_is_named_so",
-                "tests/e2e/test_lessons_servers.py")
+                "tests/ui/test_clusters.py::test_a_real_node_up_killed_restarted_and_down_from_the_screen")
 
 
 def own_clusters(config) -> tuple[str, ...]:
@@ -101,12 +96,11 @@ def start(config, fast_tier: str) -> None:
     common = [*config.invocation_params.args, "-p", "no:cacheprovider", "--color=no"]
     fast = [sys.executable, "-m", "pytest", *common, "-m", fast_tier, f"--basetemp={folder / 'tmp'}"]
     moved = own_clusters(config)
-    own = ["env", f"WORKBENCH_STORE={folder / 'runs-own.db'}", sys.executable, "-m", "pytest", *common,
-           "-m", HEAVY, f"--basetemp={folder / 'tmp-own'}", *moved]
+    own = [sys.executable, "-m", "pytest", *common, "-m", HEAVY, f"--basetemp={folder / 'tmp-own'}", *moved]
     runner = [sys.executable, str(Path(__file__).resolve()), json.dumps([fast, own] if moved else [fast])]
     with open(folder / "report.txt", "wb") as out:
         child = subprocess.Popen(
-            [*NEST, *runner],
+            ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *runner],
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             cwd=config.invocation_params.dir, env=env, preexec_fn=_die_with_parent)
     config.option.markexpr = HEAVY
@@ -120,7 +114,7 @@ class _Report:
         self.child, self.folder, self.moved = child, folder, moved
 
     def pytest_report_header(self, config):
-        also = f", and beside it, in one nested in it, {', '.join(self.moved)}" if self.moved else ""
+        also = f", then {', '.join(self.moved)}" if self.moved else ""
         return (f"the fast tier runs alongside, in a network namespace of its own (pid {self.child.pid})"
                 f"{also}; its report follows this one")
 
@@ -163,20 +157,12 @@ class _Report:
 
 
 def child_main(runs: list[list[str]]) -> int:
-    """In the child's namespace: the fast tier, and beside it OWN_CLUSTERS' server tests in a
-    namespace nested in this one, each ending with the parent; their reports one after the other
-    once both ended (the fast tier's first); the fast tier's exit status unless it passed."""
-    folder = Path(tempfile.mkdtemp(prefix="workbench-alongside-"))
-    procs = []
-    for i, argv in enumerate(runs):
-        with open(folder / f"{i}.txt", "wb") as out:
-            procs.append(subprocess.Popen([*NEST, *argv] if i else argv, stdin=subprocess.DEVNULL,
-                                          stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent))
-    codes = [proc.wait() for proc in procs]
-    for i in range(len(runs)):
-        sys.stdout.write((folder / f"{i}.txt").read_text(errors="replace"))
+    """In the child's namespace: the fast tier, then OWN_CLUSTERS' server tests, one after the
+    other, each ending with the parent; the fast tier's exit status unless it passed."""
+    codes = []
+    for argv in runs:
+        codes.append(subprocess.call(argv, preexec_fn=_die_with_parent))
         print(flush=True)
-    shutil.rmtree(folder, ignore_errors=True)
     fast, own = (*codes, pytest.ExitCode.NO_TESTS_COLLECTED)[:2]
     return fast if fast not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) else own
 

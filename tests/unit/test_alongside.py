@@ -35,16 +35,10 @@ def test_the_fast_tier_runs_in_a_child_with_only_loopback_and_the_run_passes(tmp
         assert fast["interfaces"] == ["lo"] and fast["pid"] != heavy["pid"], (fast, heavy)
         assert "the fast tier runs alongside" in done.stdout
         assert "the fast tier, run alongside" in done.stdout and "1 passed, 2 deselected" in done.stdout
-        # a server test of a file that starts its own clusters: in the child, beside the fast tier
-        # (its probe saw own's file come while it waited), in a namespace nested in the child's
-        # (no port of theirs meets the fast tier's), not in the parent (1 passed, 2 deselected
-        # there as well); the fast tier's report first
+        # a server test of a file that starts its own clusters: in the child's namespace too,
+        # after the fast tier, and not in the parent (1 passed, 2 deselected there as well)
         assert own["interfaces"] == ["lo"] and own["pid"] not in (fast["pid"], heavy["pid"]), own
-        assert fast["saw_own"] is True, (fast, own)
-        assert len({fast["netns"], own["netns"], heavy["netns"]}) == 3, (fast, own, heavy)
-        assert "and beside it, in one nested in it, tests/data/alongside/probe_own.py" in done.stdout
-        report = done.stdout.split("the fast tier, run alongside")[1]
-        assert report.index("probe_alongside.py") < report.index("probe_own.py"), report
+        assert "then tests/data/alongside/probe_own.py" in done.stdout
         assert done.stdout.count("1 passed, 2 deselected") == 2, done.stdout[-3000:]
     else:  # no namespaces here (not root): one process runs both, as before
         assert fast["pid"] == heavy["pid"] == own["pid"], (fast, heavy, own)

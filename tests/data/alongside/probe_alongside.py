@@ -3,30 +3,18 @@
 import json
 import os
 import socket
-import time
 from pathlib import Path
 
 import pytest
 
 
-def where() -> dict:
-    return {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex()),
-            "netns": os.readlink("/proc/self/ns/net")}
-
-
-def _say(name: str, **more) -> None:
-    Path(os.environ["PROBE_DIR"], name).write_text(json.dumps({**where(), **more}))
+def _say(name: str) -> None:
+    found = {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex())}
+    Path(os.environ["PROBE_DIR"], name).write_text(json.dumps(found))
 
 
 def test_fast():
-    # In the child (alongside.CHILD), the own-cluster tests run beside this: their probe's file
-    # comes while this one waits (one after the other, it never would).
-    seen = None
-    if os.environ.get("WORKBENCH_TESTS_ALONGSIDE"):
-        own, deadline = Path(os.environ["PROBE_DIR"], "own.json"), time.monotonic() + 60
-        while not (seen := own.exists()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-    _say("fast.json", saw_own=seen)
+    _say("fast.json")
     assert not os.environ.get("PROBE_FAIL"), "failed on purpose"
 
 
