@@ -177,4 +177,9 @@ async def test_the_end_of_a_long_step_scrolls_into_view_at_80x24(session, tmp_pa
         await until(pilot, lambda: pane.scroll_y == pane.max_scroll_y, what="the end")
         text = app.screen.query_one("#step-text")
         assert text.size.width == pane.scrollable_content_region.width  # measured at its shown width
-        assert last.region.bottom <= pane.content_region.bottom and last.region.height > 0
+        # The widgets' regions follow the scroll at the next refresh, which a loaded machine may not
+        # have made yet (CI once read the region from before the scroll): wait for the last lines,
+        # at the end of the pane's range. With the defect they were below the end, never in view.
+        await until(pilot, lambda: pane.scroll_y == pane.max_scroll_y and last.region.height > 0
+                    and last.region.bottom <= pane.content_region.bottom, timeout=30,
+                    what="the step's last lines in view at the end of the pane")
