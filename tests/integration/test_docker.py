@@ -183,8 +183,16 @@ def test_two_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_ser
             grown = provider.add_node(cluster.name)  # node3 bootstraps in a container of its own
             assert grown.node("node3").address == spec.address(3) and grown.node("node3").container
             assert grown.node("node3").status == "running"
-            shrunk = provider.remove_node(cluster.name, "node3")  # decommissioned in its container
+            events, progress = [], provider.progress
+            provider.progress = events.append
+            try:
+                shrunk = provider.remove_node(cluster.name, "node3")  # decommissioned in its container
+            finally:
+                provider.progress = progress
             assert [n.name for n in shrunk.nodes] == ["node1", "node2"]
+            # three to two: refused for system_distributed's three replicas, then forced
+            assert any(e.stage == "leave" and "decommissioning with --force" in e.message for e in events), \
+                [e.message for e in events]
             proc.send_signal(2)  # SIGINT: the run stops and reports what it did
             out, _ = proc.communicate(timeout=120)
         finally:
