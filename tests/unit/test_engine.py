@@ -96,7 +96,6 @@ def test_target_rate_paces_and_records_intended_latency():
 
 def test_the_pacing_schedule_starts_after_the_bindings_init():
     """A slow connect is not a stall of the database: intended latencies start with the lanes."""
-
     from workbench.bindings.memory import MemoryBinding
     from workbench.core.runner import LocalBudget, WorkerEngine
 
