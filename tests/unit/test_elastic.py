@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from workbench.clusters import journal
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.experiments import plan
 from workbench.experiments.analysis import RunRecord
@@ -115,6 +116,41 @@ def test_a_join_that_fails_is_one_line_and_a_join_still_going_at_the_end_is_wait
     ending.join()
     assert said[0] == "    the run ended while the node joined: waiting for the join to finish"
     assert [c[0] for c in cluster.calls] == ["add", "remove"] and cluster.nodes == ["node1", "node2"]
+
+
+class JournaledCluster(Cluster):
+    """add_node writes the journal as the providers do (clusters/resize.py): joining, normal, and
+    what the bootstrap streamed a moment after."""
+
+    def __init__(self, run_dir) -> None:
+        super().__init__()
+        self.run_dir = run_dir
+
+    def add_node(self, name):
+        node = f"node{len(self.nodes) + 1}"
+        journal.append(self.run_dir, f"+ {node} joining")
+        journal.append(self.run_dir, f"{node} normal")
+        journal.append(self.run_dir, f"{node} received 1,234 bytes in 0.5 s of streaming")
+        return super().add_node(name)
+
+
+def test_what_the_join_streamed_after_the_run_last_read_the_journal_is_an_event_of_that_run(tmp_path):
+    journal.append(tmp_path, "node9 received 5 bytes in 0.1 s of streaming")  # an earlier join's
+    adder = NodeAdder(JournaledCluster(tmp_path), "c2", 0, lambda line: None, tmp_path)
+    adder.start()
+    adder.finish()
+    assert adder.moved == "node3 received 1,234 bytes in 0.5 s of streaming"
+    run = joined_run()
+    run.events = run.events[:3]  # the run's last read came between "normal" and the figure
+    [late] = adder.late_events(run)
+    assert (late.elapsed_s, late.kind, late.value) == (30.0, "cluster", adder.moved)  # at the run's end
+    run.events.append(late)
+    assert streamed(run, "node3") == "received 1,234 bytes in 0.5 s of streaming"
+    assert adder.late_events(run) == []  # the run has it: nothing twice
+    plain = NodeAdder(JournaledCluster(tmp_path), "c2", 0, lambda line: None)  # no journal named
+    plain.start()
+    plain.finish()
+    assert plain.moved is None and plain.late_events(joined_run()) == []
 
 
 def interval(end: float, ops: int, p99: int, warmup: bool = False, failed: int = 0) -> Interval:

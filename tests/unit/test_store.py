@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from engine_helpers import cleanup_store, make_spec, run_phase
@@ -14,6 +15,7 @@ from workbench.lessons.progress import lesson_steps
 from workbench.results import store as store_module
 from workbench.results.from_run import to_run_result
 from workbench.results.jsonfile import to_json_dict
+from workbench.results.model import Event
 from workbench.results.store import APPLICATION_ID, SCHEMA_VERSION, RunStore
 
 
@@ -89,6 +91,18 @@ def test_a_finished_run_reads_back_equal(tmp_path):
         assert to_json_dict(store.result(run_id)) == to_json_dict(result)
         row = store.row(run_id)
         assert (row.status, row.workload, row.operations) == ("completed", "workloada", 2000)
+
+
+def test_events_learnt_after_a_run_ended_follow_its_own(tmp_path):
+    _, _, result = a_result()
+    with RunStore(tmp_path / "runs.db") as store:
+        run_id = store.add(result, source="test", workload="workloada")
+        late = [Event(9.5, "cluster", "node4 received 1,234 bytes in 0.5 s of streaming")]
+        store.add_events(run_id, late)
+        assert store.result(run_id).events == [*result.events, *late]
+        bare = store.add(replace(result, events=[]), source="test", workload="workloada")
+        store.add_events(bare, late)
+        assert store.result(bare).events == late
 
 
 def test_a_run_whose_process_died_is_incomplete_with_what_its_intervals_hold(tmp_path):

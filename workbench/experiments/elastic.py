@@ -23,26 +23,31 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.clusters import journal
 from workbench.errors import WorkbenchError
 from workbench.experiments.stats import Cell, cell
-from workbench.results.model import error_total
+from workbench.results.model import Event, error_total
 
 WINDOWS = ("before", "during", "after")
 
 
 class NodeAdder(threading.Thread):
     """Adds a node to `name` at_s seconds after start(), unless the run ended first; `finish()`
-    after the run waits for the join to end and decommissions the node again."""
+    after the run waits for the join to end and decommissions the node again. `run_dir`: the
+    cluster's folder, whose journal says what the join streamed (`late_events`)."""
 
-    def __init__(self, provider, name: str, at_s: float, say: Callable[[str], None]) -> None:
+    def __init__(self, provider, name: str, at_s: float, say: Callable[[str], None],
+                 run_dir: Path | None = None) -> None:
         super().__init__(name="workbench-add-node", daemon=True)
         self.provider, self.cluster, self.at_s, self.say = provider, name, at_s, say
+        self.run_dir = run_dir
         self.node: str | None = None
         self.error: str | None = None
         self.join_s: float | None = None
         self.joining = False  # add_node has been called
+        self.moved: str | None = None  # "nodeN received ... bytes ...", as the journal has it
         self._ended = threading.Event()
 
     def run(self) -> None:
@@ -50,6 +55,7 @@ class NodeAdder(threading.Thread):
             return  # the run ended before the time came
         started = time.monotonic()
         self.joining = True
+        offset = journal.end(self.run_dir) if self.run_dir is not None else 0
         try:
             before = {n.name for n in self.provider.status(self.cluster).nodes}
             grown = self.provider.add_node(self.cluster)
@@ -61,6 +67,21 @@ class NodeAdder(threading.Thread):
             return
         self.join_s = time.monotonic() - started
         self.node = next((n.name for n in grown.nodes if n.name not in before), None)
+        if self.run_dir is not None and self.node is not None:
+            entries, _ = journal.read(self.run_dir, offset)
+            self.moved = next((e.value for e in entries if e.kind == journal.KIND
+                               and e.value.startswith(f"{self.node} received ")), None)
+
+    def late_events(self, result) -> list[Event]:
+        """What the join wrote to the journal that the run did not see: the provider writes what
+        the bootstrap streamed a moment after the node became normal (it asks the node), so a run
+        that ended in between has the join but not its figure. The event stands at the run's end,
+        where a mark written after it would be clamped (core/controller.py mark)."""
+        if self.moved is None or any(e.kind == journal.KIND and e.value == self.moved for e in result.events):
+            return []
+        end = max((i.elapsed_s for i in result.intervals),
+                  default=result.warmup_s + result.runtime_ms / 1000)
+        return [Event(end, journal.KIND, self.moved)]
 
     def finish(self) -> None:
         """The run has ended: wait for a join still going on, then take the node out again."""

@@ -357,7 +357,7 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     if experiment.add_node_at_s is not None and cluster.cluster is not None and run.step.rate != UNTHROTTLED:
         # elastic speedup: a node joins this far into the measured window (elastic.py)
         at_s = spec.warmup_s + experiment.add_node_at_s
-        adder = NodeAdder(cluster.provider, cluster.cluster.name, at_s, say)
+        adder = NodeAdder(cluster.provider, cluster.cluster.name, at_s, say, cluster.cluster.run_dir)
         say(f"    a node joins {experiment.add_node_at_s:g} s into the measured window")
         adder.start()
     try:
@@ -369,6 +369,11 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
             adder.finish()
     if done.store_error:
         raise WorkbenchError(done.store_error)
+    late = adder.late_events(done.result) if adder is not None and done.run_id is not None else []
+    if late:  # what the join streamed, written after the run's last read of the journal
+        with RunStore(store) as s:
+            s.add_events(done.run_id, late)
+        done.result.events.extend(late)
     progress.done_now += 1
     result = done.result
     read = result.measurement("READ") or result.measurement("UPDATE") or result.measurement("INSERT")

@@ -386,6 +386,14 @@ class RunStore:
             self.conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             self._write_result(run_id, result, intervals=not keep)
 
+    def add_events(self, run_id: int, events: Sequence[Event]) -> None:
+        """Events of a finished run learnt after it ended (what a node's join streamed, written a
+        moment after the run's last read of the cluster's journal), after those it has."""
+        with self.transaction():
+            last = self.conn.execute("SELECT max(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+            for seq, event in enumerate(events, start=0 if last is None else last + 1):
+                self._insert_event(run_id, seq, event)
+
     def fail(self, run_id: int, error: str) -> None:
         """A phase that ended without a result (it could not start): `failed`, with the reason."""
         with self.transaction():
