@@ -3,8 +3,8 @@
 `cassandra_node`, `cassandra_cluster3`, `hbase_server`, `ferretdb_server` (FerretDB on PostgreSQL),
 the secured variants and the second releases (`cassandra41_node`: Cassandra 4.1 on Java 17,
 `hbase25_server`: HBase 2.5) each start once per test run, when a test first asks for them, and stop
-at the end of the session. The session then fails if any server process started by the suite is
-still alive.
+after the last test of the run that needs them (lifetimes.py), or at the end of the session. The
+session then fails if any server process started by the suite is still alive.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import signal
 import tempfile
 
 import alongside  # tests/ is on sys.path (rootdir conftest)
+import lifetimes
 import marks
 import pytest
 from servers import SuiteDocker, SuiteServers
@@ -25,6 +26,7 @@ from workbench.clusters.specs import CassandraSpec, HBaseSpec
 
 _suite: SuiteServers | None = None
 _docker: SuiteDocker | None = None
+_lifetimes = lifetimes.Lifetimes()
 
 # Every run a test makes is recorded (load, run, demo and the app record by default): into a
 # store of this test run, never the user's own. Subprocesses inherit it.
@@ -59,8 +61,23 @@ def pytest_cmdline_main(config):
             config.option.dist = "worksteal"
 
 
+@pytest.hookimpl(trylast=True)  # after alongside.py has taken its tests out and ordered the rest
 def pytest_collection_modifyitems(config, items):
     marks.refuse_unmarked_server_tests(items)
+    lifetimes.order(items)
+
+
+def pytest_collection_finish(session):
+    _lifetimes.plan(session.items)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    stopped = _lifetimes.retire_after(item)  # the servers no test left in the run needs
+    if stopped:
+        item.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"stopped {', '.join(stopped)} after its last test ({item.nodeid})")
 
 
 @pytest.fixture(autouse=True)
@@ -96,6 +113,14 @@ def _servers() -> SuiteServers:
     return _suite
 
 
+def _serve(suite_servers: SuiteServers, key: str):
+    """A session fixture's body: the cluster for `key`, stopped after its last user (lifetimes.py)
+    or with every other cluster at the end of the session (pytest_sessionfinish: down_all)."""
+    cluster = suite_servers.up(key)
+    _lifetimes.started(key, lambda: suite_servers.provider.down(cluster.name))
+    yield cluster
+
+
 @pytest.fixture(scope="session")
 def suite_servers() -> SuiteServers:
     """The provider and temporary state directory shared by the whole test run."""
@@ -105,56 +130,56 @@ def suite_servers() -> SuiteServers:
 @pytest.fixture(scope="session")
 def cassandra_node(suite_servers):
     """One Cassandra node (127.0.0.K:9042 on a free address, replication factor 1)."""
-    yield from suite_servers.serve("cassandra_node")
+    yield from _serve(suite_servers, "cassandra_node")
 
 
 @pytest.fixture(scope="session")
 def cassandra_cluster3(suite_servers):
     """Three Cassandra nodes (three consecutive free 127.0.0.K), replication factor 2."""
-    yield from suite_servers.serve("cassandra_cluster3")
+    yield from _serve(suite_servers, "cassandra_cluster3")
 
 
 @pytest.fixture(scope="session")
 def cassandra_secure(suite_servers):
     """One Cassandra node that requires a login (PasswordAuthenticator) and TLS on CQL."""
-    yield from suite_servers.serve("cassandra_secure")
+    yield from _serve(suite_servers, "cassandra_secure")
 
 
 @pytest.fixture(scope="session")
 def cassandra41_node(suite_servers):
     """One Cassandra 4.1 node (version = "4.1": pinned 4.1.10, on Java 17) on a free 127.0.0.K."""
-    yield from suite_servers.serve("cassandra41_node")
+    yield from _serve(suite_servers, "cassandra41_node")
 
 
 @pytest.fixture(scope="session")
 def hbase_server(suite_servers):
     """Standalone HBase with its Thrift gateway on 127.0.0.1 (free ports)."""
-    yield from suite_servers.serve("hbase_server")
+    yield from _serve(suite_servers, "hbase_server")
 
 
 @pytest.fixture(scope="session")
 def hbase_cluster3(suite_servers):
     """HBase with ZooKeeper, the master and three RegionServers as JVMs of their own, rs1-rs3 on
     three consecutive loopback addresses (the next one free for an rs4 a test adds)."""
-    yield from suite_servers.serve("hbase_cluster3")
+    yield from _serve(suite_servers, "hbase_cluster3")
 
 
 @pytest.fixture(scope="session")
 def hbase25_server(suite_servers):
     """Standalone HBase 2.5 (version = "2.5": pinned 2.5.8) and its gateway (free ports)."""
-    yield from suite_servers.serve("hbase25_server")
+    yield from _serve(suite_servers, "hbase25_server")
 
 
 @pytest.fixture(scope="session")
 def ferretdb_server(suite_servers):
     """FerretDB on a private PostgreSQL (free ports on 127.0.0.1): the mongodb binding's server."""
-    yield from suite_servers.serve("ferretdb_server")
+    yield from _serve(suite_servers, "ferretdb_server")
 
 
 @pytest.fixture(scope="session")
 def ferretdb_secure(suite_servers):
     """FerretDB that asks for a login (PLAIN, checked by PostgreSQL) and serves TLS only."""
-    yield from suite_servers.serve("ferretdb_secure")
+    yield from _serve(suite_servers, "ferretdb_secure")
 
 
 @pytest.fixture(scope="session")
@@ -170,10 +195,13 @@ def docker_suite(suite_servers) -> SuiteDocker:
     return _docker
 
 
-def _docker_cluster(docker_suite, spec):
-    cluster = docker_suite.provider.up(spec)
+def _docker_cluster(docker_suite, spec, key: str):
+    provider = docker_suite.provider
+    cluster = provider.up(spec)
+    _lifetimes.started(key, lambda: provider.down(cluster.name))
     yield cluster
-    docker_suite.provider.down(cluster.name)
+    if cluster.name in provider.clusters():  # not stopped after its last user already
+        provider.down(cluster.name)
 
 
 @pytest.fixture(scope="session")
@@ -181,7 +209,7 @@ def docker_cassandra(docker_suite, suite_servers):
     """One Cassandra node in a container, host networking on a free 127.0.0.K."""
     spec = CassandraSpec(name="t-dk-cassandra", nodes=1, heap="512M", docker_memory="1G",
                          docker_cpus=1.5, first_address=suite_servers.addresses(1))
-    yield from _docker_cluster(docker_suite, spec)
+    yield from _docker_cluster(docker_suite, spec, "docker_cassandra")
 
 
 @pytest.fixture(scope="session")
@@ -189,7 +217,7 @@ def docker_hbase(docker_suite, suite_servers):
     """Standalone HBase and its gateway in two containers (host networking, free ports)."""
     spec = dataclasses.replace(HBaseSpec(name="t-dk-hbase", heap="768M", thrift_heap="256M"),
                                **suite_servers.hbase_ports())
-    yield from _docker_cluster(docker_suite, spec)
+    yield from _docker_cluster(docker_suite, spec, "docker_hbase")
 
 
 def pytest_sessionfinish(session, exitstatus):

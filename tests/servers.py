@@ -157,11 +157,6 @@ class SuiteServers:
         self.started.append(spec.name)
         return self.provider.up(spec)
 
-    def serve(self, key: str):
-        """A session fixture's body: the cluster for `key`. It is brought down at the end of the
-        session by down_all, together with every other cluster (pytest_sessionfinish)."""
-        yield self.up(key)
-
     def down_all(self) -> None:
         """Every cluster still up, all at once: one thread each, so their JVMs shut down in
         parallel instead of one cluster after the other (the nodes of one cluster already do)."""

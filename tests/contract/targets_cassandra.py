@@ -9,6 +9,9 @@ from __future__ import annotations
 SCAN_ORDER = "token"
 
 
+SERVER = "cassandra_node"  # the session fixture target() takes (tests/lifetimes.py)
+
+
 def target(request) -> list[str]:
     """-p overrides pointing the binding at the session's single Cassandra node."""
     return overrides(request.getfixturevalue("cassandra_node"))

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from targets_cassandra import SCAN_ORDER, overrides
 
-__all__ = ["SCAN_ORDER", "target"]
+__all__ = ["SCAN_ORDER", "SERVER", "target"]
+
+
+SERVER = "cassandra41_node"  # the session fixture target() takes (tests/lifetimes.py)
 
 
 def target(request) -> list[str]:

@@ -9,7 +9,10 @@ from __future__ import annotations
 from targets_cassandra import SCAN_ORDER
 from targets_cassandra import target as default_target
 
-__all__ = ["SCAN_ORDER", "target"]
+__all__ = ["SCAN_ORDER", "SERVER", "target"]
+
+
+SERVER = "cassandra_node"  # the session fixture target() takes (tests/lifetimes.py)
 
 
 def target(request) -> list[str]:

@@ -10,6 +10,9 @@ SCAN_ORDER = "key"  # HBase scans return rows in key order
 _tables = itertools.count()
 
 
+SERVER = "hbase_server"  # the session fixture target() takes (tests/lifetimes.py)
+
+
 def target(request) -> list[str]:
     """-p overrides for a fresh table on the HBase started by the `hbase_server` fixture."""
     return overrides(request.getfixturevalue("hbase_server"))

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from targets_hbase import SCAN_ORDER, overrides
 
-__all__ = ["SCAN_ORDER", "target"]
+__all__ = ["SCAN_ORDER", "SERVER", "target"]
+
+
+SERVER = "hbase25_server"  # the session fixture target() takes (tests/lifetimes.py)
 
 
 def target(request) -> list[str]:

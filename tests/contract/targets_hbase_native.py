@@ -9,7 +9,10 @@ from __future__ import annotations
 from targets_hbase import SCAN_ORDER
 from targets_hbase import target as async_target
 
-__all__ = ["SCAN_ORDER", "target"]
+__all__ = ["SCAN_ORDER", "SERVER", "target"]
+
+
+SERVER = "hbase_server"  # the session fixture target() takes (tests/lifetimes.py)
 
 
 def target(request) -> list[str]:

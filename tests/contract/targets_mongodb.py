@@ -11,6 +11,9 @@ SCAN_ORDER = "key"  # scans sort by _id
 _tables = itertools.count()
 
 
+SERVER = "ferretdb_server"  # the session fixture target() takes (tests/lifetimes.py)
+
+
 def target(request) -> list[str]:
     """-p overrides for a fresh collection on the FerretDB started by the `ferretdb_server` fixture."""
     cluster = request.getfixturevalue("ferretdb_server")

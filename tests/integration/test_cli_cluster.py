@@ -13,8 +13,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# each takes its fixture by name: needs() says which (lifetimes.py)
+NAMED = [pytest.param(f, marks=pytest.mark.needs(f)) for f in ("cassandra_node", "hbase_server")]
+
+
 @pytest.mark.servers
-@pytest.mark.parametrize("fixture", ["cassandra_node", "hbase_server"])
+@pytest.mark.parametrize("fixture", NAMED)
 def test_load_and_run_on_a_named_cluster(request, suite_servers, fixture):
     cluster = request.getfixturevalue(fixture)
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
@@ -35,7 +39,7 @@ def test_load_and_run_on_a_named_cluster(request, suite_servers, fixture):
 
 
 @pytest.mark.servers
-@pytest.mark.parametrize("fixture", ["cassandra_node", "hbase_server"])
+@pytest.mark.parametrize("fixture", NAMED)
 def test_a_run_on_a_table_never_loaded_says_so_and_that_load_comes_first(request, suite_servers, fixture,
                                                                           tmp_path):
     cluster = request.getfixturevalue(fixture)

@@ -26,7 +26,9 @@ def served_release(cluster) -> str:
     return master.split("util.VersionInfo: HBase ", 1)[1].split()[0]
 
 
-@pytest.mark.parametrize(("fixture", "series"), [("cassandra41_node", "4.1"), ("hbase25_server", "2.5")])
+@pytest.mark.parametrize(("fixture", "series"), [
+    pytest.param(fixture, series, marks=pytest.mark.needs(fixture))  # tests/lifetimes.py
+    for fixture, series in (("cassandra41_node", "4.1"), ("hbase25_server", "2.5"))])
 def test_the_other_release_serves_and_every_run_records_it(request, suite_servers, tmp_path, fixture,
                                                            series):
     cluster = request.getfixturevalue(fixture)
