@@ -14,7 +14,7 @@ SERVER = "cassandra_node"  # the session fixture target() takes (tests/lifetimes
 
 def target(request) -> list[str]:
     """-p overrides pointing the binding at the session's single Cassandra node."""
-    return overrides(request.getfixturevalue("cassandra_node"))
+    return overrides(request.getfixturevalue(SERVER))
 
 
 def overrides(node) -> list[str]:

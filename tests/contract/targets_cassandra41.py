@@ -13,4 +13,4 @@ SERVER = "cassandra41_node"  # the session fixture target() takes (tests/lifetim
 
 
 def target(request) -> list[str]:
-    return overrides(request.getfixturevalue("cassandra41_node"))
+    return overrides(request.getfixturevalue(SERVER))

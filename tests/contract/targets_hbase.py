@@ -15,7 +15,7 @@ SERVER = "hbase_server"  # the session fixture target() takes (tests/lifetimes.p
 
 def target(request) -> list[str]:
     """-p overrides for a fresh table on the HBase started by the `hbase_server` fixture."""
-    return overrides(request.getfixturevalue("hbase_server"))
+    return overrides(request.getfixturevalue(SERVER))
 
 
 def overrides(cluster) -> list[str]:

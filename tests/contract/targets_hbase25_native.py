@@ -13,4 +13,4 @@ SERVER = "hbase25_server"  # the session fixture target() takes (tests/lifetimes
 
 
 def target(request) -> list[str]:
-    return [*overrides(request.getfixturevalue("hbase25_server")), "hbase.client=native"]
+    return [*overrides(request.getfixturevalue(SERVER)), "hbase.client=native"]

@@ -16,7 +16,7 @@ SERVER = "ferretdb_server"  # the session fixture target() takes (tests/lifetime
 
 def target(request) -> list[str]:
     """-p overrides for a fresh collection on the FerretDB started by the `ferretdb_server` fixture."""
-    cluster = request.getfixturevalue("ferretdb_server")
+    cluster = request.getfixturevalue(SERVER)
     host, port = cluster.contact_points[0]
     table = f"usertable_{os.getpid()}_{next(_tables)}"
     # Inserts as upserts, as YCSB advises for MongoDB when runs repeat: each run phase of the

@@ -77,7 +77,7 @@ class NodeAdder(threading.Thread):
         the bootstrap streamed a moment after the node became normal (it asks the node), so a run
         that ended in between has the join but not its figure. The event stands at the run's end,
         where a mark written after it would be clamped (core/controller.py mark)."""
-        if self.moved is None or any(e.kind == journal.KIND and e.value == self.moved for e in result.events):
+        if self.moved is None or streamed(result, self.node) is not None:
             return []
         end = max((i.elapsed_s for i in result.intervals),
                   default=result.warmup_s + result.runtime_ms / 1000)
