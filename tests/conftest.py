@@ -67,6 +67,10 @@ def pytest_collection_modifyitems(config, items):
     lifetimes.order(items)
 
 
+def pytest_configure(config):
+    config.pluginmanager.register(marks.CiSkips(), "workbench-ci-skips")
+
+
 def pytest_collection_finish(session):
     _lifetimes.plan(session.items)
 
