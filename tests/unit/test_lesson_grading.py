@@ -146,6 +146,18 @@ def test_a_report_is_graded_from_the_lesson_file_checks_judged_again_and_scored(
     assert grade_report(lesson, flipped)[0].failed == 1
 
 
+def test_attempts_recorded_on_a_step_not_done_count_for_nothing():
+    # issue 52, 4: a report whose step is not done but holds attempts at its questions (answered
+    # before a restart, or written in by hand) scores 0 on that step, and its attempts are not counted
+    lesson = load(GRADING)
+    data = report()
+    data["steps"][1]["done"] = False
+    _, think, _ = grade_report(lesson, data)
+    assert (think.done, think.right, think.wrong, think.attempts, think.unanswered, think.score) == (
+        False, 0, 0, 0, 2, 0)
+    assert [g.answered for g in think.questions] == [False, False]
+
+
 def test_the_folder_names_every_file_it_skips_and_which_reports_were_edited(tmp_path):
     good = report()
     (tmp_path / "a-ann.json").write_text(json.dumps(good))
