@@ -4,6 +4,7 @@ from their own jars, say so in `cluster status`, and every run on them records t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,19 @@ def served_release(cluster) -> str:
         return row.release_version
     master = cluster.node("master").log.read_text()
     return master.split("util.VersionInfo: HBase ", 1)[1].split()[0]
+
+
+def on_disk(cluster, table: str) -> list[Path]:
+    """The data files of `table` written so far: Cassandra's SSTables (`*-Data.db`) of ycsb.TABLE
+    on every node, HBase's store files of TABLE under the master's hbase.rootdir."""
+    if cluster.kind == "cassandra":
+        return [f for node in cluster.nodes
+                for f in (cassandra_local.node_dirs(cluster.spec, cluster.run_dir, node.name)[1] / "data"
+                          / "ycsb").glob(f"{table}-*/*-Data.db")]
+    site = (cluster.node("master").dir / "conf" / "hbase-site.xml").read_text()
+    root = Path(re.search(r"<name>hbase.rootdir</name><value>file://([^<]+)</value>", site).group(1))
+    return [f for f in (root / "data" / "default" / table).glob("*/family/*")  # YCSB's family
+            if f.is_file() and not f.name.startswith(".")]
 
 
 @pytest.mark.parametrize(("fixture", "series"), [
@@ -65,5 +79,8 @@ def test_the_other_release_serves_and_every_run_records_it(request, suite_server
     assert {r["kind"] for r in recorded} == {cluster.kind}
     shown = workbench("runs", "show", "--store", str(store), str(rows[0].id))
     assert f"server: {pinned}\n" in shown.stdout, shown.stdout + shown.stderr
-    # settle = "flush" runs the release's own tools: nodetool with the 4.1 flags, HBase's Admin
-    assert settle.settle(cluster, keyspace="ycsb", table=table, timeout=120) >= 0
+    # settle = "flush" runs the release's own tools: nodetool with the 4.1 flags, HBase's Admin.
+    # The load's 200 rows are in memory (memtable, MemStore) until then, and on disk after it.
+    assert on_disk(cluster, table) == []
+    settle.settle(cluster, keyspace="ycsb", table=table, timeout=120)
+    assert on_disk(cluster, table), f"{table}: no SSTable or store file after settle"
