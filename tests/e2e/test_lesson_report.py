@@ -99,6 +99,10 @@ def test_a_lab_report_holds_the_attempts_with_their_times_the_run_ids_and_a_dige
     assert "a shop&#x27;s best sellers" in page
     cy = (out / "grading-cy.html").read_text()
     assert "not done yet" in cy and "the answer is" not in cy
+    # issue 52, 8: bo's wrong answer is marked, the right one is not named (the page goes round a class)
+    bo = (out / "grading-bo.html").read_text()
+    assert "<p>your answer: 1 ✗</p>\n<p>not right: locked (no attempt left)</p>" in bo
+    assert "the answer is" not in bo
 
 
 def test_a_report_for_a_student_with_no_progress_is_refused_naming_who_has_some(classroom, tmp_path):

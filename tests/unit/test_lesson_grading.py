@@ -14,7 +14,7 @@ from workbench.errors import WorkbenchError
 from workbench.lessons.answers import Attempt, grade
 from workbench.lessons.grades import grade_report, read_reports, total
 from workbench.lessons.model import LessonError, Question, Step, load
-from workbench.lessons.report import FORMAT, digest
+from workbench.lessons.report import FORMAT, digest, render_lab_report
 from workbench.lessons.runner import LessonRunner, check_overrides
 
 GRADING = Path(__file__).resolve().parents[1] / "data" / "lessons" / "grading.toml"
@@ -156,6 +156,21 @@ def test_attempts_recorded_on_a_step_not_done_count_for_nothing():
     assert (think.done, think.right, think.wrong, think.attempts, think.unanswered, think.score) == (
         False, 0, 0, 0, 2, 0)
     assert [g.answered for g in think.questions] == [False, False]
+
+
+def test_the_lab_report_page_marks_the_attempts_and_never_shows_the_right_answer():
+    # issue 52, 8: the page said "the answer is 2: workloadc" under a question answered wrong, and a
+    # report goes round a class; 10: its goal showed a code span's backticks as they are
+    data = report(goal="Two runs of `workloadc` on the **memory** binding.")
+    data["steps"][1]["questions"][0]["attempts"] = [{"given": 1, "at": "2026-11-27T10:02:00+00:00"}]
+    data["steps"][0]["questions"][0]["attempts"].pop()  # one wrong attempt of two allowed
+    page = render_lab_report(data, load(GRADING))
+    assert "the answer is" not in page and "the answer" not in page
+    assert "<p>your answer: 1 ✗</p>\n<p>not right: locked (no attempt left)</p>" in page
+    assert "<p>your answer: 1 ✗</p>\n<p>not right: 1 of 2 attempts left</p>" in page
+    assert "(a)" not in page  # the app's key means nothing on a page
+    assert "<p>Two runs of <code>workloadc</code> on the <strong>memory</strong> binding.</p>" in page
+    assert "`" not in page
 
 
 def test_the_folder_names_every_file_it_skips_and_which_reports_were_edited(tmp_path):

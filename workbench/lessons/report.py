@@ -31,7 +31,7 @@ from pathlib import Path
 from workbench.errors import WorkbenchError
 from workbench.experiments.charts import COLOURS, FRAME, chart_open, esc, num
 from workbench.experiments.page import PAGE, html_table
-from workbench.lessons.answers import Attempt, attempts_of, grade, stamp
+from workbench.lessons.answers import Attempt, Graded, attempts_of, grade, is_right, stamp
 from workbench.lessons.model import Lesson
 from workbench.lessons.progress import lesson_steps, lesson_students
 from workbench.lessons.runner import show_value, verdict_lines
@@ -125,12 +125,13 @@ def write_lab_report(report: dict, lesson: Lesson, out: Path) -> tuple[Path, Pat
 
 
 def render_lab_report(report: dict, lesson: Lesson) -> str:
-    """The page; its answers marked from the lesson file, the right one shown once locked."""
+    """The page; its attempts marked right or wrong from the lesson file, the right answer never
+    shown (answer_lines)."""
     h = esc
     body = [f"<h1>{h(report['title'])}</h1>",
             f"<p class=meta>lab report of {h(report['student'])} · lesson {h(report['lesson'])} · "
             f"{report['done']} of {report['of']} steps done · {h(report['made_at'])}</p>",
-            f"<p>{h(report['goal'])}</p>"]
+            markdown(report["goal"])]
     measured = [s for s in report["steps"] if s["measures"] and s["done"]]
     if measured:
         labels = [s["id"] for s in measured]
@@ -170,12 +171,25 @@ def render_lab_report(report: dict, lesson: Lesson) -> str:
                 body.append("<ol>" + "".join(f"<li>{h(c)}</li>" for c in q.choices) + "</ol>")
             entry = step["questions"][i - 1] if i <= len(step["questions"]) else {}
             graded = grade(q, report_attempts(entry))
-            if not graded.answered:
-                body.append("<p class=noisy>unanswered</p>")
-            else:
-                body += [f"<p>{h(line.strip())}</p>" for line in graded.lines()]
+            css = "" if graded.answered else " class=noisy"
+            body += [f"<p{css}>{h(line)}</p>" for line in answer_lines(graded)]
     return PAGE.format(title=h(f"{report['title']}: {report['student']}"),
                        body="\n".join(body) + _STYLE)
+
+
+def answer_lines(graded: Graded) -> list[str]:
+    """A question's attempts as the lab report shows them: each with its mark, and whether the
+    question is locked; never the right answer (a report goes round a class: the key is the app's
+    and `workbench lesson answer`'s, once a question is locked)."""
+    q = graded.question
+    if not graded.answered:
+        return ["unanswered"]
+    if q.free:
+        return [f"your answer: {graded.attempts[0].given}"]
+    marks = ", ".join(f"{a.given} {'✓' if is_right(q, a.given) else '✗'}" for a in graded.attempts)
+    state = ("right: locked" if graded.right else "not right: locked (no attempt left)" if graded.locked
+             else f"not right: {graded.left} of {graded.allowed} attempts left")
+    return [f"your answer{'s' if len(graded.attempts) > 1 else ''}: {marks}", state]
 
 
 _STYLE = """<style>
