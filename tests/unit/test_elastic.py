@@ -191,6 +191,43 @@ def test_a_run_is_cut_at_the_join_into_three_windows_each_with_its_interval():
     assert join_windows(quiet) is None
 
 
+def test_a_join_that_began_in_the_warm_up_counts_none_of_the_warm_ups_failures():
+    """node3 starts joining at 2.5 s, in the warm-up: the warm-up intervals ending at 3, 4 and 5 s
+    lie inside the 'during' window by their middles, so only the warm-up filter keeps their 50
+    failed updates each out of its count (6 measured failures, not 156)."""
+    run = joined_run()
+    run.events = [Event(2.5, "cluster", "+ node3 joining"), *run.events[2:]]
+    before, during, after = join_windows(run).windows
+    assert (during.start_s, during.end_s) == (2.5, 20.0)
+    assert (before.errors, during.errors, after.errors) == (0, 6, 0)
+
+
+def test_the_join_tables_intervals_are_the_ones_worked_out_by_hand():
+    """The 'during' window's eight seconds: 500 and 700 ops/s in turn, p99 20, 40, 80, 40 ms over
+    and over. The interval is Student's t on the logarithms (experiments/stats.py cell), by hand:
+      ops/s: logs 6.2146 and 6.5511, mean 6.3829 (geometric mean 591.6), sd 0.17986 (7 df),
+        t(0.975, 7) = 2.3646, half-width 2.3646 * 0.17986 / sqrt(8) = 0.15037:
+        591.6 * exp(-0.15037) = 509.0 and 591.6 * exp(0.15037) = 687.6;
+      p99: logs ln 20, ln 40, ln 80 with weights 2, 4, 2: mean ln 40, sd 0.52397,
+        half-width 2.3646 * 0.52397 / sqrt(8) = 0.43805: 40 * 0.64532 = 25.8 and 40 * 1.54965 = 62.0;
+        the arithmetic mean 45 ms."""
+    run = joined_run()
+    during = [i for i in run.intervals if 13 <= i.elapsed_s <= 20]
+    for k, i in enumerate(during):
+        i.operations = (500, 700)[k % 2]
+        m = IntervalMeasurement(count=i.operations, average_us=1000, min_us=10, max_us=100000,
+                                percentiles={99.0: (20000, 40000, 80000, 40000)[k % 4]})
+        i.measurements = {"READ": m, "Intended-READ": m}
+    window = join_windows(run).windows[1]
+    assert window.throughput.n == 8 and window.throughput.mean == 600
+    assert round(window.throughput.ci_low, 1) == 509.0 and round(window.throughput.ci_high, 1) == 687.6
+    assert round(window.p99_us.ci_low / 1000, 1) == 25.8 and round(window.p99_us.ci_high / 1000, 1) == 62.0
+    header, rows = join_table([record(run)])
+    row = dict(zip(header, rows[0], strict=True))
+    assert row["during: ops/s (95% CI)"] == "600 (509 – 688)"
+    assert row["during: p99 (95% CI)"] == "45 ms (25.8 – 62)"
+
+
 def test_a_join_not_normal_before_the_run_ended_has_no_after_window():
     run = joined_run()
     run.events = run.events[:2]
