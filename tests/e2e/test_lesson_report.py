@@ -128,7 +128,7 @@ def test_the_class_is_graded_from_the_lesson_file_into_a_grade_csv_and_a_page(cl
     grades = rows(folder / "grades-grading.csv")
     assert list(grades[0]) == ["student", "step", "done", "checks_passed", "checks_failed", "checks_unjudged",
                                "answers_right", "answers_wrong", "unanswered", "attempts", "score",
-                               "possible", "report"]
+                               "possible", "report", "lesson_file"]
     table = {(r["student"], r["step"]): r for r in grades}
     assert [r["step"] for r in grades if r["student"] == "ann"] == ["first", "think", "second", "total"]
     ann_first = table["ann", "first"]
@@ -149,6 +149,43 @@ def test_the_class_is_graded_from_the_lesson_file_into_a_grade_csv_and_a_page(cl
     figures = rows(folder / "class-grading.csv")
     assert {(r["student"], r["step"]) for r in figures if r["figure"] == "throughput"} == {
         ("ann", "first"), ("ann", "second"), ("bo", "first"), ("bo", "second"), ("cy", "first")}
+
+
+def test_a_lesson_file_given_grades_the_class_even_under_another_name_and_is_named(classroom, tmp_path,
+                                                                                   monkeypatch):
+    # issue 52, 7: --lesson FILE was ignored unless its name was the reports' lesson, and the shipped
+    # lesson of that name graded the class without a word
+    store, out, _ = classroom
+    monkeypatch.setenv("WORKBENCH_PRESETS_DIR", str(LESSONS.parent))  # "grading" is found by its name too
+    edited = tmp_path / "grading-edited.toml"  # the teacher's copy: think's question 1 answer is 1
+    text = GRADING.read_text()
+    assert text.count("answer = 2\n") == 2
+    edited.write_text(text.replace('choices = ["workloada", "workloadc"]\nanswer = 2',
+                                   'choices = ["workloada", "workloadc"]\nanswer = 1'))
+    shutil.copy(GRADING.with_suffix(".md"), edited.with_suffix(".md"))
+    done = workbench(store, "lesson", "class", str(out), "--lesson", str(edited), "--out",
+                     str(tmp_path / "a"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.splitlines()[0] == f"grading: graded with {edited.resolve()}"
+    grades = rows(tmp_path / "a" / "grades-grading.csv")
+    table = {(r["student"], r["step"]): r for r in grades}
+    assert (table["ann", "think"]["answers_wrong"], table["bo", "think"]["score"]) == ("1", "1")
+    assert {r["lesson_file"] for r in grades} == {str(edited.resolve())}
+    assert f"graded from {edited.resolve()}</p>" in (tmp_path / "a" / "class-grading.html").read_text()
+    shipped = workbench(store, "lesson", "class", str(out), "--out", str(tmp_path / "b"))
+    assert shipped.stdout.splitlines()[0] == f"grading: graded with {GRADING.resolve()}"
+    assert {r["lesson_file"] for r in rows(tmp_path / "b" / "grades-grading.csv")} == {str(GRADING.resolve())}
+    # a file whose lesson is not the reports' (neither its name nor its steps) is refused in one line
+    other = tmp_path / "other.toml"
+    other.write_text('title = "O"\ngoal = "g"\nminutes = 1\n[[steps]]\nid = "first"\n')
+    (tmp_path / "other.md").write_text("## First {#first}\n")
+    refused = workbench(store, "lesson", "class", str(out), "--lesson", str(other), "--out",
+                        str(tmp_path / "c"))
+    assert refused.returncode == 2 and refused.stdout == "" and not (tmp_path / "c").exists()
+    assert refused.stderr == (f"workbench: error: --lesson {other}: lesson 'other' (steps first) has the "
+                              "name or the steps of none of the reports' lessons: grading (steps first, "
+                              "think, second) (give the lesson file the reports were written with, or "
+                              "its copy with the same steps)\n")
 
 
 def test_a_report_edited_by_hand_is_named_and_marked(classroom, tmp_path):

@@ -74,20 +74,26 @@ def register(subparsers) -> None:
     p.add_argument("--out", help="folder for grades-<lesson>.csv, class-<lesson>.html and "
                    "class-<lesson>.csv (default: the same folder)")
     p.add_argument("--lesson", action="append", default=[], metavar="FILE",
-                   help="the lesson file to grade with (a lesson of your own; default: the lesson "
-                   "of the reports' name, as `workbench lesson list` finds it)")
+                   help="the lesson file to grade with (a lesson of your own, or an edited copy: it "
+                   "grades the reports of its lesson's name, else those with its steps; a file that "
+                   "fits no report is refused; default: the lesson of the reports' name, as "
+                   "`workbench lesson list` finds it)")
     p.set_defaults(func=class_command)
     p = sub.add_parser("figures", help="the figures a check can read")
     p.set_defaults(func=figures_command)
 
 
 CLASS_HELP = """Grade the lab reports (JSON) a class handed in, from the lesson file itself (found
-by the lesson's name in each report, or given with --lesson): the checks are judged again on the
-report's figures, the attempts at each question against the file's answers. Writes, per lesson:
+by the lesson's name in each report, or given with --lesson: a file given grades the reports of
+its lesson's name, else those whose steps are its steps, and one that fits none is refused, exit
+2): the checks are judged again on the report's figures, the attempts at each question against
+the file's answers. The file that graded each lesson is printed, and named on the page and in
+the grade CSV. Writes, per lesson:
 
   grades-<lesson>.csv   for a gradebook: one row per student x step, then a row "total" per
                         student: done, checks_passed, checks_failed, checks_unjudged,
-                        answers_right, answers_wrong, unanswered, attempts, score, possible, report
+                        answers_right, answers_wrong, unanswered, attempts, score, possible,
+                        report, lesson_file
   class-<lesson>.html   the same table, who has not finished which step, every answer (free
                         texts too), every student's figures per step with the class's spread
   class-<lesson>.csv    every figure: student, step, figure, value
@@ -231,15 +237,12 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def class_command(args: argparse.Namespace) -> int:
-    from workbench.lessons.grades import class_table, lessons_of, read_reports
+    from workbench.lessons.grades import class_table, graded_with, lessons_of, read_reports
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise WorkbenchError(f"{folder} is not a folder", "give the folder of the students' lab reports")
-    given = {}
-    for file in args.lesson:
-        lesson = find(file)
-        given[lesson.name] = lesson
+    given = [find(file) for file in args.lesson]
     reports, skipped = read_reports(folder)
     for path, why in skipped:
         print(f"workbench: skipped {path}: {why}", file=sys.stderr)
@@ -253,6 +256,8 @@ def class_command(args: argparse.Namespace) -> int:
             print(f"workbench: {report.path}: its figures, verdicts or answers do not match its digest "
                   "(edited after `workbench lesson report` wrote it): graded, marked \"digest mismatch\"",
                   file=sys.stderr)
+    for name, lesson in sorted(lessons.items()):
+        print(f"{name}: graded with {graded_with(lesson)}")
     for html_path, grades_path, csv_path in class_table(reports, lessons, Path(args.out or folder)):
         print(f"wrote {grades_path}, {html_path} and {csv_path}")
     return 0

@@ -9,7 +9,8 @@ lesson, `class_table()` writes
 
 - grades-<lesson>.csv: one row per student x step, then a total per student (step "total"):
   done, checks passed / failed / not judged, multiple-choice answers right / wrong, questions
-  unanswered, attempts, score, possible, report ("ok" or "digest mismatch");
+  unanswered, attempts, score, possible, report ("ok" or "digest mismatch"), the lesson file that
+  graded it (`lessons_of()`: one given with --lesson, else found by the lesson's name);
 - class-<lesson>.html: the same table, who has not finished which step, every answer (free texts
   included, the right choices named), every student's figures per step with the class's spread;
 - class-<lesson>.csv: every figure, tidy (student, step, figure, value).
@@ -37,7 +38,7 @@ SCORE = ("score = checks passed + multiple-choice questions answered right on th
          "possible = the lesson's checks + its multiple-choice questions (a step not done scores 0; "
          "free-text answers are not scored: they are on the class page for the teacher to read)")
 COLUMNS = ["student", "step", "done", "checks_passed", "checks_failed", "checks_unjudged", "answers_right",
-           "answers_wrong", "unanswered", "attempts", "score", "possible", "report"]
+           "answers_wrong", "unanswered", "attempts", "score", "possible", "report", "lesson_file"]
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,10 @@ class StepGrade:
     possible: int = 0
     questions: list[Graded] = field(default_factory=list)
 
-    def row(self, student: str, report: str) -> list[object]:
+    def row(self, student: str, report: str, lesson_file: str) -> list[object]:
         return [student, self.step, "yes" if self.done else "no", self.passed, self.failed, self.unjudged,
-                self.right, self.wrong, self.unanswered, self.attempts, self.score, self.possible, report]
+                self.right, self.wrong, self.unanswered, self.attempts, self.score, self.possible, report,
+                lesson_file]
 
 
 def _problem(data: object) -> str | None:
@@ -165,13 +167,34 @@ def total(grades: list[StepGrade]) -> StepGrade:
     return out
 
 
-def lessons_of(reports: list[Handed], files: dict[str, Lesson], find) -> dict[str, Lesson]:
-    """The lesson file of every lesson the reports are of: one given (--lesson) or found by name;
-    a lesson whose file is not found is refused, naming its reports."""
-    out = {}
-    for name in sorted({r.data["lesson"] for r in reports}):
-        if name in files:
-            out[name] = files[name]
+def lessons_of(reports: list[Handed], given: list[Lesson], find) -> dict[str, Lesson]:
+    """The lesson file of every lesson the reports are of. A file given (--lesson) grades the
+    reports of its lesson's name, else those whose steps are its steps (an edited copy under
+    another name); a file that would grade no report, or the reports of two lessons, is refused,
+    naming its lesson and the reports'. A lesson with no file given is found by its name, and
+    refused, naming its reports, when it is not found."""
+    names = sorted({r.data["lesson"] for r in reports})
+    steps = {name: {tuple(s["id"] for s in r.data["steps"]) for r in reports if r.data["lesson"] == name}
+             for name in names}
+    out: dict[str, Lesson] = {}
+    for lesson in given:
+        if lesson.name in names and lesson.name not in out:
+            out[lesson.name] = lesson
+    for lesson in given:
+        if out.get(lesson.name) is lesson:
+            continue
+        ids = tuple(s.id for s in lesson.steps)
+        fits = [name for name in names if name not in out and ids in steps[name]]
+        if len(fits) != 1:
+            theirs = "; ".join(f"{name} (steps {', '.join(max(steps[name]))})" for name in names)
+            why = "the steps of more than one" if fits else "the name or the steps of none"
+            raise WorkbenchError(f"--lesson {lesson.path}: lesson {lesson.name!r} (steps {', '.join(ids)}) "
+                                 f"has {why} of the reports' lessons: {theirs}",
+                                 "give the lesson file the reports were written with, or its copy "
+                                 "with the same steps")
+        out[fits[0]] = lesson
+    for name in names:
+        if name in out:
             continue
         try:
             out[name] = find(name)
@@ -198,8 +221,8 @@ def class_table(reports: list[Handed], lessons: dict[str, Lesson], out: Path) ->
             for r in mine:
                 mark = "ok" if r.intact else "digest mismatch"
                 for g in graded[r.student]:
-                    w.writerow(g.row(r.student, mark))
-                w.writerow(total(graded[r.student]).row(r.student, mark))
+                    w.writerow(g.row(r.student, mark, graded_with(lesson)))
+                w.writerow(total(graded[r.student]).row(r.student, mark, graded_with(lesson)))
         with csv_path.open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["student", "step", "figure", "value"])
@@ -208,16 +231,21 @@ def class_table(reports: list[Handed], lessons: dict[str, Lesson], out: Path) ->
                     for figure, value in step["figures"].items():
                         if not isinstance(value, list):  # a repeated step's runs: its mean is there
                             w.writerow([r.student, step["id"], figure, value])
-        html_path.write_text(_class_html(lesson, mine, graded), encoding="utf-8")
+        html_path.write_text(_class_html(name, lesson, mine, graded), encoding="utf-8")
         written.append((html_path, grades_path, csv_path))
     return written
 
 
-def _class_html(lesson: Lesson, reports: list[Handed], graded: dict[str, list[StepGrade]]) -> str:
+def graded_with(lesson: Lesson) -> str:
+    """The lesson file that graded a class, as the page, the grade CSV and the command name it."""
+    return str(lesson.path.resolve())
+
+
+def _class_html(name: str, lesson: Lesson, reports: list[Handed], graded: dict[str, list[StepGrade]]) -> str:
     h = esc
     body = [f"<h1>{h(lesson.title)}: the class</h1>",
-            f"<p class=meta>lesson {h(lesson.name)} · {len(reports)} students · graded from "
-            f"{h(lesson.path.name)}</p>"]
+            f"<p class=meta>lesson {h(name)} · {len(reports)} students · graded from "
+            f"{h(graded_with(lesson))}</p>"]
     edited = [r for r in reports if not r.intact]
     if edited:
         body.append("<p class=noisy>Do not match their digest (edited after `workbench lesson report` "
@@ -230,7 +258,7 @@ def _class_html(lesson: Lesson, reports: list[Handed], graded: dict[str, list[St
                      f"{t.score} of {t.possible}", "ok" if r.intact else "digest mismatch"])
     body.append(html_table(["student", "steps done", "checks ✓", "checks ✗", "not judged", "answers ✓",
                             "answers ✗", "unanswered", "attempts", "score", "report"], rows,
-                           caption="grades (grades-" + lesson.name + ".csv)"))
+                           caption="grades (grades-" + name + ".csv)"))
     body.append(f"<p class=meta>{h(SCORE)}.</p>")
     missing = [[r.student, f"{sum(g.done for g in graded[r.student])} of {len(lesson.steps)}",
                 ", ".join(g.step for g in graded[r.student] if not g.done) or "-"] for r in reports]
