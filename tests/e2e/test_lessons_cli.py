@@ -14,6 +14,7 @@ from workbench.lessons.runner import LessonRunner
 from workbench.results.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
+GRADING = ROOT / "tests" / "data" / "lessons" / "grading.toml"
 # 10,000 operations a run, not 5 s: the fewest the key-distributions checks are made for
 FEW = {"operationcount": "10000", "maxexecutiontime": "0"}
 SHORT = ("-p", "operationcount=10000", "-p", "maxexecutiontime=0")
@@ -105,3 +106,15 @@ def test_a_step_that_cannot_run_stops_the_lesson_in_one_line_keeping_the_steps_b
     assert ran.stderr.strip().count("\n") == 0 and "requestdistribution" in ran.stderr, ran.stderr
     with RunStore(store) as s:
         assert [d.step for d in lesson_steps(s, "two", "cy")] == ["ok"]
+
+
+def test_an_answer_in_the_shell_names_no_key_of_the_app(tmp_path):
+    """Issue 52, 10: `workbench lesson answer` said "1 attempt left (a)", `a` being the app's key."""
+    store = tmp_path / "runs.db"
+    grading = load(GRADING)
+    runner = LessonRunner(grading, Session(store=store), student="di", say=lambda _: None)
+    runner.do_step(0, grading.steps[0])
+    runner.close()
+    wrong = workbench(store, "lesson", "answer", str(GRADING), "first", "1", "1", "--student", "di")
+    assert wrong.returncode == 0, wrong.stderr
+    assert wrong.stdout.splitlines()[-2:] == ["your answer: 1 ✗", "not right: 1 attempt left"]

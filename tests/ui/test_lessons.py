@@ -5,15 +5,16 @@ snapshots at 80x24 (the answer dialog too) and 160x48, of a lesson made for the 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from textual.widgets import OptionList, Static
+from textual.widgets import Footer, Input, OptionList, Static
 
 from tests.ui.test_compare import until
 from workbench.drive.session import Session
 from workbench.lessons.model import load
 from workbench.lessons.progress import LessonStep, lesson_steps, save_lesson_step
-from workbench.lessons.runner import judge
+from workbench.lessons.runner import LessonRunner, judge
 from workbench.results.store import RunStore
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.screens.answer import AnswerPrompt
@@ -183,3 +184,81 @@ async def test_the_end_of_a_long_step_scrolls_into_view_at_80x24(session, tmp_pa
         await until(pilot, lambda: pane.scroll_y == pane.max_scroll_y and last.region.height > 0
                     and last.region.bottom <= pane.content_region.bottom, timeout=30,
                     what="the step's last lines in view at the end of the pane")
+
+
+def messages(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_n_again_while_a_step_runs_says_so_and_the_live_pane_does_not_repeat_its_text(
+        session, tmp_path, monkeypatch):
+    """Issue 52, 10: during a step, the pane under its text repeated the title and the text
+    itself, as the raw Markdown source, and `n` again said it as an error."""
+    go_on = threading.Event()
+    act = LessonRunner._act
+
+    def held(runner, step):  # the step's run waits for the test, however fast the machine
+        assert go_on.wait(60)
+        return act(runner, step)
+
+    monkeypatch.setattr(LessonRunner, "_act", held)
+    app = _opened(session, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "[1/3] The first run" in head(app), what="the first step")
+        await pilot.press("n")
+        await until(pilot, lambda: "this step is going on" in verdicts(app), what="the step going on")
+        shown = verdicts(app)
+        assert "The last line of the first step's text." not in shown and "The first run" not in shown
+        await pilot.press("n")
+        await until(pilot, lambda: messages(app), what="a notification")
+        assert messages(app) == ["step 1 is still going on: its verdicts come when it ends "
+                                 "(or stop it on the Run screen, 3)"]
+        go_on.set()
+        await until(pilot, lambda: "n: next step" in verdicts(app), what="step 1 done")
+        assert "[1/3] The first run" in head(app)  # the second n moved nothing on
+
+
+async def test_the_answer_dialog_has_its_own_keys_and_the_focus_stays_in_its_box(session, tmp_path):
+    """Issue 52, 10: the dialog showed the Lessons screen's footer (n, b, a, l, which typed into
+    the box), not enter and escape, and tab took the focus to a pane that did not show it."""
+    app = WorkbenchApp(session, lesson=(grading(), "dee", {}))
+    session.store = tmp_path / "runs.db"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: "[1/3] The first run" in head(app), what="the first step")
+        await pilot.press("n")
+        await until(pilot, lambda: "(a: answer it; 2 attempts)" in verdicts(app), what="step 1 done")
+        lessons = app.screen
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AnswerPrompt), what="the answer dialog")
+        dialog = app.screen
+        assert dialog.query_one(Footer).display  # its own footer, over the Lessons screen's
+        shown = {(b.binding.key_display, b.binding.description)
+                 for b in dialog.active_bindings.values() if b.binding.show}  # what the footer names
+        assert shown == {("Enter", "Submit"), ("Esc", "Cancel")}
+        box = dialog.query_one("#answer-input", Input)
+        await pilot.press("n", "b", "l", "a")  # the Lessons screen's keys: letters in the box
+        assert box.value == "nbla" and app.screen is dialog and lessons.position == 0
+        await pilot.press("pagedown", "pageup")  # scroll the question's text (when it is long)
+        assert app.screen is dialog and box.value == "nbla"
+        for key in ("tab", "tab", "shift+tab"):
+            await pilot.press(key)
+            assert app.focused is box, key
+        await pilot.press("ctrl+u", "1", "enter")  # wrong: one attempt left
+        await until(pilot, lambda: app.screen is lessons, what="the dialog closed")
+        await until(pilot, lambda: "your answer: 1 ✗" in verdicts(app), what="the attempt")
+        assert "not right: 1 attempt left (a)" in verdicts(app)  # the app's key, in the app
+
+
+async def test_n_a_and_b_on_the_list_say_to_open_a_lesson_first(session, tmp_path):
+    """Issue 52, 10: before a lesson is opened, n, a and b did nothing and said nothing."""
+    session.store = tmp_path / "runs.db"
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("5")
+        assert isinstance(app.screen, LessonsScreen) and app.screen.runner is None
+        for key in "nab":
+            app.clear_notifications()
+            await pilot.press(key)
+            await until(pilot, lambda: messages(app), what=f"what {key} says")
+            assert messages(app) == ["open a lesson first: pick one in the list, then enter"], key
+        assert app.screen.runner is None and app.screen.query_one("#lesson-list").display

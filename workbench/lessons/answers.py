@@ -103,7 +103,7 @@ class Graded:
         elif self.locked:
             lines.append(f"  locked; the answer is {q.answer}: {q.choices[q.answer - 1]}")  # type: ignore[operator,index]
         else:
-            lines.append(f"  not right: {self.left} attempt{'s' if self.left > 1 else ''} left (a)")
+            lines.append(f"  not right: {self.left} attempt{'s' if self.left > 1 else ''} left")
         return lines
 
 

@@ -2,7 +2,10 @@
 width (scrolled when they are longer than it is high), the attempts made and how many are left.
 
 It only reads the answer: the lesson runner records it, grades it from the lesson file and says
-whether the question is locked (lessons/answers.py).
+whether the question is locked (lessons/answers.py). Its own footer names its own keys, enter and
+escape: the Lessons screen's keys (n, b, a, l) neither show nor act while it is open, and letters
+go into the box. The box is the one widget that takes the focus (tab stays on it); page up and
+page down scroll a question longer than the dialog.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from workbench.lessons.answers import Graded
 
@@ -19,7 +22,11 @@ from workbench.lessons.answers import Graded
 class AnswerPrompt(ModalScreen[str | None]):
     """One question: a choice's number, or a free text; escape leaves it unanswered."""
 
-    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
+    # priority: the box's own enter (not shown) would otherwise hide this one from the footer
+    BINDINGS = [Binding("enter", "submit", "Submit", key_display="Enter", priority=True),
+                Binding("escape", "dismiss", "Cancel", key_display="Esc"),
+                Binding("pageup", "scroll('page_up')", "Scroll up", show=False),
+                Binding("pagedown", "scroll('page_down')", "Scroll down", show=False)]
 
     def __init__(self, number: int, graded: Graded) -> None:
         super().__init__()
@@ -35,18 +42,25 @@ class AnswerPrompt(ModalScreen[str | None]):
                     else f"{tries} attempts left")
             hint = f"your choice, 1-{len(q.choices)}, then enter ({left})"
         with Vertical(classes="dialog"):
-            with VerticalScroll(id="answer-text"):
+            # not focusable: tab took the focus to it, where nothing showed it (page up/down scroll it)
+            with VerticalScroll(id="answer-text", can_focus=False):
                 yield Static(f"Question {self.number}: {q.ask}", id="answer-ask")
                 for i, choice in enumerate(q.choices, 1):
                     yield Static(f"{i}. {choice}", classes="answer-choice")
                 if graded.attempts:
-                    yield Static("\n".join(line.strip().removesuffix(" (a)") for line in graded.lines()),
-                                 id="answer-before")
+                    yield Static("\n".join(line.strip() for line in graded.lines()), id="answer-before")
             yield Input(placeholder=hint, id="answer-input")
             yield Label("", id="answer-error")
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#answer-input", Input).focus()
+
+    async def action_submit(self) -> None:
+        await self.query_one("#answer-input", Input).action_submit()
+
+    def action_scroll(self, where: str) -> None:
+        getattr(self.query_one("#answer-text", VerticalScroll), f"scroll_{where}")()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()

@@ -36,8 +36,9 @@ the selection. ✓ marks the better figure.
 `enter` opens the lesson picked in the list; `n` does the step shown (its run appears live on the
 right, then its checks' verdicts under the text), `n` again moves to the next step; `b` goes back
 a step, `a` answers the step's next open question (once, or as many times as the lesson allows:
-the right answer shows only once it is locked), `l` returns to the list. Progress and answers are
-kept: open the lesson again to resume where you stopped.
+the right answer shows only once it is locked; in its dialog `enter` answers, `escape` leaves it
+unanswered), `l` returns to the list. Progress and answers are kept: open the lesson again to
+resume where you stopped.
 
 ## Clusters screen keys
 `u` up, `d` down, `R` restart a cluster, `+` add a node to it (local Cassandra: it bootstraps);

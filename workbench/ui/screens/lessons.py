@@ -116,7 +116,7 @@ class LessonsScreen(Screen):
         if self.runner is not None:
             self.runner.close()
         self.runner = LessonRunner(lesson, session, student=student, overrides=overrides,
-                                   say=self.said.append)
+                                   say=self._hear)
         session.cleanups.append(self.runner.close)
         self.done = self.runner.resume()
         first = next((i for i, s in enumerate(lesson.steps) if s.id not in self.done), len(lesson.steps) - 1)
@@ -140,6 +140,16 @@ class LessonsScreen(Screen):
                 self.runner.restore(step)
         self._shown = None
         self._show_mode()
+
+    def _hear(self, line: str) -> None:
+        """What the runner says, on the session's thread: during a step, less its title and its
+        text, which the pane shows above (the text as Markdown; said, it was the raw source)."""
+        runner, busy = self.runner, self._busy_step
+        if runner is not None and busy is not None:
+            step = runner.lesson.steps[busy]
+            if line in ("", step.text, f"[{busy + 1}/{len(runner.lesson.steps)}] {step.title}"):
+                return
+        self.said.append(line)
 
     def _show_mode(self) -> None:
         picking = self.runner is None
@@ -205,6 +215,8 @@ class LessonsScreen(Screen):
             lines.append(f"Question {number}: {graded.question.ask}")
             lines += [f"  {i}. {choice}" for i, choice in enumerate(graded.question.choices, 1)]
             lines += graded.lines()
+            if graded.attempts and not graded.locked:  # "not right: 1 attempt left": the app's key
+                lines[-1] += " (a)"
         last = self.position == len(self.runner.lesson.steps) - 1 if self.runner else True
         lines.append("")
         lines.append("The lesson is done." if last else "n: next step")
@@ -212,12 +224,27 @@ class LessonsScreen(Screen):
 
     # -- keys ---------------------------------------------------------------------------------
 
+    def _opened(self) -> LessonRunner | None:
+        """The lesson open; on the list, before one is opened, n, b and a say how to open one."""
+        if self.runner is None:
+            self.notify("open a lesson first: pick one in the list, then enter", severity="warning")
+        return self.runner
+
+    def _still_going_on(self) -> bool:
+        """Says so while the session is busy (a step, or the steps done before being restored)."""
+        if not self.app.session.busy:
+            return False
+        if self._busy_step is not None:
+            self.notify(f"step {self._busy_step + 1} is still going on: its verdicts come when it ends "
+                        "(or stop it on the Run screen, 3)")
+        else:
+            self.notify("still going on: " + (self.app.session.activity or "a task of the session")
+                        + " (wait for it, or stop it on the Run screen, 3)")
+        return True
+
     def action_next(self) -> None:
-        runner, session = self.runner, self.app.session
-        if runner is None:
-            return
-        if session.busy:
-            self.app.show_error("the step is still going on (wait for it, or stop it on the Run screen, 3)")
+        runner = self._opened()
+        if runner is None or self._still_going_on():
             return
         step = runner.lesson.steps[self.position]
         if step.id in self.done:
@@ -233,7 +260,7 @@ class LessonsScreen(Screen):
             runner.do_step(position, step)
             _session.activity = f"step {position + 1} done"
 
-        session.start_task(do)
+        self.app.session.start_task(do)
 
     def _step_finished(self) -> None:
         self._busy_step = None
@@ -243,7 +270,7 @@ class LessonsScreen(Screen):
             self.app.show_error(self.app.session.error)
 
     def action_back(self) -> None:
-        if self.runner is not None and self.position > 0:
+        if self._opened() is not None and self.position > 0:
             self.position -= 1
 
     def action_list(self) -> None:
@@ -257,7 +284,7 @@ class LessonsScreen(Screen):
         self._show_mode()
 
     def action_answer(self) -> None:
-        runner = self.runner
+        runner = self._opened()
         if runner is None:
             return
         step = runner.lesson.steps[self.position]
