@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.inprocess import workbench  # the reports' commands in this process
+from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load
+from workbench.lessons.report import FORMAT, digest, shown
 from workbench.lessons.runner import LessonRunner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +115,32 @@ def test_a_report_for_a_student_with_no_progress_is_refused_naming_who_has_some(
                            "with progress: ann, bo, cy (give --student NAME as the lesson was run with it)\n")
 
 
+def test_students_whose_names_make_the_same_file_name_each_get_their_own_report(tmp_path):
+    # issue 52, 9: "../evil" was written as grading-..json, "ann.b" as grading-ann.json (over ann's)
+    store, out = tmp_path / "runs.db", tmp_path / "reports"
+    lesson = load(GRADING)
+    names = ["ann", "ann.b", "../evil", ".._evil", "a b", "a_b", ".."]
+    for student in names:
+        LessonRunner(lesson, Session(store=store), student=student, say=lambda _: None).do_step(
+            1, lesson.steps[1])  # the step without a run
+        done = workbench(store, "lesson", "report", str(GRADING), "--student", student, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+    files = sorted(out.glob("*.json"))
+    assert len(files) == len(names) == len(list(out.glob("*.html")))
+    assert sorted(json.loads(f.read_text())["student"] for f in files) == sorted(names)
+    assert {f.name for f in files} >= {"grading-ann.json", "grading-ann.b.json", "grading-a_b.json"}
+    assert all(f.parent == out and f.name.startswith("grading-") for f in out.iterdir())
+    # a file there that is another student's report is never overwritten
+    (out / "grading-ann.json").rename(out / "grading-zed.json")
+    (out / "grading-ann.html").unlink()
+    LessonRunner(lesson, Session(store=store), student="zed", say=lambda _: None).do_step(1, lesson.steps[1])
+    refused = workbench(store, "lesson", "report", str(GRADING), "--student", "zed", "--out", str(out))
+    assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith(f"workbench: error: {out / 'grading-zed.json'} is the lab report of "
+                                     "'ann' in lesson 'grading': not overwritten")
+    assert json.loads((out / "grading-zed.json").read_text())["student"] == "ann"
+
+
 def rows(path: Path) -> list[dict]:
     with path.open() as f:
         return list(csv.DictReader(f))
@@ -145,7 +173,15 @@ def test_the_class_is_graded_from_the_lesson_file_into_a_grade_csv_and_a_page(cl
     page = (folder / "class-grading.html").read_text()
     assert "<td>ann</td><td>3 of 3</td>" in page and "<td>3 of 6</td>" in page and "<td>1 of 6</td>" in page
     assert "a shop&#x27;s best sellers" in page  # the free-text answers (issue 44, 9)
-    assert "the answer: 2. load the replicas" in page and "1 ✗; 2 ✓" in page
+    assert "the answer: 2. load the replicas" in page
+    # issue 52, 9: how many attempts, and the choices given, apart ("2 ✓" read as two attempts)
+    assert "<th>attempts</th><th>choices given</th><th>graded</th>" in page
+    assert "<tr><td>ann</td><td>2</td><td>1 ✗, 2 ✓</td><td>✓</td></tr>" in page
+    assert "<tr><td>bo</td><td>1</td><td>2 ✓</td><td>✓ first attempt</td></tr>" in page
+    assert "<tr><td>cy</td><td>0</td><td>-</td><td></td></tr>" in page
+    # every table scrolls on its own when it is wider than the page (issue 52, 9)
+    assert page.count("<div class=scroll><table>") == page.count("<table>") == 7
+    assert ".scroll { overflow-x: auto;" in page
     figures = rows(folder / "class-grading.csv")
     assert {(r["student"], r["step"]) for r in figures if r["figure"] == "throughput"} == {
         ("ann", "first"), ("ann", "second"), ("bo", "first"), ("bo", "second"), ("cy", "first")}
@@ -204,7 +240,12 @@ def test_a_report_edited_by_hand_is_named_and_marked(classroom, tmp_path):
     grades = rows(folder / "grades-grading.csv")
     assert {r["report"] for r in grades if r["student"] == "bo"} == {"digest mismatch"}
     assert {r["report"] for r in grades if r["student"] != "bo"} == {"ok"}
-    assert "<td>digest mismatch</td>" in (folder / "class-grading.html").read_text()
+    page = (folder / "class-grading.html").read_text()
+    assert "<td>digest mismatch</td>" in page
+    # issue 52, 9: its figures are shown, marked, and left out of the class's mean, sd, min and max
+    assert page.count("<td>-1 ms</td>") == 1 and "<tr><td>bo (digest mismatch)</td>" in page
+    assert ("<p class=noisy>The class's mean, sd, min and max leave out the figures of bo: their reports "
+            "do not match their digest.</p>") in page
 
 
 def test_every_file_skipped_is_named_and_a_folder_of_none_usable_is_refused(classroom, tmp_path, monkeypatch):
@@ -272,3 +313,37 @@ def test_both_pages_render_in_headless_chromium(classroom, tmp_path):
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", klass], capture_output=True, text=True, timeout=120)
     # grades, progress, three questions' answers, two steps' figures
     assert dom.returncode == 0 and dom.stdout.count("<table>") == 7, dom.stderr[-2000:]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_the_class_page_is_no_wider_than_a_1280_pixel_window(tmp_path):
+    # issue 52, 9: key-distributions' zipfian figures made the page wider than 1280 px; a wide table
+    # scrolls in its own box
+    lesson = load(catalog.available("lessons")["key-distributions"])
+    folder = tmp_path / "handed-in"
+    folder.mkdir()
+    for student in ("ann", "bo"):
+        steps = [{"id": step.id, "title": step.title, "text": "", "action": step.action,
+                  "measures": step.measures, "done": True, "run_id": None, "server": "", "client": "",
+                  "figures": {name: 12345.678 if name in ("throughput", "in_flight", "errors") else
+                              0.456 if name.startswith("keys.") else 123.4 for name in shown(lesson, step.id)}
+                  if step.measures else {},
+                  "checks": [], "questions": []} for step in lesson.steps]
+        data = {"format": FORMAT, "lesson": lesson.name, "title": lesson.title, "goal": lesson.goal,
+                "student": student, "made_at": "2026-11-29 10:00:00", "done": len(steps), "of": len(steps),
+                "runs": [], "steps": steps}
+        data["digest"] = digest(data)
+        (folder / f"{lesson.name}-{student}.json").write_text(json.dumps(data))
+    done = workbench(tmp_path / "runs.db", "lesson", "class", str(folder))
+    assert done.returncode == 0, done.stderr
+    page = (folder / f"class-{lesson.name}.html").read_text()
+    probe = tmp_path / "probe.html"  # the page, and a script that writes down how wide it is
+    probe.write_text(page.replace("</body>", '<script>document.body.setAttribute("data-width", '
+                                  "document.documentElement.scrollWidth)</script></body>"))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", "--window-size=1280,900"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True,
+                         timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert int(re.search(r'data-width="(\d+)"', dom.stdout).group(1)) <= 1280

@@ -4,6 +4,7 @@ the lesson file's defects found by trying it as a teacher (issue 44: 9a, 9c, 9d)
 from __future__ import annotations
 
 import copy
+import csv
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from workbench.drive.session import Session
 from workbench.errors import WorkbenchError
 from workbench.lessons.answers import Attempt, grade
+from workbench.lessons.class_page import class_table
 from workbench.lessons.grades import grade_report, read_reports, total
 from workbench.lessons.model import LessonError, Question, Step, load
 from workbench.lessons.report import FORMAT, digest, render_lab_report
@@ -191,7 +193,51 @@ def test_the_folder_names_every_file_it_skips_and_which_reports_were_edited(tmp_
     assert why["b-bo.json"].startswith("not valid JSON (") and "cut short" in why["b-bo.json"]
     assert why["c-notes.json"] == f'not a lab report (no "format": "{FORMAT}")'
     assert "another format (workbench-lab-report/1" in why["d-old.json"]
-    assert why["e-ann-again.json"] == "a second report of ann in grading (a-ann.json is used)"
+    assert why["e-ann-again.json"] == "the same report of ann in grading as a-ann.json (which is used)"
+
+
+def test_of_a_students_two_reports_the_newer_counts_whatever_the_files_names(tmp_path):
+    # issue 52, 9: the first file by name counted
+    older, newer = report(made_at="2026-11-27 10:05:00"), report(made_at="2026-11-27 11:30:00")
+    newer["steps"][1]["questions"][0]["attempts"][0]["given"] = 1
+    newer["digest"] = digest(newer)
+    for first, second in ((older, newer), (newer, older)):
+        folder = tmp_path / first["made_at"][11:13]
+        folder.mkdir()
+        (folder / "a.json").write_text(json.dumps(first))
+        (folder / "b.json").write_text(json.dumps(second))
+        reports, skipped = read_reports(folder)
+        assert [r.data["made_at"] for r in reports] == ["2026-11-27 11:30:00"]
+        used, old = ("b.json", "a.json") if first is older else ("a.json", "b.json")
+        assert [(p.name, why) for p, why in skipped] == [
+            (old, f"an older report of ann in grading (made 2026-11-27 10:05:00; {used}, made "
+                  "2026-11-27 11:30:00, is used)")]
+    # two different reports of the same second: which one counts cannot be told
+    (tmp_path / "10" / "c.json").write_text(json.dumps({**newer, "runs": [7, 7]}))
+    reports, skipped = read_reports(tmp_path / "10")
+    assert reports == [] and [(p.name, why) for p, why in skipped] == [
+        ("a.json", "an older report of ann in grading (made 2026-11-27 10:05:00; newer: b.json, c.json, "
+                   "made at 2026-11-27 11:30:00)"),
+        ("b.json", "one of 2 different reports of ann in grading made at 2026-11-27 11:30:00 (and c.json): "
+                   "none of them is graded (ask for one)"),
+        ("c.json", "one of 2 different reports of ann in grading made at 2026-11-27 11:30:00 (and b.json): "
+                   "none of them is graded (ask for one)")]
+
+
+def test_a_name_a_spreadsheet_would_take_for_a_formula_is_written_as_text(tmp_path):
+    # issue 52, 9: OWASP's CSV injection: a cell starting with = + - @ (or a tab, a carriage return)
+    names = ["=HYPERLINK(\"http://x\",\"ann\")", "+1+1", "-2+3", "@SUM(A1)", "\tcy", "dee"]
+    for i, name in enumerate(names):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(report(student=name)))
+    reports, skipped = read_reports(tmp_path)
+    assert skipped == [] and len(reports) == len(names)
+    (_, grades_path, csv_path), = class_table(reports, {"grading": load(GRADING)}, tmp_path / "out")
+    for path in (grades_path, csv_path):
+        with path.open(newline="") as f:
+            students = {row["student"] for row in csv.DictReader(f)}
+        assert students == {"'" + n for n in names[:-1]} | {"dee"}, path.name
+    with grades_path.open(newline="") as f:
+        assert {row["step"] for row in csv.DictReader(f)} == {"first", "think", "second", "total"}
 
 
 def test_the_digest_covers_figures_run_ids_verdicts_and_attempts():

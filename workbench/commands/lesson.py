@@ -95,17 +95,23 @@ the grade CSV. Writes, per lesson:
                         answers_right, answers_wrong, unanswered, attempts, score, possible,
                         report, lesson_file
   class-<lesson>.html   the same table, who has not finished which step, every answer (free
-                        texts too), every student's figures per step with the class's spread
+                        texts too; the attempts counted apart from the choices given), every
+                        student's figures per step with the class's spread
   class-<lesson>.csv    every figure: student, step, figure, value
+
+A cell a spreadsheet would take for a formula (a name starting with =, +, -, @) is written with
+a ' before it.
 
 score = checks passed + multiple-choice questions answered right on the first attempt;
 possible = the lesson's checks + its multiple-choice questions (a step not done scores 0;
 free-text answers are not scored: the teacher reads them on the page).
 
 A JSON file that is not a usable lab report is named on stderr with why, one line each (exit 2
-when none is usable). A report whose figures, verdicts or answers no longer match its digest
-(edited after `workbench lesson report` wrote it) is graded, named on stderr, and marked
-"digest mismatch" in the table and the CSV (report column).
+when none is usable). Of a student's two reports the newer (made_at) counts and the other is
+named; two different ones made at the same second are both skipped. A report whose figures,
+verdicts or answers no longer match its digest (edited after `workbench lesson report` wrote it)
+is graded, named on stderr, and marked "digest mismatch" in the table and the CSV (report
+column); its figures are shown, and left out of the class's mean, sd, min and max.
 """
 
 
@@ -237,7 +243,8 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def class_command(args: argparse.Namespace) -> int:
-    from workbench.lessons.grades import class_table, graded_with, lessons_of, read_reports
+    from workbench.lessons.class_page import class_table
+    from workbench.lessons.grades import graded_with, lessons_of, read_reports
 
     folder = Path(args.folder)
     if not folder.is_dir():

@@ -117,11 +117,33 @@ def report_attempts(question: dict) -> list[Attempt]:
 
 
 def write_lab_report(report: dict, lesson: Lesson, out: Path) -> tuple[Path, Path]:
+    """<lesson>-<student>.html and .json in `out` (report_name()); a file there that is the lab
+    report of another student or lesson is refused, not overwritten."""
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{report['lesson']}-{_safe(report['student'])}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    stem.with_suffix(".html").write_text(render_lab_report(report, lesson))
-    return stem.with_suffix(".html"), stem.with_suffix(".json")
+    name = report_name(report["lesson"], report["student"])
+    html_path, json_path = out / f"{name}.html", out / f"{name}.json"
+    try:
+        there = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        there = None
+    if isinstance(there, dict) and (there.get("lesson"), there.get("student")) != (report["lesson"],
+                                                                                   report["student"]):
+        raise WorkbenchError(f"{json_path} is the lab report of {there.get('student')!r} in lesson "
+                             f"{there.get('lesson')!r}: not overwritten with {report['student']!r}'s",
+                             "write it into another folder with --out DIR")
+    json_path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    html_path.write_text(render_lab_report(report, lesson))
+    return html_path, json_path
+
+
+def report_name(lesson: str, student: str) -> str:
+    """A lab report's file name, without its suffix: <lesson>-<student>, the name kept to letters,
+    digits, _, . and -; a name that had to change gets 8 hex digits of its SHA-256 too, so that no
+    two students share a file ("a b" and "a_b", "../evil" and ".._evil")."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", student)
+    if safe != student or not safe.strip("."):
+        safe += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
+    return f"{lesson}-{safe}"
 
 
 def render_lab_report(report: dict, lesson: Lesson) -> str:
@@ -236,7 +258,3 @@ def _bars(kind: str, caption: str, labels: list[str], values: list[float | None]
     out.append(f'<text class=axis x="{left - 8}" y="{top - 10}" text-anchor="start">{esc(unit)}</text>')
     out.append("</svg></figure>")
     return "\n".join(out)
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "student"
