@@ -156,7 +156,7 @@ def test_the_class_is_graded_from_the_lesson_file_into_a_grade_csv_and_a_page(cl
     grades = rows(folder / "grades-grading.csv")
     assert list(grades[0]) == ["student", "step", "done", "checks_passed", "checks_failed", "checks_unjudged",
                                "answers_right", "answers_wrong", "unanswered", "attempts", "score",
-                               "possible", "report", "lesson_file"]
+                               "possible", "restarts", "report", "lesson_file"]
     table = {(r["student"], r["step"]): r for r in grades}
     assert [r["step"] for r in grades if r["student"] == "ann"] == ["first", "think", "second", "total"]
     ann_first = table["ann", "first"]
@@ -331,7 +331,7 @@ def test_the_class_page_is_no_wider_than_a_1280_pixel_window(tmp_path):
                   "checks": [], "questions": []} for step in lesson.steps]
         data = {"format": FORMAT, "lesson": lesson.name, "title": lesson.title, "goal": lesson.goal,
                 "student": student, "made_at": "2026-11-29 10:00:00", "done": len(steps), "of": len(steps),
-                "runs": [], "steps": steps}
+                "runs": [], "restarts": [], "steps": steps}
         data["digest"] = digest(data)
         (folder / f"{lesson.name}-{student}.json").write_text(json.dumps(data))
     done = workbench(tmp_path / "runs.db", "lesson", "class", str(folder))

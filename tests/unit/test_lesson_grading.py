@@ -127,7 +127,8 @@ def report(**changes) -> dict:
          "questions": []},
     ]
     data = {"format": FORMAT, "lesson": "grading", "title": "T", "goal": "G", "student": "ann",
-            "made_at": "2026-11-27 10:05:00", "done": 2, "of": 3, "runs": [7], "steps": steps, **changes}
+            "made_at": "2026-11-27 10:05:00", "done": 2, "of": 3, "runs": [7], "restarts": [], "steps": steps,
+            **changes}
     data["digest"] = digest(data)
     return data
 
@@ -245,7 +246,8 @@ def test_the_digest_covers_figures_run_ids_verdicts_and_attempts():
     for edit in (lambda r: r["runs"].append(8), lambda r: r["steps"][0].update(run_id=9),
                  lambda r: r["steps"][0]["checks"].append({"passed": True}),
                  lambda r: r["steps"][0]["questions"][0]["attempts"].pop(0),
-                 lambda r: r.update(student="zed")):
+                 lambda r: r.update(student="zed"),
+                 lambda r: r["restarts"].append({"at": "2026-11-27T10:04:00+00:00", "steps_done": 2})):
         changed = copy.deepcopy(base)
         edit(changed)
         assert digest(changed) != base["digest"]
@@ -261,3 +263,33 @@ def test_an_answer_kept_by_an_earlier_version_is_one_attempt_at_the_records_time
         (step,) = lesson_steps(store, "grading", "ann")
     assert step.answers == {"1": [{"given": 2, "at": step.updated_at}]} and step.updated_at > 0
     assert grade(load(GRADING).step("think").questions[0], [Attempt(2, 0.0)]).right is True
+
+
+def test_a_store_of_schema_3_keeps_its_students_steps_done_and_can_start_a_lesson_over(tmp_path):
+    import sqlite3
+
+    from workbench.lessons.progress import lesson_restarts, lesson_steps, restart_lesson
+    from workbench.results import store as store_module
+    from workbench.results.store import RunStore
+
+    path = tmp_path / "v3.db"
+    c = sqlite3.connect(path)
+    for migration in store_module.MIGRATIONS[:3]:
+        for statement in migration.split(";"):
+            if statement.strip():
+                c.execute(statement)
+    c.execute(f"PRAGMA application_id = {store_module.APPLICATION_ID}")
+    c.execute("PRAGMA user_version = 3")
+    c.execute("INSERT INTO lesson_steps (lesson, student, step, position, figures, checks, answers, "
+              "updated_at) VALUES ('grading', 'ann', 'think', 1, '{}', '[]', ?, 5.0)",
+              ('{"1": [{"given": 1, "at": 5.0}]}',))
+    c.commit()
+    c.close()
+    with RunStore(path) as store:
+        (think,) = lesson_steps(store, "grading", "ann")
+        assert think.done and think.answers == {"1": [{"given": 1, "at": 5.0}]}
+        assert restart_lesson(store, "grading", "ann") == 1
+        assert lesson_steps(store, "grading", "ann") == []
+        (kept,) = lesson_steps(store, "grading", "ann", kept=True)
+        assert not kept.done and kept.answers == think.answers
+        assert [r.steps_done for r in lesson_restarts(store, "grading", "ann")] == [1]

@@ -164,7 +164,7 @@ def test_a_store_of_schema_1_gains_the_experiment_columns(tmp_path):
     c.commit()
     c.close()
     with RunStore(path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         rows = store.conn.execute("SELECT db, experiment, step FROM runs").fetchall()
         assert rows == [("memory", None, None)]
         assert store.experiment_runs("anything", "full") == []

@@ -5,10 +5,11 @@ change the target or lanes during a run, freeze or kill a node), checks that rea
 student measured and say what they mean, and questions. `show` checks a lesson file (one line
 per mistake, with its line number) and prints its steps; `run` runs it, keeping each student's
 progress, figures, verdicts and answers in the run store, so running it again resumes where it
-stopped. `answer` answers a question from the shell (the app's `a` does the same): a question
-takes one answer (or `attempts = N`), every attempt is kept with its time, and the right answer
-is shown only once it is locked. `report` writes a student's lab report (no answer key in it);
-`class` grades a class's lab reports from the lesson file. `figures` lists what a check can read.
+stopped (`--restart` does every step again and keeps every answer). `answer` answers a question
+from the shell (the app's `a` does the same): a question takes one answer (or `attempts = N`),
+every attempt is kept with its time, and the right answer is shown only once it is locked.
+`report` writes a student's lab report (no answer key in it); `class` grades a class's lab
+reports from the lesson file. `figures` lists what a check can read.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def register(subparsers) -> None:
     p = sub.add_parser("run", help="run (or resume) a lesson")
     p.add_argument("lesson", help="a lesson's name or a .toml file")
     p.add_argument("--student", help="whose progress this is (default: your user name)")
-    p.add_argument("--restart", action="store_true", help="start over (your earlier runs stay in the store)")
+    p.add_argument("--restart", action="store_true", help="start over: every step is done again (your "
+                   "earlier runs stay in the store, and every answer you gave stays: a locked question "
+                   "stays locked; the lab report lists the restart)")
     p.add_argument("-p", dest="props", action="append", default=[], metavar="KEY=VALUE",
                    help="a property over the lesson's [properties] (a step's own settings still win; "
                    "e.g. maxexecutiontime=3 "
@@ -93,10 +96,11 @@ the grade CSV. Writes, per lesson:
   grades-<lesson>.csv   for a gradebook: one row per student x step, then a row "total" per
                         student: done, checks_passed, checks_failed, checks_unjudged,
                         answers_right, answers_wrong, unanswered, attempts, score, possible,
-                        report, lesson_file
-  class-<lesson>.html   the same table, who has not finished which step, every answer (free
-                        texts too; the attempts counted apart from the choices given), every
-                        student's figures per step with the class's spread
+                        restarts, report, lesson_file
+  class-<lesson>.html   the same table, who has not finished which step and when each
+                        student started over, every answer (free texts too; the attempts
+                        counted apart from the choices given), every student's figures per
+                        step with the class's spread
   class-<lesson>.csv    every figure: student, step, figure, value
 
 A cell a spreadsheet would take for a formula (a name starting with =, +, -, @) is written with
@@ -185,7 +189,7 @@ def run_command(args: argparse.Namespace) -> int:
             from workbench.drive.session import Session
             from workbench.lessons.runner import LessonRunner
 
-            LessonRunner(lesson, Session(store=args.store), student=args.student).forget()
+            LessonRunner(lesson, Session(store=args.store), student=args.student).restart()
         session = open_lesson(lesson, args.student, overrides, store=args.store)
         if session.error:
             print(f"workbench: error: {session.error}", file=sys.stderr)
@@ -197,8 +201,9 @@ def run_command(args: argparse.Namespace) -> int:
     session = Session(store=args.store)
     runner = LessonRunner(lesson, session, student=args.student, overrides=overrides,
                           say=lambda line: print(line, flush=True))
-    if args.restart:
-        runner.forget()
+    if args.restart and runner.restart():
+        print(f"{runner.student} starts {lesson.name} over: every step is done again; every answer "
+              "given is kept (a locked question stays locked) and the lab report lists the restart")
     interrupts.install()  # a Ctrl-C swallowed by a driver's clean-up still stops the lesson
     try:
         done = runner.run()

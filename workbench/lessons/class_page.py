@@ -2,9 +2,10 @@
 
 - grades-<lesson>.csv: one row per student x step, then a total per student (step "total"):
   done, checks passed / failed / not judged, multiple-choice answers right / wrong, questions
-  unanswered, attempts, score, possible, report ("ok" or "digest mismatch"), the lesson file that
-  graded it;
-- class-<lesson>.html: the same table, who has not finished which step, every answer (free texts
+  unanswered, attempts, score, possible, restarts (how many times the student started the lesson
+  over, keeping every answer), report ("ok" or "digest mismatch"), the lesson file that graded it;
+- class-<lesson>.html: the same table, who has not finished which step and when each student
+  started over, every answer (free texts
   included, the right choices named; each question's attempts counted apart from the choices
   given), every student's figures per step with the class's mean, sd, min and max (of the
   reports that match their digest: an edited report's figures are shown, and left out of them);
@@ -31,7 +32,8 @@ from workbench.lessons.report import shown
 from workbench.lessons.runner import show_value
 
 COLUMNS = ["student", "step", "done", "checks_passed", "checks_failed", "checks_unjudged", "answers_right",
-           "answers_wrong", "unanswered", "attempts", "score", "possible", "report", "lesson_file"]
+           "answers_wrong", "unanswered", "attempts", "score", "possible", "restarts", "report",
+           "lesson_file"]
 FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula
 
 
@@ -61,7 +63,7 @@ def class_table(reports: list[Handed], lessons: dict[str, Lesson], out: Path) ->
         for r in mine:
             mark = "ok" if r.intact else "digest mismatch"
             for g in [*graded[r.student], total(graded[r.student])]:
-                rows.append([r.student, *g.row(), mark, graded_with(lesson)])
+                rows.append([r.student, *g.row(), len(r.restarts), mark, graded_with(lesson)])
         _write_csv(grades_path, COLUMNS, rows)
         _write_csv(csv_path, ["student", "step", "figure", "value"],
                    [[r.student, step["id"], figure, value] for r in mine for step in r.data["steps"]
@@ -97,14 +99,16 @@ def _class_html(name: str, lesson: Lesson, reports: list[Handed], graded: dict[s
         t = total(graded[r.student])
         rows.append([r.student, f"{sum(g.done for g in graded[r.student])} of {len(lesson.steps)}",
                      t.passed, t.failed, t.unjudged, t.right, t.wrong, t.unanswered, t.attempts,
-                     f"{t.score} of {t.possible}", "ok" if r.intact else "digest mismatch"])
+                     f"{t.score} of {t.possible}", len(r.restarts), "ok" if r.intact else "digest mismatch"])
     body.append(_table(["student", "steps done", "checks ✓", "checks ✗", "not judged", "answers ✓",
-                        "answers ✗", "unanswered", "attempts", "score", "report"], rows,
+                        "answers ✗", "unanswered", "attempts", "score", "restarts", "report"], rows,
                        caption="grades (grades-" + name + ".csv)"))
     body.append(f"<p class=meta>{h(SCORE)}.</p>")
     missing = [[r.student, f"{sum(g.done for g in graded[r.student])} of {len(lesson.steps)}",
-                ", ".join(g.step for g in graded[r.student] if not g.done) or "-"] for r in reports]
-    body.append(_table(["student", "steps done", "not done"], missing, caption="progress"))
+                ", ".join(g.step for g in graded[r.student] if not g.done) or "-",
+                ", ".join(r.restarts) or "-"] for r in reports]
+    body.append(_table(["student", "steps done", "not done", "started over (answers kept)"], missing,
+                       caption="progress"))
     body += _answers_html(lesson, reports, graded)
     body += _figures_html(lesson, reports)
     return PAGE.format(title=h(f"{lesson.title}: the class"), body="\n".join(body) + _STYLE)

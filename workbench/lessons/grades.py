@@ -40,6 +40,11 @@ class Handed:
     def student(self) -> str:
         return self.data["student"]
 
+    @property
+    def restarts(self) -> list[str]:
+        """When the student started the lesson over (`lesson run --restart`), as the report says."""
+        return [str(r.get("at", "?")) if isinstance(r, dict) else "?" for r in self.data["restarts"]]
+
 
 @dataclass
 class StepGrade:
@@ -70,7 +75,7 @@ def _problem(data: object) -> str | None:
         return (f"a lab report of another format ({data['format']}; this workbench reads {FORMAT}): "
                 "write it again with `workbench lesson report`")
     for key, kind in (("lesson", str), ("student", str), ("made_at", str), ("steps", list), ("digest", str),
-                      ("runs", list)):
+                      ("runs", list), ("restarts", list)):
         if not isinstance(data.get(key), kind):
             return f"a lab report without a usable {key!r}"
     for step in data["steps"]:

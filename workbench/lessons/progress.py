@@ -4,9 +4,13 @@ One row of the store's `lesson_steps` table per lesson x student x step done: it
 lesson, the run it measured, its figures, the verdicts of its checks and every attempt at its
 questions (answers.py says which count and when a question locks), so
 that a lesson closed halfway resumes where it stopped and its lab report can be written later.
-The table is part of the store's schema (version 3, made by the store's migrations when it opens
-an older file); what is in it is this module's business: the store only lends its connection and
-its transactions.
+
+A lesson started over (`restart_lesson()`) keeps every attempt: each step done is marked not done
+(done = 0: its run, figures and verdicts dropped, its attempts kept, so that a locked question
+stays locked when the step is done again), and the restart is a row of `lesson_restarts` (when,
+and how many steps were done then) that the lab report lists. The tables are part of the store's
+schema (versions 3 and 4, made by the store's migrations when it opens an older file); what is in
+them is this module's business: the store only lends its connection and its transactions.
 """
 
 from __future__ import annotations
@@ -32,16 +36,27 @@ class LessonStep:
     # "at": seconds since the epoch}]
     answers: dict[str, list[dict[str, Any]]]
     updated_at: float = 0.0
+    done: bool = True  # False: done before a restart and not since, kept for its attempts
 
 
-def lesson_steps(store: RunStore, lesson: str, student: str) -> list[LessonStep]:
-    """The steps of a lesson this student has done, in lesson order."""
+@dataclass(frozen=True)
+class Restart:
+    """A lesson started over: when, and how many of its steps were done then."""
+
+    at: float  # seconds since the epoch
+    steps_done: int
+
+
+def lesson_steps(store: RunStore, lesson: str, student: str, *, kept: bool = False) -> list[LessonStep]:
+    """The steps of a lesson this student has done, in lesson order; kept=True: with the steps
+    done before a restart and not since (done False), for their attempts."""
     rows = store.conn.execute(
-        "SELECT step, position, run_id, figures, checks, answers, updated_at FROM lesson_steps "
-        "WHERE lesson = ? AND student = ? ORDER BY position", (lesson, student)).fetchall()
+        "SELECT step, position, run_id, figures, checks, answers, updated_at, done FROM lesson_steps "
+        "WHERE lesson = ? AND student = ? AND done >= ? ORDER BY position",
+        (lesson, student, 0 if kept else 1)).fetchall()
     return [LessonStep(step, position, run_id, json.loads(figures), json.loads(checks),
-                       _attempts(json.loads(answers), updated), updated)
-            for step, position, run_id, figures, checks, answers, updated in rows]
+                       _attempts(json.loads(answers), updated), updated, bool(done))
+            for step, position, run_id, figures, checks, answers, updated, done in rows]
 
 
 def _attempts(answers: dict, updated: float) -> dict[str, list[dict[str, Any]]]:
@@ -57,9 +72,11 @@ def _attempts(answers: dict, updated: float) -> dict[str, list[dict[str, Any]]]:
 
 
 def lesson_students(store: RunStore, lesson: str) -> list[str]:
-    """The students with progress in a lesson, in name order."""
+    """The students with progress in a lesson (a step done, an attempt kept or a restart), in name
+    order."""
     return [row[0] for row in store.conn.execute(
-        "SELECT DISTINCT student FROM lesson_steps WHERE lesson = ? ORDER BY student", (lesson,))]
+        "SELECT student FROM lesson_steps WHERE lesson = ? UNION "
+        "SELECT student FROM lesson_restarts WHERE lesson = ? ORDER BY student", (lesson, lesson))]
 
 
 def save_lesson_step(store: RunStore, lesson: str, student: str, done: LessonStep) -> None:
@@ -67,14 +84,32 @@ def save_lesson_step(store: RunStore, lesson: str, student: str, done: LessonSte
     with store.transaction():
         store.conn.execute(
             "INSERT OR REPLACE INTO lesson_steps (lesson, student, step, position, run_id, figures, "
-            "checks, answers, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "checks, answers, updated_at, done) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (lesson, student, done.step, done.position, done.run_id, json_text(done.figures),
-             json_text(done.checks), json_text(done.answers), time.time()))
+             json_text(done.checks), json_text(done.answers), time.time(), int(done.done)))
 
 
-def forget_lesson(store: RunStore, lesson: str, student: str) -> int:
-    """Start the lesson over for this student (their runs stay in the store): how many steps
-    were forgotten."""
+def restart_lesson(store: RunStore, lesson: str, student: str) -> int:
+    """Start the lesson over for this student: every step is to be done again, and every attempt
+    at its questions is kept (their runs stay in the store too); the restart is recorded when a
+    step had been done. Returns how many steps had been done."""
     with store.transaction():
-        return store.conn.execute("DELETE FROM lesson_steps WHERE lesson = ? AND student = ?",
-                                  (lesson, student)).rowcount
+        c = store.conn
+        done = c.execute("SELECT count(*) FROM lesson_steps WHERE lesson = ? AND student = ? AND done = 1",
+                         (lesson, student)).fetchone()[0]
+        if not done:
+            return 0
+        c.execute("DELETE FROM lesson_steps WHERE lesson = ? AND student = ? AND answers = '{}'",
+                  (lesson, student))  # nothing to keep
+        c.execute("UPDATE lesson_steps SET done = 0, run_id = NULL, figures = '{}', checks = '[]', "
+                  "updated_at = ? WHERE lesson = ? AND student = ?", (time.time(), lesson, student))
+        c.execute("INSERT INTO lesson_restarts (lesson, student, at, steps_done) VALUES (?, ?, ?, ?)",
+                  (lesson, student, time.time(), done))
+    return done
+
+
+def lesson_restarts(store: RunStore, lesson: str, student: str) -> list[Restart]:
+    """Each time this student started the lesson over, oldest first."""
+    return [Restart(at, steps) for at, steps in store.conn.execute(
+        "SELECT at, steps_done FROM lesson_restarts WHERE lesson = ? AND student = ? ORDER BY at",
+        (lesson, student))]

@@ -5,18 +5,22 @@ its questions with its time) into a plain dict, written as JSON beside a self-co
 (inline SVG and CSS, nothing fetched) made with the experiment report's page and tables. The JSON
 holds no answer key: `workbench lesson class` (grades.py) grades the attempts from the lesson
 file. Its `digest` is the SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of
-`digested()`: the lesson, the student, the run IDs and each step's run ID, figures, verdicts and
-attempts. A report edited by hand no longer matches it (one whose digest was recomputed too still
+`digested()`: the lesson, the student, the run IDs, the restarts and each step's run ID, figures,
+verdicts and attempts. A report edited by hand no longer matches it (one whose digest was recomputed too still
 does: it is a check against edits, not a signature).
 
     {"format": "workbench-lab-report/2", "lesson", "title", "goal", "student", "made_at",
      "done", "of", "runs": [run IDs in step order],
+     "restarts": [{"at": ISO time, "steps_done": how many steps were done then}],
      "steps": [{"id", "title", "text", "action", "measures", "done", "run_id", "server", "client",
                 "figures": {name: value, "reps.<name>": [each run's value]},
                 "checks": [{"expect", "passed", "values", "sentence"}],
                 "questions": [{"ask", "choices", "attempts_allowed",
                                "attempts": [{"given": choice number or text, "at": ISO time}]}]}],
      "digest": "sha256:<hex>"}
+
+A step not done holds the attempts given before a restart (`lesson run --restart` keeps them);
+they count once the step is done again.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from workbench.experiments.charts import COLOURS, FRAME, chart_open, esc, num
 from workbench.experiments.page import PAGE, html_table
 from workbench.lessons.answers import Attempt, Graded, attempts_of, grade, is_right, stamp
 from workbench.lessons.model import Lesson
-from workbench.lessons.progress import lesson_steps, lesson_students
+from workbench.lessons.progress import lesson_restarts, lesson_steps, lesson_students
 from workbench.lessons.runner import show_value, verdict_lines
 from workbench.results.store import RunStore
 
@@ -54,17 +58,19 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
     """The student's lesson as a JSON-ready dict (FORMAT); refused for a student with no progress
     in the lesson (an empty report would look like a hand-in)."""
     with RunStore(store if store not in (None, False) else None) as s:
-        done = {d.step: d for d in lesson_steps(s, lesson.name, student)}
-        if not done:
+        recorded = {d.step: d for d in lesson_steps(s, lesson.name, student, kept=True)}
+        restarts = lesson_restarts(s, lesson.name, student)
+        if not recorded and not restarts:
             others = lesson_students(s, lesson.name)
             raise WorkbenchError(f"no progress of student {student!r} in lesson {lesson.name}; students "
                                  f"with progress: {', '.join(others) if others else 'none'}",
                                  "give --student NAME as the lesson was run with it")
-        where = {d.run_id: _where(s, d.run_id) for d in done.values() if d.run_id is not None}
+        where = {d.run_id: _where(s, d.run_id) for d in recorded.values() if d.run_id is not None}
     steps = []
     for step in lesson.steps:
-        record = done.get(step.id)
-        answers = record.answers if record else {}
+        kept = recorded.get(step.id)
+        answers = kept.answers if kept else {}
+        record = kept if kept and kept.done else None
         steps.append({
             "id": step.id, "title": step.title, "text": step.text, "action": step.action,
             "measures": step.measures, "done": record is not None,
@@ -82,7 +88,8 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
     report = {"format": FORMAT, "lesson": lesson.name, "title": lesson.title, "goal": lesson.goal,
               "student": student, "made_at": time.strftime("%Y-%m-%d %H:%M:%S"),
               "done": sum(s["done"] for s in steps), "of": len(steps),
-              "runs": [s["run_id"] for s in steps if s["run_id"] is not None], "steps": steps}
+              "runs": [s["run_id"] for s in steps if s["run_id"] is not None],
+              "restarts": [{"at": stamp(r.at), "steps_done": r.steps_done} for r in restarts], "steps": steps}
     report["digest"] = digest(report)
     return report
 
@@ -90,6 +97,7 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
 def digested(report: dict) -> dict:
     """What a report's digest covers."""
     return {"lesson": report.get("lesson"), "student": report.get("student"), "runs": report.get("runs"),
+            "restarts": report.get("restarts"),
             "steps": [{"id": s.get("id"), "done": s.get("done"), "run_id": s.get("run_id"),
                        "figures": s.get("figures"), "checks": s.get("checks"),
                        "attempts": [q.get("attempts") for q in s.get("questions", [])]}
@@ -154,6 +162,8 @@ def render_lab_report(report: dict, lesson: Lesson) -> str:
             f"<p class=meta>lab report of {h(report['student'])} · lesson {h(report['lesson'])} · "
             f"{report['done']} of {report['of']} steps done · {h(report['made_at'])}</p>",
             markdown(report["goal"])]
+    if restarts := restarts_line(report):
+        body.append(f"<p class=noisy>{h(restarts)}</p>")
     measured = [s for s in report["steps"] if s["measures"] and s["done"]]
     if measured:
         labels = [s["id"] for s in measured]
@@ -166,37 +176,59 @@ def render_lab_report(report: dict, lesson: Lesson) -> str:
             body.append(_bars(f"{op}-p99", f"{op} p99 response time of each run (ms)", labels,
                               [s["figures"].get(f"{op}.p99") for s in measured], "ms"))
         body.append("</div>")
-    questions = {s.id: s.questions for s in lesson.steps}
-    ids = {s.id for s in lesson.steps}
     for number, step in enumerate(report["steps"], 1):
         body.append(f"<h2>{number}. {h(step['title'])}</h2>")
         body.append(markdown(step["text"]))
-        if not step["done"]:
-            body.append("<p class=noisy>not done yet</p>")
-            continue
-        if step["figures"]:
-            names = shown(lesson, step["id"]) if step["id"] in ids else SHOWN
-            rows = [[name, show_value(f"{step['id']}.{name}", step["figures"][name])]
-                    for name in names if name in step["figures"]]
-            on = f", on {step['server']}" if step.get("server") else ""
-            on += f", measured by {step['client']}" if step.get("client") else ""
-            run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
-            body.append(html_table(["figure", "value"], rows, caption=f"measured{run}"))
-        for check in step["checks"]:
-            first, sentence = verdict_lines(check)
-            css = {True: "pass", False: "fail", None: "unjudged"}[check["passed"]]
-            body.append(f"<div class='check {css}'><p><b>{h(first)}</b></p>"
-                        f"<p>{h(sentence.strip())}</p></div>")
-        for i, q in enumerate(questions.get(step["id"], ()), 1):
-            body.append(f"<p><b>Question {i}:</b> {h(q.ask)}</p>")
-            if q.choices:
-                body.append("<ol>" + "".join(f"<li>{h(c)}</li>" for c in q.choices) + "</ol>")
-            entry = step["questions"][i - 1] if i <= len(step["questions"]) else {}
-            graded = grade(q, report_attempts(entry))
-            css = "" if graded.answered else " class=noisy"
-            body += [f"<p{css}>{h(line)}</p>" for line in answer_lines(graded)]
+        body += _step_html(step, lesson)
     return PAGE.format(title=h(f"{report['title']}: {report['student']}"),
                        body="\n".join(body) + _STYLE)
+
+
+def restarts_line(report: dict) -> str:
+    """The report's restarts in a sentence ("" for none)."""
+    restarts = report.get("restarts") or []
+    if not restarts:
+        return ""
+    each = ", ".join(f"{r['at']} ({r['steps_done']} step{'s' if r['steps_done'] != 1 else ''} done then)"
+                     for r in restarts)
+    return (f"Started over {len(restarts)} time{'s' if len(restarts) > 1 else ''}: {each}; every answer "
+            "given before was kept.")
+
+
+def _step_html(step: dict, lesson: Lesson) -> list[str]:
+    """A step's figures, verdicts and answers; of a step not done, the answers given before a
+    restart, if any."""
+    h, body = esc, []
+    lesson_step = next((s for s in lesson.steps if s.id == step["id"]), None)
+    questions = lesson_step.questions if lesson_step else ()
+    entries = [step["questions"][i] if i < len(step["questions"]) else {} for i in range(len(questions))]
+    if not step["done"]:
+        body.append("<p class=noisy>not done yet</p>")
+        if not any(report_attempts(e) for e in entries):
+            return body
+        body.append("<p class=meta>answered before the lesson was started over (they count once the "
+                    "step is done again):</p>")
+    if step["figures"]:
+        names = shown(lesson, step["id"]) if lesson_step else SHOWN
+        rows = [[name, show_value(f"{step['id']}.{name}", step["figures"][name])]
+                for name in names if name in step["figures"]]
+        on = f", on {step['server']}" if step.get("server") else ""
+        on += f", measured by {step['client']}" if step.get("client") else ""
+        run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
+        body.append(html_table(["figure", "value"], rows, caption=f"measured{run}"))
+    for check in step["checks"]:
+        first, sentence = verdict_lines(check)
+        css = {True: "pass", False: "fail", None: "unjudged"}[check["passed"]]
+        body.append(f"<div class='check {css}'><p><b>{h(first)}</b></p>"
+                    f"<p>{h(sentence.strip())}</p></div>")
+    for i, (q, entry) in enumerate(zip(questions, entries, strict=True), 1):
+        body.append(f"<p><b>Question {i}:</b> {h(q.ask)}</p>")
+        if q.choices:
+            body.append("<ol>" + "".join(f"<li>{h(c)}</li>" for c in q.choices) + "</ol>")
+        graded = grade(q, report_attempts(entry))
+        css = "" if graded.answered else " class=noisy"
+        body += [f"<p{css}>{h(line)}</p>" for line in answer_lines(graded)]
+    return body
 
 
 def answer_lines(graded: Graded) -> list[str]:

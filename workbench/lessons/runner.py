@@ -28,7 +28,7 @@ from workbench.lessons.answers import Attempt, Graded, attempts_of, grade
 from workbench.lessons.during import During
 from workbench.lessons.figures import run_figures
 from workbench.lessons.model import Check, Lesson, Step, workload_path
-from workbench.lessons.progress import LessonStep, forget_lesson, lesson_steps, save_lesson_step
+from workbench.lessons.progress import LessonStep, lesson_steps, restart_lesson, save_lesson_step
 from workbench.results.store import RunStore
 
 # Every lesson run records response time beside service time (checks read both).
@@ -207,9 +207,11 @@ class LessonRunner:
         with self._store() as store:
             return lesson_steps(store, self.lesson.name, self.student)
 
-    def forget(self) -> None:
+    def restart(self) -> int:
+        """Start over: every step to be done again, every attempt at a question kept (a locked
+        question stays locked); returns how many steps had been done."""
         with self._store() as store:
-            forget_lesson(store, self.lesson.name, self.student)
+            return restart_lesson(store, self.lesson.name, self.student)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -306,9 +308,11 @@ class LessonRunner:
             tries = f"{question.attempts} attempts" if question.attempts > 1 else "one attempt"
             self.say(f"    (answer it, {tries}: workbench lesson answer {self.reference} {step.id} "
                      f"{number} {what} --student {self.student}; or a on the app's Lessons screen)")
-        record = LessonStep(step.id, position, run_id, self.figures.get(step.id, {}),
-                            [v.as_dict() for v in verdicts], {})
         with self._store() as store:
+            before = next((d for d in lesson_steps(store, self.lesson.name, self.student, kept=True)
+                           if d.step == step.id), None)  # done before a restart: its attempts stay
+            record = LessonStep(step.id, position, run_id, self.figures.get(step.id, {}),
+                                [v.as_dict() for v in verdicts], before.answers if before else {})
             save_lesson_step(store, self.lesson.name, self.student, record)
         return record
 

@@ -12,7 +12,7 @@ form), and the final result when the phase ends. A `running` row whose process i
 SIGKILL, a closed laptop) is marked `incomplete` the next time the store is opened; what its
 intervals hold is still shown, compared and exported.
 
-Tables (schema 3):
+Tables (schema 4):
     runs       one row per phase: what was run (properties, environment), where, when, outcome,
                summary figures, and the final RunResult as workbench JSON without its intervals
                and events, which have their own tables
@@ -21,7 +21,8 @@ Tables (schema 3):
 Schema 2 added the experiment, step, repetition and scale of runs made by `workbench experiment`.
 Schema 3 added a table that other packages read and write through this store's connection and
 `transaction()` (this module knows its schema, not what is in it): `lesson_steps`, each
-student's progress through a lesson (workbench.lessons.progress).
+student's progress through a lesson (workbench.lessons.progress). Schema 4 added its `done` column
+and `lesson_restarts`: a lesson started over keeps the answers given before.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from workbench.results.unfinished import result_from_intervals
 
 ENV = "WORKBENCH_STORE"
 APPLICATION_ID = 0x57424E43  # "WBNC"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000
 STATUSES = ("running", "completed", "stopped", "interrupted", "failed", "incomplete")
 
@@ -114,6 +115,19 @@ MIGRATIONS: tuple[str, ...] = (
         updated_at REAL NOT NULL,
         PRIMARY KEY (lesson, student, step)
     ) WITHOUT ROWID
+    """,
+    # 4: a lesson started over (`workbench lesson run --restart`) keeps every attempt at its
+    # questions: a step done before the restart and not since keeps its row, done = 0; and each
+    # restart is a row of lesson_restarts (when, and how many steps were done then).
+    """
+    ALTER TABLE lesson_steps ADD COLUMN done INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE lesson_restarts (
+        lesson     TEXT NOT NULL,
+        student    TEXT NOT NULL,
+        at         REAL NOT NULL,
+        steps_done INTEGER NOT NULL
+    );
+    CREATE INDEX lesson_restarts_student ON lesson_restarts (lesson, student)
     """,
 )
 
