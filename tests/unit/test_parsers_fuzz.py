@@ -17,7 +17,10 @@ For every stream, fed in random pieces as recv_into would put them in the connec
   gives the same whatever the pieces (but for the bytes written: see unwritten()).
 
 A failing example prints its reproduction blob (@reproduce_failure). The test_the_*_inputs_that_
-found_bugs keep the streams that showed each bug these tests found as plain cases.
+found_bugs keep the streams that showed each bug these tests found as plain cases, and
+test_a_read_row_by_where_its_last_cell_ends the rows either side of two checks a random stream
+seldom reaches: a cell's length against the body's end (protocols/cql.py's Columns._row), and a
+lazy row's cells ending at its end (csrc/cql.c's answer_fast).
 """
 
 from __future__ import annotations
@@ -347,8 +350,9 @@ def cql_bodies(draw, op: str | None, valid: bool = False) -> tuple[int, int, byt
         body = rows_body([draw(st.sampled_from([[b"aa", b"bbb"], [b"xyz", b"zz"], [b"abcde", None]]))], 2)
     elif what == "lazy":  # the layout's size, values of any bytes, lengths that may not add up
         first, values = draw(st.integers(0, 5)), draw(st.binary(min_size=5, max_size=5))
+        # (the last: what fills the row, a byte or two either side of it, a null, a long way past)
         lengths = (draw(st.sampled_from([first, first, -1, 0, 6, 2**31 - 1])),
-                   draw(st.sampled_from([5 - first, 5 - first, -1, 0, 9])))
+                   draw(st.sampled_from([5 - first, 5 - first, 6 - first, 4 - first, 7 - first, -1, 0, 9])))
         body = rows_body([], 2)[:12] + pack(">ii", 1, lengths[0]) + values[:first] + pack(">i", lengths[1]) \
             + values[first:]
     elif what == "rows":
@@ -489,7 +493,15 @@ def test_cql_any_bytes_end_in_answers_or_a_named_break(path, case):
 
 
 CQL_CORRUPTIONS = ["negative length", "length past the limit", "nobody's stream", "not a result",
-                   "body cut short", "row count", "row lengths"]
+                   "body cut short", "row count", "row lengths", "last cell past"]
+
+
+def last_cell(body: bytes) -> int:
+    """Where the last cell of a Rows body without metadata (16 bytes of head) starts."""
+    at = last = 16
+    while at < len(body):
+        last, at = at, at + 4 + max(struct.unpack_from(">i", body, at)[0], 0)
+    return last
 
 
 @st.composite
@@ -497,20 +509,38 @@ def cql_corrupted(draw) -> tuple[list, bytes, list[int], int]:
     """Valid answers to every call, the k-th made certainly malformed (then the rest as sent)."""
     plan = draw(cql_plans(setup=False))
     frames = draw(cql_frames(plan, valid=True))
-    k = draw(st.integers(0, len(frames) - 1))
+    what = draw(st.sampled_from(CQL_CORRUPTIONS))
+    # a corruption of rows: one of the answers that has rows, where there is one
+    with_rows = [n for n, f in enumerate(frames) if not f[1] and f[4][:4] == pack(">i", cql.ROWS)]
+    if what in ("row count", "row lengths", "last cell past") and with_rows:
+        k = draw(st.sampled_from(with_rows))
+    else:
+        k = draw(st.integers(0, len(frames) - 1))
     version, flags, sid, opcode, body = frames[k]
     length = None
-    what = draw(st.sampled_from(CQL_CORRUPTIONS))
-    rows = not flags and body[:4] == pack(">i", cql.ROWS)
+    rows = k in with_rows
     if what == "row count" and rows:  # (16 bytes of head, then the rows)
         count = draw(st.one_of(st.integers(-2**31, -1), st.integers(len(body), 2**31 - 1)))
         body = body[:12] + pack(">i", count) + body[16:]
-    elif what == "row lengths" and rows:  # the layout's size (a LazyRow's), a first cell past the rest
+    elif what == "row lengths" and rows:  # the layout's size (a LazyRow's), a first cell past the
+        # rest, or a last cell that runs past the row's end by a little (the compiled path's lazy
+        # row checks that the cells end at its end)
         first = draw(st.integers(0, 5))
-        body = body[:12] + pack(">ii", 1, draw(st.integers(6, 2**31 - 1))) + bytes(first) \
-            + pack(">i", 5 - first) + bytes(5 - first)
-    elif what in ("row count", "row lengths", "body cut short"):
-        body = body[:draw(st.integers(0, len(body) - 1))]
+        if draw(st.booleans()):
+            lengths = (draw(st.integers(6, 2**31 - 1)), 5 - first)
+        else:
+            lengths = (first, 5 - first + draw(st.sampled_from([1, 2, 3, 2**31 - 6])))
+        body = (body[:12] + pack(">ii", 1, lengths[0]) + bytes(first) + pack(">i", lengths[1])
+                + bytes(5 - first))
+    elif what == "last cell past" and rows:  # the body's last cell longer than what is left of it
+        at = last_cell(body)
+        left = len(body) - at - 4
+        size = left + draw(st.sampled_from([1, 1, 2, 2**31 - 1 - left]))
+        body = body[:at] + pack(">i", size) + body[at + 4:]
+    elif what in ("row count", "row lengths", "last cell past", "body cut short"):
+        # anywhere, or in the last few bytes (in the last cell, or its length)
+        body = body[:draw(st.one_of(st.integers(0, len(body) - 1), st.integers(max(len(body) - 4, 0),
+                                                                                len(body) - 1)))]
     elif what == "negative length":
         length = draw(st.integers(-2**31, -1))
     elif what == "length past the limit":
@@ -555,6 +585,65 @@ def test_cql_receive_paths_agree_on_every_stream(case, other_cuts):
     if COMPILED is not None:
         assert cql_run("C", plan, data, cuts) == python
     assert unwritten(cql_run("Python", plan, data, other_cuts)) == unwritten(python)
+
+
+def layout_row(first: int, last: int, values: bytes = b"abcde") -> bytes:
+    """A read's answer of one row at the learnt layout's size (13 bytes after the head of 16, as
+    a LazyRow's): a first cell of length first, then a last cell of length last, over values."""
+    return (pack(">iiiii", cql.ROWS, cql.NO_METADATA, 2, 1, first) + values[:max(first, 0)] + pack(">i", last)
+            + values[max(first, 0):])
+
+
+def past_the_answer(size: int) -> str:
+    """The end of the message of a connection broken by protocols/cql.py's check that a cell fits
+    in the body."""
+    return f"an answer that does not parse (ValueError: a cell of {size} bytes runs past the answer)"
+
+
+@st.composite
+def layout_rows(draw) -> tuple[tuple, bytes, list[int], tuple]:
+    """(call, stream, cuts, what the call gets): one read, a chain's (which the compiled path
+    answers itself, trying a LazyRow) or a single execute's, answered with one row at the
+    layout's size whose first cell fits and whose last cell's length is what fills the row, a
+    byte or two either side, a null or a long way past: the lengths near the body's end that the
+    check of a cell against the body (Columns._row) and the compiled lazy row's check that its
+    cells end at its end (csrc/cql.c) decide. What the call gets: a LazyRow where the cells fill
+    the row, a dict where they end before it (its last bytes left over), a break past it."""
+    first = draw(st.sampled_from([2, 0, 5, -1, 1, 3, 4]))
+    left = 5 - max(first, 0)  # the bytes after the last cell's length
+    last = draw(st.sampled_from([left + 1, left, left - 1, left + 2, left - 2, -1, 2**31 - 1]))
+    values = bytes(c & 0x7F for c in draw(st.binary(min_size=5, max_size=5)))
+    f0 = None if first < 0 else values[:first].decode()
+    f1 = None if last < 0 else values[max(first, 0):][:last].decode()
+    if last > left:
+        got = ("broken", past_the_answer(last))
+    elif max(last, 0) == left:
+        got = ("ok", ("LazyRow", repr({k: v for k, v in (("f0", f0), ("f1", f1)) if v is not None})))
+    else:
+        got = ("ok", ("dict", repr({"f0": f0, "f1": f1})))
+    call = draw(st.sampled_from([("chain", (READ,)), ("one", (READ,))]))
+    return call, one_read(layout_row(first, last, values)), draw(CUTS), got
+
+
+def check_layout_row(got: dict, expected: tuple) -> None:
+    [answers] = got["calls"]
+    if expected[0] == "broken":
+        assert got["broken"] is not None and got["broken"][0] == "MalformedAnswer", got
+        assert got["broken"][1].endswith(expected[1]), got["broken"]
+        assert answers == [failed("MalformedAnswer", got["broken"][1])], answers
+    else:
+        assert got["broken"] is None, got["broken"]
+        assert answers == [("ok", [expected[1]])], answers
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(FUZZ, max_examples=100)
+@given(case=layout_rows())
+def test_a_row_of_the_layouts_size_is_lazy_only_where_its_cells_fill_it(path, case):
+    call, data, cuts, expected = case
+    got = cql_run(path, [call], data, cuts)
+    check_cql(got)
+    check_layout_row(got, expected)
 
 
 # -- HBase ----------------------------------------------------------------------------------------
@@ -841,6 +930,39 @@ CQL_BUGS = {
     # READY (0x02) in answer to an EXECUTE: decoded as a result
     "an answer that is not a result": one_read(pack(">i", cql.VOID), opcode=0x02),
 }
+
+
+# a read's row whose last cell ends past the body, before it or at it, by the two checks that
+# decide (each path, a chain's step and a single execute): what the call gets. Without
+# protocols/cql.py's check of a cell against the body, a last cell past it is cut short (here
+# {'f0': 'ab', 'f1': 'cde'}, the connection standing); without csrc/cql.c's check that a lazy
+# row's cells end at its end, the compiled path makes a row of the layout's size whose last cell
+# ends past or before it a LazyRow (one that breaks only when read, or not a dict).
+CELLS_AT_THE_END = {
+    "a last cell a byte past a row": (layout_row(2, 4), ("broken", past_the_answer(4))),
+    "a last cell far past a row": (layout_row(2, 2**31 - 1), ("broken", past_the_answer(2**31 - 1))),
+    "a last cell past the body after a row that fits": (
+        rows_body([[b"aa", b"bbb"], [b"c", b"dd"]], 2)[:-6] + pack(">i", 3) + b"dd",
+        ("broken", past_the_answer(3))),
+    # the layout's size, the last cell ending before it: decoded at once, a dict (the bytes left
+    # over are not looked at)
+    "a last cell a byte short of a row": (layout_row(2, 2), ("ok", ("dict", repr({"f0": "ab", "f1": "cd"})))),
+    "a null last cell short of a row": (layout_row(2, -1), ("ok", ("dict", repr({"f0": "ab", "f1": None})))),
+    # cells that end at the row's end: a LazyRow
+    "cells that fill a row": (layout_row(2, 3), ("ok", ("LazyRow", repr({"f0": "ab", "f1": "cde"})))),
+    "a null last cell that fills a row": (layout_row(5, -1), ("ok", ("LazyRow", repr({"f0": "abcde"})))),
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("name", list(CELLS_AT_THE_END))
+def test_a_read_row_by_where_its_last_cell_ends(path, name):
+    body, expected = CELLS_AT_THE_END[name]
+    for call in (("chain", (READ,)), ("one", (READ,))):
+        for cuts in ([], [1] * 40, [5, 9, 2]):
+            got = cql_run(path, [call], one_read(body), cuts)
+            check_cql(got)
+            check_layout_row(got, expected)
 
 
 def hbase_bug(header: bytes, body: bytes | None = None, length: int | None = None) -> bytes:
