@@ -455,3 +455,21 @@ def test_a_seed_reproduces_the_operation_sequence() -> None:
     ops = [[lane.ops.next() for _ in range(200)] for lane in lanes]
     assert ops[0] == ops[1]
     assert set(ops[0]) == {"READ", "UPDATE", "SCAN"}
+
+
+def test_an_unknown_request_distribution_is_refused_not_taken_for_exponential() -> None:
+    """The spec refuses one when it is parsed; key_chooser refuses one that got past it (a spec
+    made by hand), instead of falling into its last case. The composer offers the same names."""
+    import dataclasses
+
+    from workbench.config.compose import DISTRIBUTION_PARAMS
+    from workbench.config.spec import DISTRIBUTIONS
+    from workbench.core.workload import key_chooser
+    from workbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="requestdistribution"):
+        build_spec(merge([], ["requestdistribution=gaussian"]))
+    spec = dataclasses.replace(build_spec(merge([], [])), requestdistribution="gaussian")
+    with pytest.raises(ValueError, match="requestdistribution='gaussian' is not one of uniform, zipfian"):
+        key_chooser(spec, random.Random(1), WorkerKeys(spec))
+    assert set(DISTRIBUTION_PARAMS) <= set(DISTRIBUTIONS)

@@ -54,7 +54,7 @@ def test_ray_without_the_extra_is_one_line_naming_it(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if "error" in line]
-    assert len(errors) == 1 and "pip install 'workbench[ray]'" in errors[0], done.stderr
+    assert len(errors) == 1 and "pip install 'ycsb-workbench[ray]'" in errors[0], done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -74,11 +74,6 @@ def split_points(spec: Any, regions: int) -> list[str]:
     return sorted(set(points) - {names[0]})
 
 
-def table_regions(conn: Any, table: str) -> list[tuple[bytes, bytes]]:
-    """(start key, end key) of every region of `table`, in key order."""
-    return [(r["start_key"], r["end_key"]) for r in conn.table(table).regions()]
-
-
 def ensure_table(conn: Any, options: HBaseOptions, spec: Any, phase: str, table: str) -> None:
     """Create `table` with the column family (pre-split if asked); drop it first when
     hbase.drop=true in the load phase; refuse a table that lacks the family."""

@@ -110,10 +110,6 @@ PROVIDERS: dict[str, str] = {"local": "workbench.clusters.local:LocalProvider",
                              "external": "workbench.clusters.external:ExternalProvider"}
 
 
-def register_provider(name: str, target: str) -> None:
-    PROVIDERS[name] = target
-
-
 def get_provider(name: str = "local", **options: object) -> ClusterProvider:
     """An instance of the provider registered as `name`."""
     if name not in PROVIDERS:

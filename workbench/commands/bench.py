@@ -42,8 +42,8 @@ def add_ycsb_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, metavar="K", help="worker processes that share the lanes")
     p.add_argument("--ray", metavar="ADDRESS",
                    help="run the workers as Ray actors on a Ray cluster: auto, HOST:PORT of its head, "
-                        "or ray://HOST:10001 (pip install 'workbench[ray]'); -p ray.cpus, ray.resources, "
-                        "ray.strategy=spread|pack, ray.onlost=continue|stop")
+                        "or ray://HOST:10001 (pip install 'ycsb-workbench[ray]'); -p ray.cpus, "
+                        "ray.resources, ray.strategy=spread|pack, ray.onlost=continue|stop")
     p.add_argument("--cluster", metavar="NAME",
                    help="a cluster started by `workbench cluster up`: sets -db and its hosts and ports")
 

@@ -29,7 +29,6 @@ WORKLOADS = catalog.SHIPPED_WORKLOADS
 MIX = (("readproportion", "read"), ("updateproportion", "update"), ("insertproportion", "insert"),
        ("scanproportion", "scan"), ("readmodifywriteproportion", "read-modify-write"),
        ("deleteproportion", "delete"))
-DISTRIBUTIONS = ("zipfian", "uniform", "latest", "hotspot", "exponential", "sequential")
 DISTRIBUTION_PARAMS = {  # the parameters that matter for each distribution
     "zipfian": ("zipfian.constant",),
     "latest": ("zipfian.constant",),

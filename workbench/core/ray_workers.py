@@ -18,7 +18,7 @@ losslessly on the user's machine.
   or ends as failed (`ray.onlost=stop`). Actors are not detached: they end with the run, and
   Ray ends them with the driver if the controller is killed.
 
-Ray is imported only here, and only when a run asks for it (`pip install 'workbench[ray]'`).
+Ray is imported only here, and only when a run asks for it (`pip install 'ycsb-workbench[ray]'`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def import_ray():
     except ImportError:
         raise WorkbenchError(
             "--ray (ray.address) needs Ray, which is not installed",
-            "pip install 'workbench[ray]' (the same version on every machine of the Ray cluster)",
+            "pip install 'ycsb-workbench[ray]' (the same version on every machine of the Ray cluster)",
         ) from None
     return ray
 

@@ -18,7 +18,7 @@ from time import perf_counter_ns
 from workbench import speedups
 from workbench.bindings.base import READ, UPDATE, Binding, Status
 from workbench.config.keys import key_builder
-from workbench.config.spec import WorkloadSpec
+from workbench.config.spec import DISTRIBUTIONS, WorkloadSpec
 from workbench.core.generators.counter import AcknowledgedCounter
 from workbench.core.generators.discrete import Discrete
 from workbench.core.generators.latest import SkewedLatest
@@ -79,7 +79,9 @@ def key_chooser(spec: WorkloadSpec, rng: random.Random, keys: WorkerKeys):
         return Hotspot(rng, lo, hi, spec.hotspotdatafraction, spec.hotspotopnfraction)
     if dist == "sequential":
         return keys.sequential
-    return Exponential(rng, spec.exponential_percentile, spec.record_total * spec.exponential_frac)
+    if dist == "exponential":
+        return Exponential(rng, spec.exponential_percentile, spec.record_total * spec.exponential_frac)
+    raise ValueError(f"requestdistribution={dist!r} is not one of {', '.join(DISTRIBUTIONS)}")
 
 
 class LaneWorkload:

@@ -25,7 +25,6 @@ from textual.worker import get_current_worker
 
 from workbench.config.compose import (
     DISTRIBUTION_PARAMS,
-    DISTRIBUTIONS,
     LOAD,
     MIX,
     PARAMS,
@@ -35,7 +34,7 @@ from workbench.config.compose import (
     shipped_workloads,
     workload_path,
 )
-from workbench.config.spec import WorkloadSpec
+from workbench.config.spec import DISTRIBUTIONS, WorkloadSpec
 from workbench.drive.session import RunRequest
 from workbench.errors import WorkbenchError
 from workbench.ui.widgets.field_row import FieldRow, field_id
