@@ -52,7 +52,11 @@ def test_single_node_serves_cql_and_records_its_process(cassandra_node, suite_se
 
 
 def test_pause_freezes_the_node_and_resume_brings_it_back(cassandra_node, suite_servers):
+    """... and both are written to the cluster's journal, for the runs on it (clusters/journal.py)."""
+    from workbench.clusters import journal
+
     provider, name = suite_servers.provider, cassandra_node.name
+    offset = journal.end(cassandra_node.run_dir)
     driver, session = session_for(cassandra_node, timeout=2.0)
     try:
         provider.pause(name, "node1")
@@ -70,6 +74,9 @@ def test_pause_freezes_the_node_and_resume_brings_it_back(cassandra_node, suite_
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
+        entries, _ = journal.read(cassandra_node.run_dir, offset)
+        assert [(e.kind, e.value) for e in entries] == [("fault", "node1 paused (frozen)"),
+                                                        ("fault", "node1 resumed")], entries
     finally:
         provider.resume(name, "node1")
         driver.shutdown()
@@ -341,14 +348,15 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
              "-p", "cassandra.keyspace=faults", "-p", f"cassandra.replication.factor={factor}",
              "-p", "cassandra.readconsistencylevel=ONE", "-p", "cassandra.writeconsistencylevel=ONE",
              "-p", "recordcount=2000", "-p", "dataintegrity=true"]
-    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"),
+               WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
     load = subprocess.run([sys.executable, "-m", "workbench", "load", "-P", workload, *props, "-q",
                            "-p", "cassandra.drop=true"], capture_output=True, text=True, env=env, timeout=300)
     assert load.returncode == 0, load.stderr
     runs = {}
-    for client in ("native", "python"):
+    for client in ("native", "python"):  # --cluster: each run marks the cluster's journal
         runs[client] = subprocess.Popen(
-            [sys.executable, "-m", "workbench", "run", "-P", workload, *props,
+            [sys.executable, "-m", "workbench", "run", "--cluster", name, "-P", workload, *props,
              "-p", f"cassandra.driver={client}", "-p", "operationcount=0", "-p", "maxexecutiontime=600",
              "-p", "cassandra.readtimeoutmillis=2000",
              "-p", "status.interval=1", "-threads", "16", "-target", "400",
@@ -396,6 +404,14 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
     for client in ("native", "python"):
         run = json.loads((tmp_path / f"{client}.json").read_text())["run"]
         assert run["outcome"] == "interrupted", outs[client]
+        # the faults, made by this process, are events of both runs (the provider journals them),
+        # each marked at the moment it was made
+        faults = [(run["started_at"] + e["elapsed_s"], e["value"])
+                  for e in run["events"] if e["kind"] == "fault"]
+        assert [v for _, v in faults] == ["node3 killed", "node3 restarting", "node3 restarted",
+                                          "node2 paused (frozen)", "node2 resumed"], run["events"]
+        for (at, _), moment in zip(faults, ("kill", "restart", "ready", "freeze", "thaw"), strict=True):
+            assert abs(at - moments[moment]) < 1.0, (client, faults, moments)
         down = window(run, moments["kill"] + 3, moments["ready"])  # node3 gone, seen gone
         frozen = window(run, moments["freeze"], moments["thaw"])
         after = window(run, moments["thaw"] + 4, moments["thaw"] + 60)

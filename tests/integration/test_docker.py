@@ -203,6 +203,10 @@ def test_two_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_ser
         assert reads_ok > 300, out  # RF 2 at ONE: reads went on while node2 was down
         run = json.loads((tmp_path / "run.json").read_text())["run"]
         marked = [e["value"] for e in run["events"] if e["kind"] == "cluster"]
+        # the kill and the restart, asked for in this process, are events of the run in another
+        # one: the provider wrote them to the cluster's journal
+        faults = [e["value"] for e in run["events"] if e["kind"] == "fault"]
+        assert faults == ["node2 killed", "node2 restarting", "node2 restarted"], run["events"]
         assert marked[:2] == ["+ node3 joining", "node3 normal"], marked
         assert marked[-2:] == ["- node3 leaving", "node3 gone"], marked
         node3 = {"label": [f"{engine.LABEL}={spec.name}", "org.workbench.node=node3"]}

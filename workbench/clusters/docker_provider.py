@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.clusters import engine, images, paths, ports, resize
+from workbench.clusters import engine, images, journal, paths, ports, resize
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_plans import (
@@ -400,12 +400,14 @@ class DockerProvider:
     def pause(self, name: str, node: str) -> None:
         """Freeze a node (the engine's cgroup freezer): it keeps its sockets, answers nothing."""
         self._running(name, node).pause()
+        journal.fault(self._load(name).run_dir, node, "pause")
 
     @_engine_errors
     def resume(self, name: str, node: str) -> None:
         container = self._target(name, node)
         if container.status == "paused":
             container.unpause()
+            journal.fault(self._load(name).run_dir, node, "resume")
 
     @_engine_errors
     def kill(self, name: str, node: str) -> None:
@@ -414,6 +416,7 @@ class DockerProvider:
         if container.status == "paused":
             container.unpause()
         container.kill()
+        journal.fault(self._load(name).run_dir, node, "kill")
         container.wait(timeout=30)
 
     @_engine_errors
@@ -422,6 +425,7 @@ class DockerProvider:
         cluster, _ = self._loaded(name)
         target = cluster.node(node)
         container = self._target(name, node)
+        journal.fault(cluster.run_dir, node, "restarting")
         if container.status == "paused":
             container.unpause()
         if container.status in ("running", "restarting"):
@@ -434,6 +438,7 @@ class DockerProvider:
             self._save_console(target)
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
                                best_log(target)) from None
+        journal.fault(cluster.run_dir, node, "restart")
         return self.status(name)
 
     # -- growing and shrinking (Cassandra nodes, HBase RegionServers): resize.py -------------------

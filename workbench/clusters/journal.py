@@ -1,7 +1,9 @@
 """A cluster's journal: what changed in its topology, for the runs that go on meanwhile.
 
 A node added or removed while a run goes on is an event of that run ("+ node4 joining",
-"node4 normal", "- node2 leaving", "node2 gone"), wherever the change was asked for: this
+"node4 normal", "- node2 leaving", "node2 gone"), and so is a fault ("node2 killed", "node2
+paused (frozen)", "node2 resumed", "node2 restarting", "node2 restarted": kind "fault"),
+wherever the change was asked for: this
 process (the app, a lesson, an experiment) or another one (`workbench cluster add-node` in a
 second terminal). The provider that changes the cluster appends a line to `journal.jsonl` in the
 cluster's folder; a run on that cluster reads the lines added since it started (drive/phase.py
@@ -21,6 +23,8 @@ from pathlib import Path
 
 FILE = "journal.jsonl"
 KIND = "cluster"  # the run events' kind: the timeline's mark, the exports' events column
+FAULT = "fault"  # a node killed, frozen, resumed or restarted: the timeline's "!"
+FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed", "restart": "restarted"}
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,12 @@ def append(run_dir: Path, value: str, kind: str = KIND) -> None:
         os.write(fd, line.encode())
     finally:
         os.close(fd)
+
+
+def fault(run_dir: Path, node: str, what: str) -> None:
+    """A provider disturbed a node (what: kill, pause, resume, restart; or "restarting" as a
+    restart begins): "node2 killed", an event of every run on the cluster, in any process."""
+    append(run_dir, f"{node} {FAULTS.get(what, what)}", FAULT)
 
 
 def end(run_dir: Path) -> int:

@@ -31,6 +31,7 @@ from workbench.clusters import (
     ferretdb_local,
     hbase_local,
     java,
+    journal,
     paths,
     ports,
     resize,
@@ -210,20 +211,24 @@ class LocalProvider:
         """Freeze a node (SIGSTOP): it keeps its sockets but answers nothing."""
         target = self._signal(name, node, signal.SIGSTOP)
         _wait_state(target, stopped=True)
+        journal.fault(self._load(name).run_dir, node, "pause")
 
     def resume(self, name: str, node: str) -> None:
         target = self._signal(name, node, signal.SIGCONT)
         _wait_state(target, stopped=False)
+        journal.fault(self._load(name).run_dir, node, "resume")
 
     def kill(self, name: str, node: str) -> None:
         """Crash a node (SIGKILL), as a power failure would."""
         target = self._signal(name, node, signal.SIGKILL)
+        journal.fault(self._load(name).run_dir, node, "kill")
         procs.wait_gone(target.pid, target.start_time, 10.0)
 
     def restart(self, name: str, node: str) -> Cluster:
         """Stop the node if it runs, start it again with the same command, wait until ready."""
         cluster, phase = self._loaded(name)
         old = cluster.node(node)
+        journal.fault(cluster.run_dir, node, "restarting")
         procs.stop(old.pid, old.start_time, self.stop_timeout, _stop_signal(cluster.kind, node))
         jdk = java.choose() if _needs_java(cluster.kind) else None
         plan = NodePlan(old.name, old.address, old.port, old.dir, old.log, old.console_log,
@@ -242,6 +247,7 @@ class LocalProvider:
         except NotReady as exc:
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
                                best_log(fresh)) from None
+        journal.fault(cluster.run_dir, node, "restart")
         return self.status(name)
 
     # -- growing and shrinking (Cassandra nodes, HBase RegionServers): resize.py -------------------

@@ -21,7 +21,6 @@ from workbench.errors import WorkbenchError
 from workbench.results.model import RunResult
 
 # What a fault did to a node, as the run's events and the Run screen say it.
-FAULTS = {"kill": "killed", "pause": "paused (frozen)", "resume": "resumed", "restart": "restarted"}
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ class Session:
         title = f"{request.title or spec.db} {phase}".strip()
         run = BackgroundRun(spec, props.as_dict(), phase, title=title, store=self.store,
                             source=source, workload=",".join(Path(f).name for f in request.files),
-                            cluster=self._cluster(request.cluster))
+                            cluster=self._cluster(request.cluster), files=request.files)
         self.current = run.start()
         run.wait()
         if run.result is not None and run.result.database != spec.db and not request.title:
@@ -164,13 +163,12 @@ class Session:
             return None
 
     def fault(self, cluster: str, node: str, what: str) -> None:
-        """Disturb a node of a cluster (pause, resume, kill or restart), and mark it on the phase
-        running now. The Run screen's keys and lessons both come here. Blocks for the provider
-        call: call it from a worker thread, not from a screen's loop."""
+        """Disturb a node of a cluster (pause, resume, kill or restart). The Run screen's keys and
+        lessons both come here. The provider writes it to the cluster's journal, and every run on
+        that cluster marks it from there (drive/cluster_watch.py), in this process or another.
+        Blocks for the provider call: call it from a worker thread, not from a screen's loop."""
         provider = self.provider_of(cluster)
         getattr(provider, what)(cluster, node)
-        if self.current is not None:
-            self.current.command("mark", "fault", f"{node} {FAULTS[what]}")
 
     def resize(self, cluster: str, what: str, node: str = "") -> str:
         """Add a node to a running cluster (what = "add_node") or decommission one ("remove_node"),

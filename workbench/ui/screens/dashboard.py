@@ -15,8 +15,8 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label
 
+from workbench.clusters.journal import FAULTS
 from workbench.drive.background import BackgroundRun
-from workbench.drive.session import FAULTS
 from workbench.errors import WorkbenchError
 from workbench.ui.views import measurement_names
 from workbench.ui.widgets.op_table import OpTable
