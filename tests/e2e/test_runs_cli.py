@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -261,3 +262,59 @@ def test_every_run_says_which_client_measured_it_and_a_comparison_says_when_they
     shown = workbench(store, "runs", "show", "3").stdout
     assert "client: YCSB (imported)" in shown
     assert "run 3: run, imported, completed" in shown and f"from {YCSB_RUN}" in shown  # not "- on ,"
+
+
+def test_runs_rerun_gives_the_same_properties_and_command_and_show_prints_the_manifest(tmp_path):
+    from workbench.results.manifest import equivalent_command
+
+    store = tmp_path / "runs.db"
+    workload = tmp_path / "mine.properties"
+    shutil.copy(WORKLOAD_A, workload)
+    first = workbench(store, "run", "-P", str(workload), "-db", "memory", "-p", "recordcount=200",
+                      "-p", "operationcount=500", "-p", "seed=5", "-q",
+                      f"--export=json={tmp_path / 'one.json'}")
+    assert first.returncode == 0, first.stderr
+    exported = json.loads((tmp_path / "one.json").read_text())["run"]["manifest"]
+    again = workbench(store, "runs", "rerun", "1")
+    assert again.returncode == 0, again.stderr
+    assert f"re-running run 1: workbench run -P {workload} -p" in again.stderr
+    assert "run 2 re-ran run 1" in again.stderr and "[OVERALL], Throughput" in again.stdout
+    with RunStore(store) as s:
+        one, two, row = s.result(1), s.result(2), s.row(2)
+    assert exported == one.manifest
+    assert two.properties == one.properties
+    assert two.manifest["workload"] == one.manifest["workload"]
+    assert equivalent_command(two.manifest) == equivalent_command(one.manifest) == \
+        (f"workbench run -P {workload} -p recordcount=200 -p operationcount=500 -p seed=5 -p db=memory")
+    assert one.manifest["command"] == shlex.join(  # the exact command line
+        [sys.executable, "-m", "workbench", "run", "-P", str(workload), "-db", "memory", "-p",
+         "recordcount=200", "-p", "operationcount=500", "-p", "seed=5", "-q",
+         f"--export=json={tmp_path / 'one.json'}"])
+    assert two.manifest["command"].endswith("-m workbench runs rerun 1") and two.manifest["rerun_of"] == 1
+    assert (row.phase, row.workload, row.source) == ("run", "mine.properties", "rerun")
+    shown = workbench(store, "runs", "show", "2")
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    for part in ("manifest:", "rerun of run 1", f"equivalent: {equivalent_command(one.manifest)}",
+                 "seed 5", "server: memory (in-process)", "host: ", "load "):
+        assert part in text, (part, text)
+    assert one.manifest["workload"]["files"][0]["sha256"][:16] in text
+
+    # the workload file changed since: said in one line; the run's own properties are run
+    workload.write_text(workload.read_text().replace("readproportion=0.5", "readproportion=0.9"))
+    changed = workbench(store, "runs", "rerun", "1", "-q")
+    assert changed.returncode == 0, changed.stderr
+    warnings = [line for line in changed.stderr.splitlines() if line.startswith("workbench: warning:")]
+    assert len(warnings) == 1 and f"{workload} changed" in warnings[0], changed.stderr
+    with RunStore(store) as s:
+        three = s.result(3)
+    assert three.properties == one.properties and three.properties["readproportion"] == "0.5"
+    assert three.manifest["workload"]["files"] == [] and three.manifest["rerun_of"] == 1
+
+
+def test_runs_rerun_refuses_what_it_cannot_run_again_in_one_line(tmp_path):
+    store = tmp_path / "runs.db"
+    imported = workbench(store, "runs", "import", str(YCSB_RUN))
+    assert imported.returncode == 0, imported.stderr
+    one_line_error(workbench(store, "runs", "rerun", "1"), "run 1 was imported from YCSB")
+    one_line_error(workbench(store, "runs", "rerun", "7"), "no run 7")

@@ -46,3 +46,16 @@ def test_other_json_is_refused(tmp_path) -> None:
     path.write_text('{"hello": 1}', encoding="utf-8")
     with pytest.raises(WorkbenchError, match="not a workbench run"):
         read_json(path)
+
+
+def test_the_manifest_is_exported_as_it_is_and_read_back(tmp_path) -> None:
+    run = build_run(ticks=1)
+    run.manifest = {"format": 1, "command": "workbench run -P workloada", "host": {"cpus": 8},
+                    "workload": {"files": [{"path": "/w/workloada", "sha256": "ab" * 32}], "seed": 7}}
+    path = tmp_path / "run.json"
+    write_json(run, path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["run"]["manifest"] == run.manifest
+    assert read_json(path).manifest == run.manifest
+    write_json(build_run(ticks=1), path)
+    assert json.loads(path.read_text(encoding="utf-8"))["run"]["manifest"] == {}  # a run without one

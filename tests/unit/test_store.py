@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -164,11 +165,51 @@ def test_a_store_of_schema_1_gains_the_experiment_columns(tmp_path):
     c.commit()
     c.close()
     with RunStore(path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         rows = store.conn.execute("SELECT db, experiment, step FROM runs").fetchall()
         assert rows == [("memory", None, None)]
         assert store.experiment_runs("anything", "full") == []
         assert lesson_steps(store, "anything", "someone") == []  # version 3: lessons
+
+
+def test_a_store_of_schema_4_gains_the_manifest_column_its_runs_an_empty_one(tmp_path):
+    path = tmp_path / "v4.db"
+    _, _, result = a_result()
+    result.manifest = {}
+    c = sqlite3.connect(path)
+    for migration in store_module.MIGRATIONS[:4]:
+        for statement in migration.split(";"):
+            if statement.strip():
+                c.execute(statement)
+    c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    c.execute("PRAGMA user_version = 4")
+    c.execute("INSERT INTO runs (phase, db, status, source, started_at, result) VALUES ('run', 'memory', "
+              "'completed', 'run', 1.0, ?)", (store_module.json_text(to_json_dict(result, intervals=False)),))
+    c.execute("INSERT INTO runs (phase, db, status, source, started_at) VALUES ('run', 'memory', "
+              "'incomplete', 'run', 2.0)")  # one that never finished: rebuilt from its intervals
+    c.commit()
+    c.close()
+    with RunStore(path) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert store.conn.execute("SELECT manifest FROM runs").fetchall() == [("{}",), ("{}",)]
+        assert store.result(1).manifest == {} and store.result(1).operations == result.operations
+        assert store.result(2).manifest == {}
+
+
+def test_the_manifest_is_stored_from_the_start_and_with_the_result(tmp_path):
+    spec, props, result = a_result()
+    made = {"format": 1, "phase": "run", "host": {"cpus": 4, "load_average": [0.5, 0.25, 0.0]},
+            "workload": {"files": [], "overrides": ["db=memory"], "seed": None}}
+    with RunStore(tmp_path / "runs.db") as store:
+        run_id = store.begin(phase="run", db="memory", workload="", label="", source="test",
+                             properties=props, environment={}, manifest=made)
+        assert store.result(run_id).manifest == made  # running: from its row
+        store.finish(run_id, replace(result, manifest={**made, "client": {"name": "memory"}}))
+        assert store.result(run_id).manifest == {**made, "client": {"name": "memory"}}
+        column = store.conn.execute("SELECT manifest FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+        assert json.loads(column) == {**made, "client": {"name": "memory"}}  # the column, too
+        added = store.add(replace(result, manifest=made), source="test")
+        assert store.result(added) == replace(result, manifest=made)
 
 
 def _open_new_store(path: str) -> str:

@@ -115,7 +115,7 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
         cluster = cluster_of(args.cluster) if args.cluster else None
         done = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout,
                              status=not args.quiet, store=store_choice(args), source=phase,
-                             workload=workload_name(args.files), cluster=cluster)
+                             workload=workload_name(args.files), cluster=cluster, files=args.files)
         result, store_error = done.result, done.store_error
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()

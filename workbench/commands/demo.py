@@ -118,9 +118,10 @@ def _run_bound(args: argparse.Namespace) -> list[str]:
 
 def _one(db: str, phase: str, workload: str, server: DemoServer, args) -> PhaseRun:
     common = demo_overrides(db, phase, server.overrides, args.records, _run_bound(args), args.threads)
-    spec, props = spec_from_args([str(WORKLOADS / workload)], common, phase)
+    files = [str(WORKLOADS / workload)]
+    spec, props = spec_from_args(files, common, phase)
     return execute_phase(spec, props.as_dict(), phase, store=store_choice(args), source="demo",
-                         workload=workload, cluster=server.cluster)
+                         workload=workload, cluster=server.cluster, files=files)
 
 
 def comparison(results: dict[str, dict[str, RunResult]]) -> Table:

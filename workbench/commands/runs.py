@@ -1,4 +1,4 @@
-"""`workbench runs`: the run store's history. list, show, compare, export, import, delete.
+"""`workbench runs`: the run store's history. list, show, rerun, compare, export, import, delete.
 
 Every `load`, `run` and `demo` (and every run in the app) is recorded unless --no-store is
 given; these commands read the store back. A run whose process died (SIGKILL, a closed laptop)
@@ -17,17 +17,20 @@ from rich.console import Console
 from rich.table import Table
 
 from workbench.commands.bench import add_store_arguments
+from workbench.commands.rerun import add_parser as add_rerun_parser
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.results.compare import compare, comparison_table
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.importers import import_file
+from workbench.results.manifest_text import manifest_lines
 from workbench.results.model import RunResult
 from workbench.results.store import STATUSES, RunRow, RunStore
 from workbench.results.ycsb_text import write_ycsb_text
 
 
 def register(subparsers) -> None:
-    runs = subparsers.add_parser("runs", help="the run store: list, show, compare, export, import, delete",
+    runs = subparsers.add_parser("runs", help="the run store: list, show, rerun, compare, export, import, "
+                                 "delete",
                                  description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
 
@@ -45,12 +48,13 @@ def register(subparsers) -> None:
                    help="at most N runs (default 50; 0: all)")
     p.set_defaults(func=list_command)
 
-    p = sub.add_parser("show", help="one run: its YCSB-style summary, intervals and events")
+    p = sub.add_parser("show", help="one run: its manifest, YCSB-style summary, intervals and events")
     add_store_arguments(p, recording=False)
     p.add_argument("id", type=int, help="the run's ID (see runs list)")
     p.add_argument("--ycsb-layout", choices=("0.17", "master"), default="0.17",
                    help="YCSB text layout of the summary")
     p.set_defaults(func=show_command)
+    add_rerun_parser(sub)
 
     p = sub.add_parser("compare", help="runs side by side, with differences against the first")
     add_store_arguments(p, recording=False)
@@ -169,6 +173,10 @@ def show_command(args: argparse.Namespace) -> int:
     console.print(f"client: {result.client}", highlight=False)
     if result.environment.get("ray"):
         console.print(ray_placement(result.environment["ray"]), highlight=False)
+    manifest = manifest_lines(result.manifest)
+    if manifest:  # (none for a run recorded before runs had manifests)
+        console.print("manifest:\n" + "\n".join(f"  {line}" for line in manifest), highlight=False,
+                      markup=False, soft_wrap=True)
     if result.measurements or result.operations:
         sys.stdout.flush()
         write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)

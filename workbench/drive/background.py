@@ -61,12 +61,13 @@ class BackgroundRun:
 
     def __init__(self, spec: WorkloadSpec, props: dict[str, str], phase: str,
                  title: str = "", *, store: object = False, source: str = "app", workload: str = "",
-                 cluster: Cluster | None = None) -> None:
-        """store: the run store to record into (None: the default one; False: none)."""
+                 cluster: Cluster | None = None, files: tuple[str, ...] = ()) -> None:
+        """store: the run store to record into (None: the default one; False: none); files: the
+        -P files of the run's manifest."""
         self.spec, self.props, self.phase = spec, props, phase
         # the one phase runner (phase.py), with a controller whose lanes run in worker processes
         self.run = Phase(spec, props, phase, store=store, source=source, workload=workload,
-                         cluster=cluster,
+                         cluster=cluster, files=files,
                          controller=Controller(spec, phase, cumulative_stats=True, processes=True))
         self.controller = self.run.controller
         self.store_error: str | None = None  # the store failed during the run (the run went on)

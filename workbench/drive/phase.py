@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
@@ -32,6 +33,7 @@ from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import merge_into, new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 from workbench.results.from_run import to_run_result, view
+from workbench.results.manifest import build_manifest
 from workbench.results.model import IntervalMeasurement, RunResult
 from workbench.results.recording import Recording
 from workbench.results.store import ExperimentTag
@@ -60,10 +62,14 @@ class Phase:
     def __init__(self, spec: WorkloadSpec, props: dict[str, str], phase: str, *,
                  store: StoreChoice = None, source: str = "", workload: str = "",
                  cluster: Cluster | None = None, experiment: ExperimentTag | None = None,
-                 controller: Controller | None = None) -> None:
+                 controller: Controller | None = None, files: Sequence[str | Path] = (),
+                 manifest: dict[str, Any] | None = None) -> None:
+        """files: the -P files `props` came from (their digests go into the manifest); manifest:
+        one made already (a rerun's), else open() makes it."""
         self.spec, self.props, self.phase = spec, props, phase
         self.store, self.source, self.workload = store, source or phase, workload
         self.cluster, self.experiment = cluster, experiment
+        self.files, self.manifest = tuple(files), manifest
         self.controller = controller or Controller(spec, phase)
         self.recording: Recording | None = None
         self.ended = False  # the recording was finished (with a result or an error)
@@ -75,11 +81,16 @@ class Phase:
 
     def open(self) -> Phase:
         """Write the run's `running` row and record every tick from now on; a store that cannot
-        take the run raises a WorkbenchError here, before anything runs."""
+        take the run raises a WorkbenchError here, before anything runs. The run's manifest is
+        made here, once (results/manifest.py), recorded or not."""
+        if self.manifest is None:
+            self.manifest = build_manifest(self.spec, self.props, self.phase, files=self.files,
+                                           cluster=self.cluster)
         if self.store is not False and self.recording is None:
             self.recording = Recording.open(self.store, self.spec, self.props, phase=self.phase,
                                             source=self.source, workload=self.workload,
-                                            cluster=self.cluster, experiment=self.experiment)
+                                            cluster=self.cluster, experiment=self.experiment,
+                                            manifest=self.manifest)
             self.recording.attach(self.controller)
         return self
 
@@ -96,7 +107,7 @@ class Phase:
         finally:
             if watch is not None:
                 await watch.stop()
-        return self.finish(to_run_result(outcome, self.props, self.cluster))
+        return self.finish(to_run_result(outcome, self.props, self.cluster, self.manifest))
 
     def finish(self, result: RunResult) -> PhaseRun:
         """Store the phase's result; the PhaseRun says if the store could not take it."""
@@ -119,12 +130,13 @@ class Phase:
 def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layout: str = "0.17",
                   status: bool = True, stream: TextIO = sys.stderr, store: StoreChoice = None,
                   source: str = "", workload: str = "", cluster: Cluster | None = None,
-                  experiment: ExperimentTag | None = None) -> PhaseRun:
+                  experiment: ExperimentTag | None = None, files: Sequence[str | Path] = (),
+                  manifest: dict[str, Any] | None = None) -> PhaseRun:
     """Run one phase in the foreground with status lines on `stream`, recorded in the run store
     unless `store` is False; the result even when it was stopped or failed. A store that cannot
     take the run is refused before the phase starts."""
     run = Phase(spec, props, phase, store=store, source=source, workload=workload, cluster=cluster,
-                experiment=experiment).open()
+                experiment=experiment, files=files, manifest=manifest).open()
     if run.recording is not None and status:  # -q: nothing on stderr but errors (`runs list` shows the ID)
         print(f"workbench: recording run {run.run_id} in {run.recording.store.path}", file=stream)
     printer = StatusPrinter(spec, stream, layout, spec.phase_operation_count(phase)) if status else None

@@ -314,7 +314,8 @@ def _load(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster
     say(f"  load {spec.recordcount:,} records for {run.step.workload} on {run.step.target.name}")
     tag = ExperimentTag(experiment.name, f"load {run.step.target.name}/{run.step.workload}", 0, scale)
     done = execute_phase(spec, props.as_dict(), "load", status=False, store=store, source="experiment",
-                         workload=run.step.workload, cluster=cluster.cluster, experiment=tag)
+                         workload=run.step.workload, cluster=cluster.cluster, experiment=tag,
+                         files=[str(workload)])
     if done.result.outcome != "completed":
         raise WorkbenchError(f"the load for {run.step.key} ended {done.result.outcome}: "
                              f"{done.result.environment.get('error', '')}".rstrip(": "),
@@ -363,7 +364,7 @@ def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster:
     try:
         done = execute_phase(spec, props.as_dict(), "run", status=False, store=store,
                              source="experiment", workload=run.step.workload, cluster=cluster.cluster,
-                             experiment=tag)
+                             experiment=tag, files=[str(workload)])
     finally:
         if adder is not None:
             adder.finish()

@@ -24,6 +24,7 @@ from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
 from workbench.metrics.histograms import new_histogram
 from workbench.metrics.keycounts import summarize as summarize_keys
+from workbench.results.manifest import complete
 from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
 from workbench.results.summarize import measurement_from_histogram
@@ -134,7 +135,7 @@ def interval_from_stored(i: StoredInterval) -> Interval:
 
 
 def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
-                  cluster: Cluster | None = None) -> RunResult:
+                  cluster: Cluster | None = None, manifest: dict | None = None) -> RunResult:
     spec = outcome.spec
     shown = view(outcome.histograms, spec.measurement_interval)
     measurements = []
@@ -182,4 +183,5 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         outcome=outcome.outcome,
         warmup_s=round(outcome.warmup_s, 3),
         keys=summarize_keys(outcome.keys),
+        manifest=complete(manifest or {}, env),
     )

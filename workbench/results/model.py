@@ -123,6 +123,9 @@ class RunResult:
     # measurement.keys=true: where the run's requests landed, counted by the engine over the whole
     # run (metrics/keycounts.py summarize: shares of the hottest keys, counted exactly or sampled)
     keys: dict[str, Any] | None = None
+    # what makes the figures what they are: versions, settings, host, workload digests, command
+    # line (results/manifest.py); {} for a run recorded before runs had one, or imported
+    manifest: dict[str, Any] = field(default_factory=dict)
 
     @property
     def server(self) -> str:

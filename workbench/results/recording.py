@@ -46,8 +46,8 @@ class Recording:
 
     @classmethod
     def open(cls, path: Any, spec: WorkloadSpec, props: dict[str, str], *, phase: str, source: str,
-             workload: str = "", cluster: Any = None, experiment: ExperimentTag | None = None
-             ) -> Recording:
+             workload: str = "", cluster: Any = None, experiment: ExperimentTag | None = None,
+             manifest: dict[str, Any] | None = None) -> Recording:
         """The run's row, written now; raises a WorkbenchError when the store cannot take it."""
         try:
             store = RunStore(path)
@@ -59,7 +59,8 @@ class Recording:
         try:
             run_id = store.begin(phase=phase, db=spec.db, workload=workload, label=spec.label,
                                  source=source, properties=props,
-                                 environment=environment(spec, cluster), experiment=experiment)
+                                 environment=environment(spec, cluster), experiment=experiment,
+                                 manifest=manifest)
         except Exception as exc:
             store.close()
             raise store_error(store.path, exc, "record a run") from None

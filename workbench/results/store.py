@@ -12,17 +12,14 @@ form), and the final result when the phase ends. A `running` row whose process i
 SIGKILL, a closed laptop) is marked `incomplete` the next time the store is opened; what its
 intervals hold is still shown, compared and exported.
 
-Tables (schema 4):
-    runs       one row per phase: what was run (properties, environment), where, when, outcome,
-               summary figures, and the final RunResult as workbench JSON without its intervals
-               and events, which have their own tables
+Tables (schema 5; store_schema.py has them version by version):
+    runs       one row per phase: what was run (properties, environment, manifest), where, when,
+               outcome, summary figures, and the final RunResult as workbench JSON without its
+               intervals and events, which have their own tables
     intervals  (run_id, seq): one Interval of the result model as JSON
     events     (run_id, seq): one Event of the result model
-Schema 2 added the experiment, step, repetition and scale of runs made by `workbench experiment`.
-Schema 3 added a table that other packages read and write through this store's connection and
-`transaction()` (this module knows its schema, not what is in it): `lesson_steps`, each
-student's progress through a lesson (workbench.lessons.progress). Schema 4 added its `done` column
-and `lesson_restarts`: a lesson started over keeps the answers given before.
+    lesson_steps, lesson_restarts: the lessons' (workbench.lessons.progress), through this store's
+               connection and `transaction()`
 """
 
 from __future__ import annotations
@@ -43,93 +40,13 @@ from workbench.errors import WorkbenchError
 from workbench.results.jsonfile import _plain, _restore, from_json_dict, to_json_dict
 from workbench.results.masking import masked
 from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
+from workbench.results.store_schema import MIGRATIONS, SCHEMA_VERSION
 from workbench.results.unfinished import result_from_intervals
 
 ENV = "WORKBENCH_STORE"
 APPLICATION_ID = 0x57424E43  # "WBNC"
-SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000
 STATUSES = ("running", "completed", "stopped", "interrupted", "failed", "incomplete")
-
-# Each entry brings the schema from version i to i + 1; never edit one that was released.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE runs (
-        id           INTEGER PRIMARY KEY AUTOINCREMENT,
-        phase        TEXT NOT NULL,
-        db           TEXT NOT NULL,
-        workload     TEXT NOT NULL DEFAULT '',
-        label        TEXT NOT NULL DEFAULT '',
-        status       TEXT NOT NULL,
-        source       TEXT NOT NULL,
-        started_at   REAL NOT NULL,
-        ended_at     REAL,
-        runtime_ms   INTEGER,
-        operations   INTEGER,
-        throughput   REAL,
-        host         TEXT NOT NULL DEFAULT '',
-        pid          INTEGER,
-        pid_started  INTEGER,
-        properties   TEXT NOT NULL DEFAULT '{}',
-        environment  TEXT NOT NULL DEFAULT '{}',
-        result       TEXT
-    );
-    CREATE INDEX runs_started ON runs (started_at);
-    CREATE TABLE intervals (
-        run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        seq       INTEGER NOT NULL,
-        elapsed_s REAL NOT NULL,
-        data      TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)
-    ) WITHOUT ROWID;
-    CREATE TABLE events (
-        run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        seq       INTEGER NOT NULL,
-        elapsed_s REAL NOT NULL,
-        kind      TEXT NOT NULL,
-        value     TEXT,
-        PRIMARY KEY (run_id, seq)
-    ) WITHOUT ROWID;
-    """,
-    # 2: experiments (workbench experiment run): which experiment, step and repetition a run is,
-    # at which scale, so that running the experiment again repeats no finished run.
-    """
-    ALTER TABLE runs ADD COLUMN experiment TEXT;
-    ALTER TABLE runs ADD COLUMN step TEXT;
-    ALTER TABLE runs ADD COLUMN repetition INTEGER;
-    ALTER TABLE runs ADD COLUMN scale TEXT;
-    CREATE INDEX runs_experiment ON runs (experiment, scale)
-    """,
-    # 3: lesson_steps, owned by workbench.lessons.progress (each student's progress through a
-    # lesson, step by step, so that a lesson closed halfway resumes where it stopped).
-    """
-    CREATE TABLE lesson_steps (
-        lesson     TEXT NOT NULL,
-        student    TEXT NOT NULL,
-        step       TEXT NOT NULL,
-        position   INTEGER NOT NULL,
-        run_id     INTEGER REFERENCES runs (id) ON DELETE SET NULL,
-        figures    TEXT NOT NULL DEFAULT '{}',
-        checks     TEXT NOT NULL DEFAULT '[]',
-        answers    TEXT NOT NULL DEFAULT '{}',
-        updated_at REAL NOT NULL,
-        PRIMARY KEY (lesson, student, step)
-    ) WITHOUT ROWID
-    """,
-    # 4: a lesson started over (`workbench lesson run --restart`) keeps every attempt at its
-    # questions: a step done before the restart and not since keeps its row, done = 0; and each
-    # restart is a row of lesson_restarts (when, and how many steps were done then).
-    """
-    ALTER TABLE lesson_steps ADD COLUMN done INTEGER NOT NULL DEFAULT 1;
-    CREATE TABLE lesson_restarts (
-        lesson     TEXT NOT NULL,
-        student    TEXT NOT NULL,
-        at         REAL NOT NULL,
-        steps_done INTEGER NOT NULL
-    );
-    CREATE INDEX lesson_restarts_student ON lesson_restarts (lesson, student)
-    """,
-)
 
 
 def default_path() -> Path:
@@ -361,17 +278,17 @@ class RunStore:
 
     def begin(self, *, phase: str, db: str, workload: str, label: str, source: str,
               properties: dict[str, str], environment: dict[str, Any],
-              experiment: ExperimentTag | None = None) -> int:
+              experiment: ExperimentTag | None = None, manifest: dict[str, Any] | None = None) -> int:
         """A `running` row for a phase about to start; its ID."""
         pid = os.getpid()
         tag = experiment or ExperimentTag(None, None, None, None)
         cur = self.conn.execute(
             "INSERT INTO runs (phase, db, workload, label, status, source, started_at, host, pid, "
-            "pid_started, properties, environment, experiment, step, repetition, scale) "
-            "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "pid_started, properties, environment, experiment, step, repetition, scale, manifest) "
+            "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (phase, db, workload, label, source, time.time(), socket.gethostname(), pid,
              process_started(pid), json_text(_masked(properties)), json_text(environment),
-             tag.experiment, tag.step, tag.repetition, tag.scale),
+             tag.experiment, tag.step, tag.repetition, tag.scale, json_text(manifest or {})),
         )
         return int(cur.lastrowid)
 
@@ -451,10 +368,11 @@ class RunStore:
         self.conn.execute(
             "UPDATE runs SET status = ?, label = ?, started_at = coalesce(?, started_at), "
             "ended_at = ?, runtime_ms = ?, operations = ?, throughput = ?, properties = ?, "
-            "environment = ?, result = ? WHERE id = ?",
+            "environment = ?, result = ?, manifest = ? WHERE id = ?",
             (result.outcome if result.outcome in STATUSES else "completed", result.label,
              result.started_at, ended, result.runtime_ms, result.operations, result.throughput,
-             json_text(result.properties), json_text(result.environment), json_text(doc), run_id),
+             json_text(result.properties), json_text(result.environment), json_text(doc),
+             json_text(result.manifest), run_id),
         )
 
     def _insert_interval(self, run_id: int, seq: int, interval: Interval) -> None:
@@ -540,17 +458,19 @@ class RunStore:
         events = [Event(t, kind, _restore(json.loads(value)) if value is not None else None)
                   for t, kind, value in self.conn.execute(
                       "SELECT elapsed_s, kind, value FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]
-        stored = self.conn.execute("SELECT result, properties, environment FROM runs WHERE id = ?",
-                                   (run_id,)).fetchone()
+        stored = self.conn.execute("SELECT result, properties, environment, manifest FROM runs "
+                                   "WHERE id = ?", (run_id,)).fetchone()
         if stored[0] is not None:
             result = from_json_dict(json.loads(stored[0]), f"run {run_id}")
             result.intervals, result.events = intervals, events
             return result
         properties = _restore(json.loads(stored[1]))
         environment = _restore(json.loads(stored[2]))
-        return result_from_intervals(intervals, events, properties, environment, phase=row.phase,
-                                     db=row.db, label=row.label, started_at=row.started_at,
-                                     outcome=row.status)
+        result = result_from_intervals(intervals, events, properties, environment, phase=row.phase,
+                                       db=row.db, label=row.label, started_at=row.started_at,
+                                       outcome=row.status)
+        result.manifest = json.loads(stored[3])
+        return result
 
     def delete(self, ids: Sequence[int]) -> None:
         """All or none: an unknown ID deletes nothing."""
