@@ -25,6 +25,7 @@ from workbench.results.ycsb_text import write_ycsb_text
 
 if TYPE_CHECKING:
     from workbench.clusters.base import Cluster
+    from workbench.drive.metrics_endpoint import MetricsEndpoint
 
 EXIT_OK, EXIT_OP_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -80,6 +81,9 @@ def register(subparsers) -> None:
         add_store_arguments(p)
         p.add_argument("--tui", action="store_true",
                        help="watch the run in the app's Run screen; the results print when you quit it")
+        p.add_argument("--metrics", metavar="[HOST:]PORT",
+                       help="serve the running phase to Prometheus at http://HOST:PORT/metrics (HOST "
+                            "127.0.0.1 when left out; names and labels: docs/PROMETHEUS.md)")
         p.set_defaults(func=lambda args, phase=phase: run_phase_command(args, phase))
 
 
@@ -104,6 +108,8 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
     for item in args.export:  # reject a bad --export before spending time on the run
         check_target(item)
     spec, props = spec_from_args(args.files, overrides_from(args), phase)
+    if args.metrics and args.tui:
+        raise WorkbenchError("--metrics does not go with --tui", "leave out one of them")
     store_error = None
     if args.tui:
         result = _watch_in_app(args, phase)
@@ -113,9 +119,15 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
             return EXIT_INTERRUPTED
     else:
         cluster = cluster_of(args.cluster) if args.cluster else None
-        done = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout,
-                             status=not args.quiet, store=store_choice(args), source=phase,
-                             workload=workload_name(args.files), cluster=cluster, files=args.files)
+        metrics = open_metrics(args.metrics, args.quiet) if args.metrics else None
+        try:
+            done = execute_phase(spec, props.as_dict(), phase, layout=args.ycsb_layout,
+                                 status=not args.quiet, store=store_choice(args), source=phase,
+                                 workload=workload_name(args.files), cluster=cluster, files=args.files,
+                                 metrics=metrics)
+        finally:
+            if metrics is not None:
+                metrics.close()
         result, store_error = done.result, done.store_error
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()
@@ -135,6 +147,16 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
         failed = True
     status = exit_status(result)
     return EXIT_FAILED if failed and status == EXIT_OK else status
+
+
+def open_metrics(address: str, quiet: bool) -> MetricsEndpoint:
+    """The --metrics endpoint, listening before the run starts (a port in use: exit status 2)."""
+    from workbench.drive.metrics_endpoint import MetricsEndpoint  # prometheus_client: --metrics only
+
+    endpoint = MetricsEndpoint.open(address)
+    if not quiet:
+        print(f"workbench: serving metrics at {endpoint.url}", file=sys.stderr)
+    return endpoint
 
 
 def cluster_of(name: str) -> Cluster:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from hdrh.histogram import HdrHistogram
 
@@ -27,6 +29,7 @@ from workbench.metrics.keycounts import merge as merge_keys
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 
 Listener = Callable[[IntervalSnapshot], None]
+T = TypeVar("T")
 # Called after every tick with what the run's record keeps of it and the events since the last.
 RecordListener = Callable[["StoredInterval", list[tuple[float, str, object]]], None]
 
@@ -232,6 +235,35 @@ class Controller:
         if self._loop is None:
             raise RuntimeError("the controller is not running")
         self._loop.call_soon_threadsafe(getattr(self, command), *args)
+
+    def call(self, read: Callable[[], T], timeout: float) -> T:
+        """read() run on the controller's loop from another thread, its value handed back: a
+        scrape of the run's metrics reads the figures there, between two ticks. RuntimeError when
+        the phase is not running, TimeoutError when its loop did not get to it within `timeout`."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            raise RuntimeError("the controller is not running")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def on_loop() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(read())
+                except BaseException as exc:  # handed to the caller's thread
+                    future.set_exception(exc)
+
+        loop.call_soon_threadsafe(on_loop)
+        try:
+            return future.result(timeout)
+        finally:
+            future.cancel()  # (a no-op once it ran; never runs after the caller gave up)
+
+    def measured(self) -> tuple[float, int, dict[str, HdrHistogram], dict[str, dict[str, int]]]:
+        """The measured window (warm-up excluded) up to the newest tick: its seconds, operations,
+        histograms since its start by measurement name, and status counts by operation. Live
+        objects the next tick changes: call on the controller's loop and keep none of them."""
+        seconds = self._last_tick - self._window_t0 if self._t0 else 0.0
+        return seconds, self._total_ops, self._cumulative, self._returns
 
     # -- running ------------------------------------------------------------------------------
 

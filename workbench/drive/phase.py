@@ -41,6 +41,7 @@ from workbench.results.ycsb_status import format_status_line
 
 if TYPE_CHECKING:
     from workbench.clusters.base import Cluster
+    from workbench.drive.metrics_endpoint import MetricsEndpoint
 
 # None: the default store; a path: that store; False: do not record.
 StoreChoice = str | Path | bool | None
@@ -131,12 +132,15 @@ def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layo
                   status: bool = True, stream: TextIO = sys.stderr, store: StoreChoice = None,
                   source: str = "", workload: str = "", cluster: Cluster | None = None,
                   experiment: ExperimentTag | None = None, files: Sequence[str | Path] = (),
-                  manifest: dict[str, Any] | None = None) -> PhaseRun:
+                  manifest: dict[str, Any] | None = None,
+                  metrics: MetricsEndpoint | None = None) -> PhaseRun:
     """Run one phase in the foreground with status lines on `stream`, recorded in the run store
     unless `store` is False; the result even when it was stopped or failed. A store that cannot
-    take the run is refused before the phase starts."""
+    take the run is refused before the phase starts. metrics: a --metrics endpoint to serve it."""
     run = Phase(spec, props, phase, store=store, source=source, workload=workload, cluster=cluster,
                 experiment=experiment, files=files, manifest=manifest).open()
+    if metrics is not None:
+        metrics.attach(run.controller, run.run_id)
     if run.recording is not None and status:  # -q: nothing on stderr but errors (`runs list` shows the ID)
         print(f"workbench: recording run {run.run_id} in {run.recording.store.path}", file=stream)
     printer = StatusPrinter(spec, stream, layout, spec.phase_operation_count(phase)) if status else None
