@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -143,6 +145,29 @@ def test_an_imported_ycsb_file_compared_with_one_of_our_runs(tmp_path):
     assert "%" in text and ("✓" in text or "✗" in text)
     listed = workbench(store, "runs", "list", "--db", "memory")
     assert "workloada" in listed.stdout and YCSB_RUN.name not in listed.stdout
+
+
+def test_compare_gives_each_difference_its_interval_and_verdict_against_the_named_baseline(tmp_path):
+    store = tmp_path / "runs.db"
+    for target in ("2000", "1000"):  # two seconds each, 20 intervals: the second run at half the rate
+        made = workbench(store, "run", "-P", WORKLOAD_A, "-p", "operationcount=100000000", "-p",
+                         "maxexecutiontime=2", "-p", "snapshot.interval=0.1", "-target", target, "-q")
+        assert made.returncode == 0, made.stderr
+    assert workbench(store, "runs", "import", str(YCSB_RUN)).returncode == 0  # no intervals at all
+    out = tmp_path / "compare.csv"
+    compared = workbench(store, "runs", "compare", "1", "2", "3", "--csv", str(out))
+    assert compared.returncode == 0, compared.stderr
+    lines = [" ".join(line.split()) for line in compared.stdout.splitlines()]
+    assert any(line.startswith("figure #1 memory workloada (baseline)") for line in lines), lines
+    throughput = next(i for i, line in enumerate(lines) if line.startswith("throughput ops/s (-10%)"))
+    assert re.fullmatch(r"throughput ops/s \(-10%\) 1?,?\d{3} \(n=(19|20|21)\) #2 memory workloada "
+                        r"-\d\d\.\d% \[-\d\d\.\d, -\d\d\.\d\] worse", lines[throughput]), lines[throughput]
+    assert lines[throughput + 1].split()[-1] == "-"  # the YCSB file: no per-second figures to compare
+    assert f"wrote {out}" in compared.stderr
+    rows = [r for r in csv.DictReader(out.open()) if r["figure"] == "per_second_throughput_ops_s"]
+    assert [(r["role"], r["verdict"]) for r in rows] == [("baseline", ""), ("compared", "worse")]
+    low, diff, high = (float(rows[1][k]) for k in ("diff_low_pct", "diff_vs_first_pct", "diff_high_pct"))
+    assert -70 < low < diff < high < -10  # about -50% (on a busy machine the first falls short of its target)
 
 
 def test_bad_input_is_one_line_exit_2_and_leaves_the_store_as_it_was(tmp_path):

@@ -1,5 +1,6 @@
-"""The Compare screen: runs of the session and imported YCSB files side by side, selection,
-export identical to the command line's, a corrupt import refused in one line."""
+"""The Compare screen: runs of the session and imported YCSB files side by side, the baseline
+named, each difference's interval and verdict, selection, export identical to the command line's,
+a corrupt import refused in one line."""
 
 from __future__ import annotations
 
@@ -59,10 +60,14 @@ async def test_two_memory_runs_and_an_imported_file_side_by_side(session, tmp_pa
                         what="a memory run")
         await until(pilot, lambda: app.screen.query_one("#runs", SelectionList).option_count == 2,
                     what="both runs listed")
-        # Two runs on a first look: both selected, the first is the reference.
-        await until(pilot, lambda: "Δ vs first" in shown(app), what="the comparison")
+        # Two runs on a first look: both selected, the first is the baseline.
+        await until(pilot, lambda: "Δ vs baseline" in shown(app), what="the comparison")
         assert "throughput ops/s" in shown(app) and "READ p99 µs" in shown(app)
-        assert "threadcount: 1 / 4" in " ".join(shown(app).split())
+        text = " ".join(shown(app).split())
+        assert "threadcount: 1 / 4" in text and "figure 1. memory 1l run (baseline)" in text
+        # under a second each: too few seconds for an interval, said rather than guessed
+        assert "throughput ops/s (-10%)" in text and "too few seconds" in text
+        assert "(baseline)" in str(app.screen.query_one("#overlay").content)
 
         await pilot.press("i")
         await pilot.pause()
@@ -137,11 +142,16 @@ async def test_runs_of_the_app_are_recorded_and_h_brings_back_the_store_history(
         assert s.result(made) == session.finished[0].result
 
 
+async def compared(pilot) -> None:
+    """The comparison is drawn by a thread worker: wait for it."""
+    await until(pilot, lambda: "(baseline)" in shown(pilot.app), what="the comparison")
+
+
 def test_compare_snapshot_80x24(session, snap_compare):
     imported(session)
-    assert snap_compare(WorkbenchApp(session, mode="compare"), terminal_size=(80, 24))
+    assert snap_compare(WorkbenchApp(session, mode="compare"), terminal_size=(80, 24), run_before=compared)
 
 
 def test_compare_snapshot_160x48(session, snap_compare):
     imported(session)
-    assert snap_compare(WorkbenchApp(session, mode="compare"), terminal_size=(160, 48))
+    assert snap_compare(WorkbenchApp(session, mode="compare"), terminal_size=(160, 48), run_before=compared)

@@ -19,7 +19,7 @@ from rich.table import Table
 from workbench.commands.bench import add_store_arguments
 from workbench.commands.rerun import add_parser as add_rerun_parser
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.results.compare import compare, comparison_table
+from workbench.results.compare import compare, comparison_view, write_comparison_csv
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.importers import import_file
 from workbench.results.manifest_text import manifest_lines
@@ -56,9 +56,13 @@ def register(subparsers) -> None:
     p.set_defaults(func=show_command)
     add_rerun_parser(sub)
 
-    p = sub.add_parser("compare", help="runs side by side, with differences against the first")
+    p = sub.add_parser("compare", help="runs side by side, with differences against the baseline (the first "
+                       "ID) and their 95%% intervals and verdicts")
     add_store_arguments(p, recording=False)
-    p.add_argument("ids", type=int, nargs="+", metavar="ID", help="two runs or more")
+    p.add_argument("ids", type=int, nargs="+", metavar="ID",
+                   help="two runs or more; the first is the baseline the others are measured against")
+    p.add_argument("--csv", metavar="FILE", help="also write the comparison as CSV rows (the figures, each "
+                   "difference with its interval and verdict, which run is the baseline)")
     p.set_defaults(func=compare_command)
 
     p = sub.add_parser("export", help="write a run as any --export kind, as the live run would have")
@@ -254,7 +258,15 @@ def compare_command(args: argparse.Namespace) -> int:
     labels = [f"#{r.id} {res.database}" + (f" {r.workload}" if r.workload else "")
               + ("" if r.status == "completed" else f" ({r.status})")
               for r, res in zip(rows, results, strict=True)]
-    _console().print(comparison_table(compare(results, labels)))
+    comparison = compare(results, labels)
+    _console().print(comparison_view(comparison))
+    if args.csv:
+        try:
+            write_comparison_csv(comparison, args.csv)
+        except OSError as exc:
+            raise WorkbenchError(f"--csv {args.csv}: {exc.strerror or exc}",
+                                 "choose a path you can write to") from None
+        print(f"workbench: wrote {args.csv}", file=sys.stderr)
     return 0
 
 

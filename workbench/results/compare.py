@@ -1,7 +1,11 @@
-"""Runs side by side: throughput and per-operation latency, with differences against the first.
+"""Runs side by side: throughput and per-operation latency, with differences against the baseline
+(the first run named), and for throughput, mean and p99 latency a 95% interval of the difference
+from the runs' per-second figures and a verdict (results/significance.py).
 
-`compare(results, labels)` gathers the figures; `comparison_table` draws them with rich (the
-app's Compare screen and the command line share it); `comparison_rows` is the same as CSV rows;
+`compare(results, labels)` gathers the figures; `comparison_view` draws them with rich (the
+app's Compare screen and the command line share it): `comparison_table`, the figures, and
+verdicts.py's `significance_table`, the intervals and verdicts; `comparison_rows` is the same as
+CSV rows;
 `percentile_curves` gives each run's latency at each percentile, for an overlaid chart;
 `spec_differences` says in what, besides the database, the runs differ: their properties and the
 client that measured them (a comparison of two different workloads, or of cassandra-driver
@@ -16,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich import box
+from rich.console import Group
 from rich.table import Table
 
 from workbench.results.model import RunResult, error_total
+from workbench.results.verdicts import Tested, against_baseline, significance_rows, significance_table
 
 FIGURES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9), ("max", None))
 CURVE = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
@@ -37,14 +43,18 @@ class OpFigures:
 
 @dataclass(frozen=True)
 class Comparison:
-    labels: tuple[str, ...]
+    labels: tuple[str, ...]  # the first is the baseline
     throughput: tuple[float, ...]
     ops: dict[str, tuple[OpFigures | None, ...]]  # operation -> figures per run
     differences: tuple[str, ...]
     clients: tuple[str, ...] = ()  # the client that measured each run (RunResult.client)
+    tested: tuple[Tested, ...] = ()  # throughput, then each operation's mean and p99
 
 
-def compare(results: Sequence[RunResult], labels: Sequence[str]) -> Comparison:
+def compare(results: Sequence[RunResult], labels: Sequence[str],
+            tolerances: dict[str, float] | None = None) -> Comparison:
+    """The runs' figures; the first of `results` is the baseline. `tolerances` (figure ->
+    percent) override significance.TOLERANCES."""
     if len(results) < 2:
         raise ValueError("a comparison needs two runs or more")
     names: list[str] = []
@@ -53,7 +63,8 @@ def compare(results: Sequence[RunResult], labels: Sequence[str]) -> Comparison:
     names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
     ops = {name: tuple(_figures(r, name) for r in results) for name in names}
     return Comparison(tuple(labels), tuple(r.throughput for r in results), ops,
-                      tuple(spec_differences(results)), tuple(r.client for r in results))
+                      tuple(spec_differences(results)), tuple(r.client for r in results),
+                      against_baseline(results, names, tolerances))
 
 
 def _is_operation(name: str) -> bool:
@@ -111,14 +122,21 @@ def _us(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
+def comparison_view(c: Comparison) -> Group:
+    """What the command line prints and the Compare screen shows: the figures, then the
+    intervals and verdicts."""
+    return Group(comparison_table(c), "", significance_table(c.labels, c.tested))
+
+
 def comparison_table(c: Comparison) -> Table:
-    """One column per run; after the first, each figure carries its difference to the first
-    (✓ better, ✗ worse: higher throughput, lower latency, fewer errors)."""
-    table = Table(title="runs side by side (differences against the first run)", title_justify="left",
-                  header_style="bold", expand=False, pad_edge=False, box=box.SIMPLE_HEAD)
+    """One column per run, the first the baseline; after it, each figure carries its difference to
+    the baseline (✓ better, ✗ worse: higher throughput, lower latency, fewer errors)."""
+    table = Table(title=f"runs side by side (differences against the baseline, {c.labels[0]})",
+                  title_justify="left", header_style="bold", expand=False, pad_edge=False,
+                  box=box.SIMPLE_HEAD)
     table.add_column("figure", no_wrap=True)
     for i, label in enumerate(c.labels):
-        table.add_column(label if i == 0 else f"{label}\n(Δ vs first)", justify="right")
+        table.add_column(f"{label} (baseline)" if i == 0 else f"{label}\n(Δ vs baseline)", justify="right")
     first = c.throughput[0]
     if c.clients:
         table.add_row("client", *c.clients)
@@ -148,25 +166,37 @@ def comparison_table(c: Comparison) -> Table:
     return table
 
 
+CSV_HEADER = ["run", "operation", "figure", "value", "diff_vs_first_pct", "diff_low_pct", "diff_high_pct",
+              "verdict", "note", "intervals", "effective_intervals", "role"]
+
+
 def comparison_rows(c: Comparison) -> list[list[object]]:
-    """Tidy rows: run, operation, figure, value, difference to the first run in percent."""
-    rows: list[list[object]] = [["run", "operation", "figure", "value", "diff_vs_first_pct"]]
+    """Tidy rows: run, operation, figure, value, difference to the baseline (the first run) in
+    percent; then the per-second figures (per_second_throughput_ops_s, per_second_mean_us,
+    per_second_p99_us: the mean of the series) with the 95% interval of the difference, the
+    verdict, a note (too few seconds, no variation), the intervals counted (seconds by default)
+    and their effective number. `role` says which run is the baseline on every row."""
+    rows: list[list[object]] = [CSV_HEADER]
+    pad = [""] * (len(CSV_HEADER) - 6)
     for i, label in enumerate(c.labels):
+        role = "baseline" if i == 0 else "compared"
         t = c.throughput[i]
         if c.clients:
-            rows.append([label, "OVERALL", "client", c.clients[i], ""])
-        rows.append([label, "OVERALL", "throughput_ops_s", t, _pct(c.throughput[0], t) if i else ""])
+            rows.append([label, "OVERALL", "client", c.clients[i], "", *pad, role])
+        rows.append([label, "OVERALL", "throughput_ops_s", t, _pct(c.throughput[0], t) if i else "",
+                     *pad, role])
         for name, per_run in c.ops.items():
             f, base = per_run[i], per_run[0]
             if f is None:
                 continue
-            rows.append([label, name, "count", f.count, ""])
+            rows.append([label, name, "count", f.count, "", *pad, role])
             for fig, _ in FIGURES:
                 value = f.latencies.get(fig)
                 base_value = base.latencies.get(fig) if base else None
                 rows.append([label, name, f"{fig}_us", "" if value is None else value,
-                             _pct(base_value, value) if i else ""])
-            rows.append([label, name, "errors", f.errors, ""])
+                             _pct(base_value, value) if i else "", *pad, role])
+            rows.append([label, name, "errors", f.errors, "", *pad, role])
+        rows += [[label, *row, role] for row in significance_rows(c.tested, i)]
     return rows
 
 

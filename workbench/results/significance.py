@@ -33,8 +33,10 @@ latency): "worse" only when the whole interval lies beyond the tolerance, "bette
 interval lies beyond zero in the good direction, "same" otherwise (a change too small to matter or
 too uncertain to tell), "unknown" without an interval.
 
-Used by `runs compare` (results/compare.py) and meant for `workbench check`; numpy and scipy are
-imported when a function is first called, never at start-up.
+`run_series` gives a run's per-second figures (the measured window's intervals); FIGURES,
+HIGHER_IS_BETTER and TOLERANCES name them. Used by `runs compare` and the Compare screen
+(results/compare.py) and meant for `workbench check`; numpy and scipy are imported when a
+function is first called, never at start-up.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from workbench.results.model import Interval, RunResult
+
+# The figures a run gives per second, whether more is better, and the tolerance (percent, in the
+# bad direction) below which a change is "same": throughput -10% and p99 +25% as issue 55 sets
+# them; the mean latency +10%, as steady as throughput and held to the same bar.
+FIGURES = ("throughput", "mean", "p99")
+HIGHER_IS_BETTER = {"throughput": True, "mean": False, "p99": False}
+TOLERANCES = {"throughput": 10.0, "mean": 10.0, "p99": 25.0}
 
 MIN_SECONDS = 10  # fewer seconds than this: no autocorrelation worth the name can be estimated
 TOO_FEW = "too few seconds"
@@ -99,6 +110,35 @@ class Difference:
         return self._pct(self.high)
 
 
+def measured(result: RunResult) -> list[Interval]:
+    """The intervals of the measured window: not warm-up, not paused, and whole (a last
+    interval shorter than half the typical one, a run cut mid-second, is left out)."""
+    kept = [i for i in result.intervals if not i.warmup and not i.paused and i.duration_s > 0]
+    if not kept:
+        return []
+    typical = sorted(i.duration_s for i in kept)[len(kept) // 2]
+    return [i for i in kept if i.duration_s >= typical / 2]
+
+
+def run_series(result: RunResult, figure: str, operation: str = "") -> list[float]:
+    """One figure per measured interval: "throughput" (ops/s, every operation), or operation's
+    "mean" or "p99" latency in µs (the intervals where it ran). Any measurement name works as
+    the operation, Intended-READ's response time as well as READ's service time."""
+    if figure == "throughput":
+        return [i.throughput for i in measured(result)]
+    if figure not in ("mean", "p99"):
+        raise ValueError(f"unknown figure {figure!r}: one of {', '.join(FIGURES)}")
+    out = []
+    for interval in measured(result):
+        m = interval.measurements.get(operation)
+        if m is None or not m.count:
+            continue
+        value = m.average_us if figure == "mean" else m.percentiles.get(99.0)
+        if value is not None:
+            out.append(float(value))
+    return out
+
+
 def autocorrelation(values: Sequence[float]) -> list[float]:
     """rho_0 = 1, rho_1, ... rho_(n-1): the biased sample autocorrelation (divided by n, about
     the series' mean), by FFT. [] for an empty series, all zeros after rho_0 for a constant one."""
@@ -128,7 +168,7 @@ def integrated_time(rho: Sequence[float]) -> float:
         pair = min(pair, previous)
         previous = pair
         tau += 2 * pair
-    return max(tau, 1.0)  # at least independent: n_eff never above n
+    return max(float(tau), 1.0)  # at least independent: n_eff never above n
 
 
 def effective_sample_size(values: Sequence[float]) -> float:
@@ -136,7 +176,7 @@ def effective_sample_size(values: Sequence[float]) -> float:
     n = len(values)
     if n < 2:
         return float(n)
-    return n / integrated_time(autocorrelation(values))
+    return float(n / integrated_time(autocorrelation(values)))
 
 
 def summarize(values: Sequence[float]) -> Series:
@@ -165,9 +205,9 @@ def compare_series(baseline: Sequence[float], other: Sequence[float],
     if se == 0:
         return Difference(a, b, diff, diff, diff, math.inf, confidence, CONSTANT)
     df = (va + vb) ** 2 / (va ** 2 / (a.n_eff - 1) + vb ** 2 / (b.n_eff - 1))
-    from scipy import stats  # noqa: PLC0415
+    from scipy.special import stdtrit  # noqa: PLC0415 - Student's t quantile, without scipy.stats
 
-    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    half = float(stdtrit(df, 0.5 + confidence / 2)) * se
     return Difference(a, b, diff, diff - half, diff + half, df, confidence)
 
 

@@ -1,8 +1,10 @@
 """The Compare screen: runs made since the app opened, and imported YCSB text files, side by side.
 
-Space selects runs; the first selected is the reference the others are measured against. The
-figures and differences come from `workbench.results.compare` (the same table as the command
-line); the chart overlays the selected runs' latency percentiles for one operation (o for the
+Space selects runs; the first selected (the earliest made) is the baseline the others are measured
+against, labelled so in every column header and in the chart's legend. The figures, differences,
+their 95% intervals and verdicts come from `workbench.results.compare` (the same tables as the
+command line), computed in a thread worker (the per-second statistics load numpy and scipy the
+first time); the chart overlays the selected runs' latency percentiles for one operation (o for the
 next). i imports a YCSB text (or our JSON) file, h adds the run store's recent history (runs of
 earlier sessions and of the command line), e writes the selection as YCSB text and CSV plus a
 comparison CSV. File and store reads and writes run in thread workers.
@@ -22,7 +24,8 @@ from textual.widgets import Footer, Header, Input, Label, SelectionList, Static
 
 from workbench.drive.session import FinishedRun
 from workbench.errors import WorkbenchError
-from workbench.results.compare import compare, comparison_table, write_comparison_csv
+from workbench.results.compare import Comparison, compare, comparison_view, write_comparison_csv
+from workbench.results.model import RunResult
 from workbench.ui.widgets.percentile_overlay import PercentileOverlay
 
 EMPTY = ("No runs yet: runs made in the app (2 composes one, `workbench demo` makes four) appear "
@@ -64,6 +67,7 @@ class CompareScreen(Screen):
         self._shown = 0  # runs listed so far (the session's list only grows)
         self._op = 0
         self._auto_selected = False
+        self._drawn = 0  # redraws asked for: only the newest one's comparison is shown
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -118,22 +122,32 @@ class CompareScreen(Screen):
         self.redraw()
 
     def selected(self) -> list[int]:
-        # In the order the runs were made: the first selected is the reference.
+        # In the order the runs were made: the first selected is the baseline.
         return sorted(self.query_one("#runs", SelectionList).selected)
 
     def redraw(self) -> None:
         chosen = self.selected()
-        table, overlay = self.query_one("#table", Static), self.query_one(PercentileOverlay)
+        self._drawn += 1
         if len(chosen) < 2:
-            table.update(EMPTY if not self.runs else "Select two runs or more (space) to compare them.")
-            overlay.clear()
+            self.query_one("#table", Static).update(
+                EMPTY if not self.runs else "Select two runs or more (space) to compare them.")
+            self.query_one(PercentileOverlay).clear()
             return
-        results = [self.runs[i].result for i in chosen]
-        labels = [_label(i, self.runs[i]) for i in chosen]
+        self._compare(self._drawn, [self.runs[i].result for i in chosen],
+                      [_label(i, self.runs[i]) for i in chosen])
+
+    @work(thread=True, group="compare")
+    def _compare(self, drawn: int, results: list[RunResult], labels: list[str]) -> None:
         comparison = compare(results, labels)
-        table.update(comparison_table(comparison))
+        self.app.call_from_thread(self._show, drawn, comparison, results)
+
+    def _show(self, drawn: int, comparison: Comparison, results: list[RunResult]) -> None:
+        if drawn != self._drawn:
+            return  # the selection changed meanwhile: a newer comparison is on its way
+        self.query_one("#table", Static).update(comparison_view(comparison))
         ops = list(comparison.ops)
-        overlay.show(results, labels, ops[self._op % len(ops)] if ops else None)
+        labels = [f"{label} (baseline)" if i == 0 else label for i, label in enumerate(comparison.labels)]
+        self.query_one(PercentileOverlay).show(results, labels, ops[self._op % len(ops)] if ops else None)
 
     # -- keys ---------------------------------------------------------------------------------
 
