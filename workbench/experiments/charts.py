@@ -6,6 +6,11 @@ rate sweep: latency against the throughput achieved (response and service time, 
 marked) and the throughput achieved against the rate offered. Each function returns the HTML of
 one <figure>; `esc`, `num`, `chart_open` and `legend_entry` are the pieces every chart shares
 (the lessons' lab report draws with them too).
+
+One series, one colour: `report_colours` gives every series of the report (database, workload
+and the other swept values) its colour once, from all the report's runs in the plan's order, and
+every chart takes its colours from that map, so a series missing from one chart (workload C from
+the UPDATE chart) shifts no other series' colour there.
 """
 
 from __future__ import annotations
@@ -71,21 +76,55 @@ def _x_values(e: Experiment, records: list[RunRecord] = ()) -> list[object]:
     return [UNTHROTTLED, *sorted(rates, key=float)]
 
 
+def series_label(r: RunRecord, x: str | None) -> str:
+    """The series a run belongs to in a chart whose x axis is `x`: database, workload and the
+    values of the other sweeps (saturation_curves labels its curves the same way, x = rate)."""
+    rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != x)
+    return f"{r.database} {r.step.workload}" + (f" ({rest})" if rest else "")
+
+
+def report_colours(e: Experiment, records: list[RunRecord]) -> dict[str, str]:
+    """Every series of the report its colour, in the plan's order (databases, workloads, then the
+    swept values as the file lists them), whatever order the runs were made in: the series of the
+    x-axis charts and, with a rate sweep, of the saturation charts."""
+    targets = [t.name for t in e.targets]
+    swept = dict(e.sweep)
+
+    def where(values: tuple, v: object) -> tuple[int, str]:
+        return (values.index(v), "") if v in values else (len(values), str(v))
+
+    keyed = {}
+    for x in (_x_param(e), RATE) if RATE in swept else (_x_param(e),):
+        for r in records:
+            label = series_label(r, x)
+            key = (targets.index(r.step.target.name) if r.step.target.name in targets else len(targets),
+                   e.workloads.index(r.step.workload) if r.step.workload in e.workloads else len(e.workloads),
+                   tuple(where(tuple(swept.get(p, ())), v) for p, v in r.step.values if p != x), label)
+            keyed[label] = min(keyed.get(label, key), key)
+    return {label: COLOURS[i % len(COLOURS)] for i, label in enumerate(sorted(keyed, key=keyed.__getitem__))}
+
+
+def _colour(colours: dict[str, str], series: str) -> str:
+    """The series' colour in the report's map (a series it lacks is added to it, so that the
+    charts drawn after agree)."""
+    if series not in colours:
+        colours[series] = COLOURS[len(colours) % len(COLOURS)]
+    return colours[series]
+
+
 def _series(e: Experiment, records: list[RunRecord]):
     """(label, [(x, [records])...]) per database x workload x values of the other sweeps."""
     x = _x_param(e)
     groups: dict[str, dict[object, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         values = dict(r.step.values)
-        rest = ", ".join(f"{p}={v}" for p, v in r.step.values if p != x)
-        label = f"{r.database} {r.step.workload}" + (f" ({rest})" if rest else "")
-        groups[label][values[x] if x else r.step.workload].append(r)
+        groups[series_label(r, x)][values[x] if x else r.step.workload].append(r)
     order = {v: i for i, v in enumerate(_x_values(e, records))}
     return [(label, sorted(points.items(), key=lambda kv: order.get(kv[0], 0)))
             for label, points in groups.items()]
 
 
-def throughput_chart(e: Experiment, records: list[RunRecord]) -> str:
+def throughput_chart(e: Experiment, records: list[RunRecord], colours: dict[str, str] | None = None) -> str:
     lines = []
     for label, points in _series(e, records):
         pts = []
@@ -94,10 +133,12 @@ def throughput_chart(e: Experiment, records: list[RunRecord]) -> str:
             pts.append((xv, c.mean, c.ci_low, c.ci_high))
         lines.append((label, pts))
     return svg_chart("throughput (ops/s), mean of the repetitions with 95% confidence interval",
-                      _x_param(e) or "workload", lines, e, log_y=False, kind="throughput", records=records)
+                      _x_param(e) or "workload", lines, e, log_y=False, kind="throughput", records=records,
+                      colours=report_colours(e, records) if colours is None else colours)
 
 
-def latency_chart(e: Experiment, records: list[RunRecord], op: str) -> str:
+def latency_chart(e: Experiment, records: list[RunRecord], op: str,
+                  colours: dict[str, str] | None = None) -> str:
     lines = []
     for label, points in _series(e, records):
         for pct in ("p50", "p99"):
@@ -109,12 +150,17 @@ def latency_chart(e: Experiment, records: list[RunRecord], op: str) -> str:
             if pts:
                 lines.append((f"{label} {pct}", pts))
     return svg_chart(f"{op} latency (µs, log scale): p50 solid, p99 dashed, mean of the repetitions",
-                      _x_param(e) or "workload", lines, e, log_y=True, kind=f"latency-{op}", records=records)
+                      _x_param(e) or "workload", lines, e, log_y=True, kind=f"latency-{op}", records=records,
+                      colours=report_colours(e, records) if colours is None else colours)
 
 
 def svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: str,
-               records: list[RunRecord] = ()) -> str:
+               records: list[RunRecord] = (), colours: dict[str, str] | None = None) -> str:
+    """`lines`: (label, [(x, mean, ci low, ci high)...]); on a log_y (latency) chart a label ends
+    in " p50" or " p99" and the series is the label without it. Colours from `colours`
+    (report_colours), in the order of the lines where none is given."""
     width, height, left, right, top, bottom = FRAME
+    colours = {} if colours is None else colours
     xs = _x_values(e, records)
     ys = [v for _, pts in lines for _, m, lo, hi in pts for v in (m, lo, hi) if v is not None and v > 0]
     if not ys and log_y and any(pts for _, pts in lines):
@@ -151,7 +197,7 @@ def svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: 
     out.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" text-anchor="middle" '
                f'class=axis>{esc(xlabel)}</text>')
     for i, (label, pts) in enumerate(lines):
-        colour = COLOURS[(i // (2 if log_y else 1)) % len(COLOURS)]
+        colour = _colour(colours, label.removesuffix(" p50").removesuffix(" p99") if log_y else label)
         dash = ' stroke-dasharray="6 4"' if log_y and label.endswith("p99") else ""
         path = " ".join(f"{fx(xv):.1f},{fy(m):.1f}" for xv, m, _, _ in pts)
         out.append(f'<polyline class=series points="{path}" fill="none" stroke="{colour}" '
@@ -169,10 +215,12 @@ def svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: 
 
 # -- the charts of a rate sweep ------------------------------------------------------------------
 
-def saturation_chart(e: Experiment, records: list[RunRecord], service: bool = False) -> str:
+def saturation_chart(e: Experiment, records: list[RunRecord], service: bool = False,
+                     colours: dict[str, str] | None = None) -> str:
     """p50 (solid) and p99 (dashed) latency against the throughput achieved, log y: the
     response time (from the intended start), or the service time beside it; the knee marked."""
     width, height, left, right, top, bottom = FRAME
+    colours = report_colours(e, records) if colours is None else colours
     curves = saturation_curves(e, records)
     p50, p99 = ("service_p50_us", "service_p99_us") if service else ("p50_us", "p99_us")
     xs = [p.throughput for pts in curves.values() for p in pts]
@@ -212,7 +260,7 @@ def saturation_chart(e: Experiment, records: list[RunRecord], service: bool = Fa
                    f'stroke="#888" stroke-dasharray="2 3"/><text x="{width - right - 4}" y="{y - 4:.1f}" '
                    f'text-anchor="end">p99 bound {e.p99_bound_ms:g} ms</text>')
     for i, (label, points) in enumerate(curves.items()):
-        colour = COLOURS[i % len(COLOURS)]
+        colour = _colour(colours, label)
         paced = [p for p in points if p.rate != UNTHROTTLED]  # the calibration is a point apart
         for pct, dash in ((p50, ""), (p99, ' stroke-dasharray="6 4"')):
             path = " ".join(f"{fx(p.throughput):.1f},{fy(getattr(p, pct)):.1f}" for p in paced)
@@ -237,10 +285,11 @@ def saturation_chart(e: Experiment, records: list[RunRecord], service: bool = Fa
     return "\n".join(out)
 
 
-def offered_chart(e: Experiment, records: list[RunRecord]) -> str:
+def offered_chart(e: Experiment, records: list[RunRecord], colours: dict[str, str] | None = None) -> str:
     """Achieved against offered rate, one line per curve, and the diagonal where they are
     equal: where a line leaves the diagonal, the database is saturated."""
     width, height, left, right, top, bottom = FRAME
+    colours = report_colours(e, records) if colours is None else colours
     curves = {label: [p for p in pts if p.target] for label, pts in saturation_curves(e, records).items()}
     values = [v for pts in curves.values() for p in pts for v in (p.target, p.throughput)]
     if not values:
@@ -266,7 +315,7 @@ def offered_chart(e: Experiment, records: list[RunRecord]) -> str:
     out.append(f'<line class=diagonal x1="{fx(0):.1f}" y1="{fy(0):.1f}" x2="{fx(high):.1f}" '
                f'y2="{fy(high):.1f}" stroke="#888" stroke-dasharray="2 3"/>')
     for i, (label, points) in enumerate(curves.items()):
-        colour = COLOURS[i % len(COLOURS)]
+        colour = _colour(colours, label)
         path = " ".join(f"{fx(p.target):.1f},{fy(p.throughput):.1f}" for p in points)
         out.append(f'<polyline class=series points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for p in points:

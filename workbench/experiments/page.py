@@ -25,7 +25,14 @@ from workbench.experiments.analysis import (
     saturation_table,
     servers,
 )
-from workbench.experiments.charts import esc, latency_chart, offered_chart, saturation_chart, throughput_chart
+from workbench.experiments.charts import (
+    esc,
+    latency_chart,
+    offered_chart,
+    report_colours,
+    saturation_chart,
+    throughput_chart,
+)
 from workbench.experiments.elastic_report import caps_note, elastic_html
 from workbench.experiments.plan import RATE, Experiment
 from workbench.experiments.stats import NOISY, AnovaRow, cell, welch
@@ -53,14 +60,15 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
         parts += elastic_html(e, records, html_table)
     elif caps_note(e):
         parts.append(f"<p>{esc(caps_note(e))}</p>")
+    colours = report_colours(e, records)  # one series, one colour, in every chart
     if RATE in dict(e.sweep):
-        parts += _saturation_section(e, records)
+        parts += _saturation_section(e, records, colours)
     parts.append("<h2>Throughput</h2>")
-    parts.append(throughput_chart(e, records))
+    parts.append(throughput_chart(e, records, colours))
     ops = [name for name in OPERATIONS if any(name in r.ops for r in records)]
     parts.append("<h2>Latency by operation</h2>")
     for name in ops:
-        parts.append(latency_chart(e, records, name))
+        parts.append(latency_chart(e, records, name, colours))
     parts.append("<h2>Every step</h2>")
     parts.append(_steps_table(e, records))
     if len(e.targets) >= 2:
@@ -72,7 +80,7 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
     return PAGE.format(title=esc(f"{e.name} ({scale})"), body="\n".join(parts))
 
 
-def _saturation_section(e: Experiment, records: list[RunRecord]) -> list[str]:
+def _saturation_section(e: Experiment, records: list[RunRecord], colours: dict[str, str]) -> list[str]:
     """The rate sweep first: the latency-throughput curve with its knee, the service time
     beside it, achieved against offered, the calibration's spread and Little's law."""
     parts = ["<h2>Saturation: latency against throughput</h2>"]
@@ -92,9 +100,9 @@ def _saturation_section(e: Experiment, records: list[RunRecord]) -> list[str]:
         else:
             words.append("Not saturated by the steps made so far.")
         parts.append(f"<p class=knee-text>{' '.join(words)}</p>")
-    parts.append('<div class=pair>' + saturation_chart(e, records)
-                 + saturation_chart(e, records, service=True) + "</div>")
-    parts.append(offered_chart(e, records))
+    parts.append('<div class=pair>' + saturation_chart(e, records, colours=colours)
+                 + saturation_chart(e, records, service=True, colours=colours) + "</div>")
+    parts.append(offered_chart(e, records, colours))
     header, rows = saturation_table(e, records)
     parts.append(html_table(header, rows, caption="knee and saturation per database"))
     header, rows = curve_table(e, records)
