@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "workbench.commands.keys",
     "workbench.commands.demo",
     "workbench.commands.runs",
+    "workbench.commands.check",
     "workbench.commands.experiment",
     "workbench.commands.lesson",
     "workbench.commands.cluster", "workbench.commands.images", "workbench.commands.servers",
@@ -32,7 +33,7 @@ COMMAND_MODULES = (
 COMMANDS = {
     "load": "workbench.commands.bench", "run": "workbench.commands.bench",
     "keys": "workbench.commands.keys", "demo": "workbench.commands.demo",
-    "runs": "workbench.commands.runs",
+    "runs": "workbench.commands.runs", "check": "workbench.commands.check",
     "experiment": "workbench.commands.experiment", "report": "workbench.commands.experiment",
     "lesson": "workbench.commands.lesson", "cluster": "workbench.commands.cluster",
     "images": "workbench.commands.images", "servers": "workbench.commands.servers",

@@ -19,6 +19,7 @@ from rich.table import Table
 from workbench.commands.bench import add_store_arguments
 from workbench.commands.rerun import add_parser as add_rerun_parser
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.results.comparable import differing
 from workbench.results.compare import compare, comparison_view, write_comparison_csv
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.importers import import_file
@@ -260,6 +261,9 @@ def compare_command(args: argparse.Namespace) -> int:
               for r, res in zip(rows, results, strict=True)]
     comparison = compare(results, labels)
     _console().print(comparison_view(comparison))
+    for label, result in zip(labels[1:], results[1:], strict=True):  # said out loud (results/comparable.py)
+        for diff in differing(results[0].manifest, result.manifest, results[0].properties, result.properties):
+            print(diff.line(f"{labels[0]}, baseline", label))
     if args.csv:
         try:
             write_comparison_csv(comparison, args.csv)
