@@ -27,6 +27,12 @@ from workbench.results.model import Event, RunResult
 from workbench.results.store import ExperimentTag, RunStore, store_error
 
 _DONE = object()
+# The writer's SQLite page cache. It only appends, and SQLite keeps every page it writes until
+# its cache is full (2 MB by default): a long run's resident set grew by each interval's row
+# for its first minutes, 0.3-0.5 MB a minute at one tick a second (BENCHMARKS.md, "Memory over
+# an hour", issue 52). The pages an append reads (the tables' and index's paths to their last
+# leaves) fit in far less.
+WRITER_CACHE_KIB = 256
 
 
 class _Failed:
@@ -37,6 +43,7 @@ class _Failed:
 class Recording:
     def __init__(self, store: RunStore, run_id: int) -> None:
         self.store, self.run_id = store, run_id
+        store.conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")  # (this connection only)
         self.error: str | None = None  # why recording stopped early, once the writer knows
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._seq = 0
