@@ -1,9 +1,9 @@
 /* keys.c: which key a transaction names. fnvhash64 (YCSB's Utils.fnvhash64), KeyNamer (the key
  * name of a key number) and ZipfianKeys (the next key name of YCSB's default request
- * distribution, scrambled zipfian), mirroring workbench/core/keys.py and the closure of
+ * distribution, scrambled zipfian), mirroring workbench/config/keys.py and the closure of
  * core/workload.py's LaneWorkload._key_source, draw for draw (tests/unit/test_speedups.py).
  *
- *   fnvhash64(n)      YCSB's Utils.fnvhash64 for a non-negative long (workbench/core/keys.py)
+ *   fnvhash64(n)      YCSB's Utils.fnvhash64 for a non-negative long (workbench/config/keys.py)
  *   KeyNamer(zeropadding, ordered)(n)
  *                     CoreWorkload.buildKeyName: "user" + zero padding + hashed or plain n
  *   ZipfianKeys(...)()

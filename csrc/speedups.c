@@ -15,7 +15,7 @@
  *
  *   keys.c      fnvhash64(n), KeyNamer(zeropadding, ordered)(n), ZipfianKeys(...)()
  *                     YCSB's key numbers and names, and the scrambled zipfian's next key
- *                     (workbench/core/keys.py, core/workload.py's _key_source), draw for draw
+ *                     (workbench/config/keys.py, core/workload.py's _key_source), draw for draw
  *   choice.c    choose(ctx, n)
  *                     LaneWorkload.choose: a lane's next n transactions, draw for draw
  *   deadline.c  Deadline(engine)()

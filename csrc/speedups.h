@@ -4,7 +4,7 @@
  *   file        its functions                           the Python it mirrors (under workbench/)
  *   speedups.c  the module (its table, PyInit),         speedups.py (the loader)
  *               the interned names, wb_find_slots
- *   keys.c      fnvhash64, KeyNamer, ZipfianKeys        core/keys.py, core/workload.py's _key_source
+ *   keys.c      fnvhash64, KeyNamer, ZipfianKeys        config/keys.py, core/workload.py's _key_source
  *   choice.c    choose                                  core/workload.py's LaneWorkload.choose
  *   deadline.c  Deadline (and wb_ask_more)              core/runner.py's lane more()
  *   record.c    record, outcomes                        core/workload.py's run_sequence,
