@@ -1,8 +1,8 @@
 """`workbench check`'s suite: a standard sanity check of a cluster (or the memory binding).
 
-    load   its own table, `workbench_check` (table=, never the user's): on the memory binding every
-           time (its store lives as long as the process), elsewhere when a probe of 100 reads on it
-           fails or misses a record
+    load   its own table, `workbench_check` (table=, never the user's) when a probe of 100 reads on
+           it fails or misses a record; on the memory binding every run's worker process preloads
+           its records (memory.preload), so it is loaded every time
     A      workload A at its maximum throughput (closed loop: no target unless -target caps it),
            warm-up excluded (measurement.warmup), until the throughput of three 2-second windows
            agrees within 5% after the minimum (measurement.minimum, measurement.stable) or the
@@ -15,6 +15,8 @@
     default   5 s      20 s     50 s (A, C), 40 s paced  140 s + the load
     --quick   3 s      12 s     16 s each                 48 s + the load
 
+Every run's lanes run in a worker process (as in the app), so that the controller's per-second
+ticks never wait for a lane: a paced lane behind its schedule on the memory binding never yields.
 Each run is recorded in the run store like any other (source "check", workload "workbench-check
 A|C|paced|load"). -p overrides go after the check's own settings (so `-p maxexecutiontime=...`
 changes them), except the table. WORKBENCH_CHECK_SCALE (for tests) multiplies every duration and
@@ -140,7 +142,7 @@ def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True
     """Load when needed, then A, C and the paced run, each recorded in the run store."""
     out = CheckRun()
     spec, _, _, _ = plan.spec("A")
-    if spec.db == "memory" or not _probe(plan):
+    if spec.db != "memory" and not _probe(plan):  # memory: each run's worker process preloads it
         say(f"workbench: check: loading {RECORDCOUNT if 'recordcount' not in _user_keys(plan) else 'the'} "
             f"records into its own table {TABLE}")
         _phase(plan, "load", out, store, status)
@@ -177,7 +179,7 @@ def _phase(plan: CheckPlan, phase: str, out: CheckRun, store: StoreChoice, statu
            target: float | None = None) -> None:
     spec, props, files, ycsb_phase = plan.spec(phase, target)
     done = execute_phase(spec, props, ycsb_phase, status=status, store=store, source=SOURCE,
-                         workload=f"{WORKLOAD} {phase}", cluster=plan.cluster, files=files)
+                         workload=f"{WORKLOAD} {phase}", cluster=plan.cluster, files=files, processes=True)
     result = done.result
     if result.outcome in ("failed", "interrupted"):
         raise WorkbenchError(f"check: the {phase} run {result.outcome}: "

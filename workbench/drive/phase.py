@@ -133,12 +133,15 @@ def execute_phase(spec: WorkloadSpec, props: dict[str, str], phase: str, *, layo
                   source: str = "", workload: str = "", cluster: Cluster | None = None,
                   experiment: ExperimentTag | None = None, files: Sequence[str | Path] = (),
                   manifest: dict[str, Any] | None = None,
-                  metrics: MetricsEndpoint | None = None) -> PhaseRun:
+                  metrics: MetricsEndpoint | None = None, processes: bool = False) -> PhaseRun:
     """Run one phase in the foreground with status lines on `stream`, recorded in the run store
     unless `store` is False; the result even when it was stopped or failed. A store that cannot
-    take the run is refused before the phase starts. metrics: a --metrics endpoint to serve it."""
+    take the run is refused before the phase starts. metrics: a --metrics endpoint to serve it;
+    processes: the lanes in a worker process even for one worker (the controller's ticks never
+    wait for a lane that is behind its schedule)."""
     run = Phase(spec, props, phase, store=store, source=source, workload=workload, cluster=cluster,
-                experiment=experiment, files=files, manifest=manifest).open()
+                experiment=experiment, files=files, manifest=manifest,
+                controller=Controller(spec, phase, processes=True) if processes else None).open()
     if metrics is not None:
         metrics.attach(run.controller, run.run_id)
     if run.recording is not None and status:  # -q: nothing on stderr but errors (`runs list` shows the ID)

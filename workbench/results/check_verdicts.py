@@ -123,7 +123,8 @@ def _number(value: float | None, unit: str) -> str:
 
 def table(verdicts: Sequence[FigureVerdict], baseline_said: str) -> Table:
     """figure (tolerance), this check, baseline, difference [95% interval], verdict."""
-    t = Table(title=f"workbench check: against {baseline_said}"[:100], title_justify="left", header_style="bold",
+    t = Table(title=f"workbench check: against {baseline_said}"[:100], title_justify="left",
+              header_style="bold",
               box=box.SIMPLE_HEAD, pad_edge=False, caption="95% interval of the difference of the per-second "
               "means, autocorrelation counted (effective sample size, Geyer 1992; Welch). worse: the whole "
               "interval beyond the tolerance.", caption_justify="left")
