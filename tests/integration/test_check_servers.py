@@ -1,0 +1,57 @@
+"""`workbench check --quick --cluster NAME` on real servers: a Cassandra node and standalone HBase.
+
+Each saves a baseline, then checks against it: the exit status is 0 or 1 (a verdict, never 2: the
+same cluster, workload and manifest), the verdict table is printed, the JUnit XML is written, and
+the check's own table is loaded (the first check) without touching any other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from workbench.results.baseline import FIGURES, FORMAT
+
+pytestmark = pytest.mark.servers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _check(tmp_path: Path, suite_servers, name: str, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, WORKBENCH_STORE=str(tmp_path / "runs.db"),
+               WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
+    return subprocess.run([sys.executable, "-m", "workbench", "check", "--quick", "--cluster", name, "-q",
+                           "-threads", "8", *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=600)
+
+
+def _saved_then_checked(tmp_path: Path, suite_servers, name: str) -> None:
+    base, junit = tmp_path / "baseline.json", tmp_path / "check.xml"
+    first = _check(tmp_path, suite_servers, name, "--save-baseline", str(base))
+    assert first.returncode in (0, 1), first.stdout + first.stderr
+    assert "loading" in first.stderr and "workbench_check" in first.stderr  # its own table, missing
+    doc = json.loads(base.read_text())
+    assert doc["format"] == FORMAT and doc["cluster"] == name
+    assert len(doc["figures"]["throughput A"]["series"]) >= 10
+    second = _check(tmp_path, suite_servers, name, "--baseline", str(base), "--junit", str(junit))
+    assert second.returncode in (0, 1), second.stdout + second.stderr
+    assert "loading" not in second.stderr  # the table is there now
+    assert f"baseline: the baseline {base}" in second.stdout
+    for figure in FIGURES:
+        assert figure in second.stdout
+    cases = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")]
+    assert cases == list(FIGURES)
+
+
+def test_check_quick_on_a_cassandra_node(tmp_path, suite_servers, cassandra_node):
+    _saved_then_checked(tmp_path, suite_servers, cassandra_node.name)
+
+
+def test_check_quick_on_hbase(tmp_path, suite_servers, hbase_server):
+    _saved_then_checked(tmp_path, suite_servers, hbase_server.name)
