@@ -136,6 +136,38 @@ async def test_commands_without_a_run_say_so(session):
         assert "No run yet" in status_text(app)
 
 
+async def test_the_run_screen_keeps_a_killed_node_and_names_the_drivers_error_kinds(session):
+    """Issue 54, 9: node2 killed; the per-node line stays with node2 "down", and the live
+    errors are the driver's kinds, not "ERROR 46"."""
+    from dataclasses import replace
+
+    from workbench.ui.widgets.op_table import OpTable
+
+    state = live_state(ticks=10)
+    snap = replace(state.snapshot, nodes={"127.0.0.1:9042": (1010, 0), "127.0.0.2:9042": (0, 0),
+                                          "127.0.0.3:9042": (990, 0)},
+                   down=frozenset({"127.0.0.2:9042"}),
+                   error_kinds={"ReadTimeout": 20, "Unavailable": 14, "ConnectionShutdown": 12})
+    returns = {"READ": {"OK": 9970, "ERROR": 30}, "UPDATE": {"OK": 9984, "ERROR": 16}}
+    session.current = FixedRun(replace(state, snapshot=snap, returns=returns))
+    app = WorkbenchApp(session, mode="dashboard")
+    async with app.run_test(size=(120, 30)) as pilot:
+        line = "nodes 127.0.0.1 1,010/s · 127.0.0.2 down · 127.0.0.3 990/s"
+        await until(pilot, lambda: line in status_text(app), what="the node line")
+        table = app.screen.query_one(OpTable)
+        await until(pilot, lambda: "ReadTimeout 20, Unavailable 14, ConnectionShutdown 12"
+                    in _plain(table.content), what="the kinds")
+        assert "ERROR" not in _plain(table.content)
+
+
+def _plain(renderable) -> str:
+    from rich.console import Console
+
+    console = Console(width=120, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
 def test_no_screen_reads_the_live_controller():
     """The UI reads immutable LiveStates; the Controller's attributes change on its own thread."""
     import workbench.ui

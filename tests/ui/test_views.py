@@ -104,6 +104,33 @@ def test_the_node_line_gives_each_nodes_request_rate_and_its_errors():
     assert node_line({}, 1.0) == ""
 
 
+def test_the_node_line_keeps_a_node_without_requests_and_says_down_where_the_client_knows():
+    """Issue 54, 9: after node2 was killed the line vanished; a node with no requests this
+    second reads 0/s, one whose connection the client lost reads "down"."""
+    from workbench.ui.views import node_line
+
+    nodes = {"127.0.0.1:9042": (1000, 0), "127.0.0.2:9042": (0, 4), "127.0.0.3:9042": (0, 0)}
+    assert node_line(nodes, 1.0, frozenset({"127.0.0.2:9042"})) == (
+        "nodes 127.0.0.1 1,000/s · 127.0.0.2 down 4 err · 127.0.0.3 0/s")
+    assert node_line({"127.0.0.1:9042": (0, 0)}, 1.0) == "nodes 127.0.0.1 0/s"
+
+
+def test_the_drivers_error_kinds_stand_for_the_bare_error_live():
+    """Issue 54, 9: the Run screen said "ERROR 46" where the stored run named the kinds."""
+    from dataclasses import replace
+
+    state = live_state()
+    returns = {"READ": {"OK": 900, "ERROR": 30, "TIMEOUT": 2}, "UPDATE": {"OK": 800, "ERROR": 16}}
+    driver = {"ReadTimeout": 20, "Unavailable": 14, "ConnectionShutdown": 12}
+    assert error_kinds(returns) == [("ERROR", 46), ("TIMEOUT", 2)]
+    assert error_kinds(returns, driver) == [("ReadTimeout", 20), ("Unavailable", 14),
+                                            ("ConnectionShutdown", 12), ("TIMEOUT", 2)]
+    live = replace(state, snapshot=replace(state.snapshot, error_kinds=driver))
+    caption = text_of(op_table(live, returns, paced=False), width=120)
+    assert "✗ errors by kind: ReadTimeout 20, Unavailable 14, ConnectionShutdown 12, TIMEOUT 2" in caption
+    assert "ERROR" not in caption
+
+
 def test_runs_show_lists_requests_per_node_with_share_errors_and_last_interval_served():
     from rich.console import Console
 

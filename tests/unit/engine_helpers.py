@@ -80,6 +80,8 @@ class FlakyBinding:
         from workbench.bindings.base import Status
         from workbench.bindings.memory import MemoryBinding
 
+        vanish = int(properties.get("flaky.vanish", "0"))
+
         class _Flaky(MemoryBinding):
             def __init__(self, *a):
                 super().__init__(*a)
@@ -90,7 +92,10 @@ class FlakyBinding:
 
             async def update(self, table, key, values):
                 self.updates += 1
-                counts = self.nodes.setdefault(f"node{sum(key.encode()) % 3}:9042", [0, 0])
+                node = sum(key.encode()) % 3
+                if vanish and self.updates > vanish and node == 2:
+                    node = 0
+                counts = self.nodes.setdefault(f"node{node}:9042", [0, 0])
                 counts[0] += 1
                 self.regions.setdefault(f"t,{'low' if key[-1] < '5' else 'high'},1.", [0, 0])[0] += 1
                 if self.updates % 10 == 0:
@@ -107,6 +112,9 @@ class FlakyBinding:
 
             def region_counts(self):
                 return {region: tuple(c) for region, c in self.regions.items()}
+
+            def down_nodes(self):
+                return frozenset({"node2:9042"}) if vanish and self.updates > vanish else frozenset()
 
             def client_counts(self):  # what a client did on its own (a lookup after each failure)
                 return {"lookups after a failure": self.kinds.get("FakeTimeout", 0)} if self.kinds else {}

@@ -841,3 +841,38 @@ def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_it
         assert await session._refresh(first) == [1] and session._gone == set()
 
     asyncio.run(scenario())
+
+
+def test_a_killed_node_stays_in_the_per_node_counts_and_is_down_until_it_is_back(monkeypatch):
+    """Issue 54, 9: node 2 killed (its connection lost): its totals stay in node_counts (what was
+    sent to it), and down_nodes names it while it has no connection; a node that left the
+    cluster is not down, and a node connected again is not either."""
+    async def scenario():
+        opts = SimpleNamespace(protocol_version=4, read_timeout_ms=2000, use_ssl=False, port=9042,
+                               keyspace=None, replicas="shuffle")
+        session = cqls.NativeSession(opts)
+        monkeypatch.setattr(session, "_reconnect", lambda index, at_once=False: None)
+        session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9042)]
+        for host, _ in session.hosts:
+            conn = cqlc.CqlConnection(4, 2.0, f"{host}:9042")
+            conn.connection_made(Transport())
+            conn.on_lost = session._lost
+            conn.sent = 5
+            session.conns.append(conn)
+        session._control = session.conns[0]
+        assert session.down_nodes() == frozenset()
+        killed = session.conns[1]
+        killed.connection_lost(ConnectionResetError("killed"))
+        assert session.conns[1] is None
+        assert session.node_counts() == {"127.0.0.1:9042": (5, 0), "127.0.0.2:9042": (5, 0),
+                                         "127.0.0.3:9042": (5, 0)}
+        assert session.down_nodes() == {"127.0.0.2:9042"}
+        session._gone = {2}  # node 3 left the cluster (decommissioned): not down
+        session.conns[2] = None
+        assert session.down_nodes() == {"127.0.0.2:9042"}
+        back = cqlc.CqlConnection(4, 2.0, "127.0.0.2:9042")
+        back.connection_made(Transport())
+        session.conns[1] = back
+        assert session.down_nodes() == frozenset()
+
+    asyncio.run(scenario())

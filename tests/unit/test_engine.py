@@ -300,6 +300,32 @@ def test_failed_operations_are_counted_by_status_and_kind(workers):
     assert again.region_totals() == regions and any(len(i.regions) == 2 for i in result.intervals)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_error_kinds_and_every_node_reach_the_snapshots_while_the_run_goes_on(workers):
+    """The driver's error kinds arrive tick by tick (not only with the phase's end), summed over
+    the workers; a node that stopped getting requests stays in the live figures, marked down,
+    while the stored intervals keep only the nodes that served (as they always did)."""
+    from engine_helpers import register_flaky_binding
+
+    register_flaky_binding()
+    spec, props = make_spec("db=flaky", "recordcount=100", "operationcount=2000", "target=2000",
+                            "readproportion=0", "updateproportion=1", "threadcount=2",
+                            f"workers={workers}", "snapshot.interval=0.2", "flaky.vanish=200")
+    outcome, snapshots = run_phase(spec)
+    live = [s for s in snapshots if not s.final and s.operations]
+    assert len(live) >= 4
+    totals = [s.error_kinds.get("FakeTimeout", 0) for s in snapshots]
+    assert totals == sorted(totals) and 0 < totals[len(totals) // 2] < outcome.error_kinds["FakeTimeout"]
+    assert set(snapshots[-1].error_kinds) == {"FakeTimeout"}
+    assert dict(snapshots[-1].error_kinds) == outcome.error_kinds  # what the stored run names
+    after = snapshots[len(snapshots) // 2:]
+    assert all(s.nodes["node2:9042"] == (0, 0) and s.down == {"node2:9042"} for s in after[:-1])
+    assert all(sorted(s.nodes) == ["node0:9042", "node1:9042", "node2:9042"] for s in after)
+    stored = to_run_result(outcome, props.as_dict()).intervals
+    assert all("node2:9042" not in i.nodes for i in stored[len(stored) // 2:])
+    assert outcome.error_kinds == {"FakeTimeout": outcome.returns["UPDATE"]["ERROR"]}
+
+
 def test_a_failed_cleanup_is_reported_not_lost():
     from engine_helpers import register_failing_cleanup_binding
 

@@ -182,7 +182,8 @@ def test_families_from_figures_made_here():
         returns={"READ": {"OK": 1_500, "NOT_FOUND": 100, "ERROR": 7},
                  "UPDATE": {"OK": 390, "UNEXPECTED_STATE": 3}},
         latency={"READ": lat, "Intended-READ-FAILED": latency_of(histogram(900))},
-        nodes={"127.0.0.2:9042": (1_200, 4), "127.0.0.1:9042": (800, 0)})
+        nodes={"127.0.0.2:9042": (1_200, 4), "127.0.0.1:9042": (800, 0)},
+        error_kinds={"ReadTimeout": 5, "Unavailable": 2})
     labels = RunLabels("run", "cassandra", "native CQL v4", "17")
     registry = CollectorRegistry()
     registry.register(RunCollector(lambda: figures, lambda: labels))
@@ -208,12 +209,16 @@ def test_families_from_figures_made_here():
     assert value(nodes, "workbench_node_requests_total", node="127.0.0.2:9042") == 1_200
     assert value(nodes, "workbench_node_failed_total", node="127.0.0.2:9042") == 4
     assert value(nodes, "workbench_node_failed_total", node="127.0.0.1:9042") == 0
+    client = page["workbench_client_errors"]  # the driver's kinds (Binding.error_kinds), live
+    assert {(s.labels["kind"], s.value) for s in client if s.name == "workbench_client_errors_total"} == {
+        ("ReadTimeout", 5), ("Unavailable", 2)}
     for name, expected in (("workbench_throughput_ops", 180.0), ("workbench_target_rate_ops", 200.0),
                            ("workbench_achieved_rate_ops", 200.0), ("workbench_lanes", 4),
                            ("workbench_elapsed_seconds", 12.5)):
         assert value(page[name], name) == expected
     assert [f.type for f in families(figures, labels)] == [
-        "counter", "counter", "histogram", "counter", "counter", "gauge", "gauge", "gauge", "gauge", "gauge"]
+        "counter", "counter", "histogram", "counter", "counter", "counter",
+        "gauge", "gauge", "gauge", "gauge", "gauge"]
 
 
 def test_measurement_names():

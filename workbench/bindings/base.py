@@ -168,6 +168,11 @@ class Binding:
         does not count them."""
         return {}
 
+    def down_nodes(self) -> frozenset[str]:
+        """The nodes of node_counts (same names) that the client knows are disconnected now (a
+        lost connection it has not got back), read once a tick; empty where it cannot say."""
+        return frozenset()
+
     def client_counts(self) -> dict[str, int]:
         """What the client did on its own since init() that is not an operation's outcome, by
         name (HBase's native client: {"region lookups after a move": 2, "requests retried after
@@ -179,5 +184,6 @@ class Binding:
         """Failed operations by driver error kind (e.g. {"ReadTimeout": 3}) since init().
 
         YCSB's statuses are coarse (a timeout and an unavailable replica are both ERROR); the
-        report shows these counts beside them. Summed over workers at the end of the phase."""
+        report shows these counts beside them. Read once a tick by the engine (the Run screen's
+        live kinds) and summed over workers at the end of the phase."""
         return {}

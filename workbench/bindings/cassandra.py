@@ -145,6 +145,10 @@ class CassandraBinding(Binding):
         counts = getattr(self.db, "node_counts", None)
         return counts() if counts is not None else self._closed_counts
 
+    def down_nodes(self) -> frozenset[str]:
+        down = getattr(self.db, "down_nodes", None)
+        return down() if down is not None else frozenset()
+
     # -- statements --------------------------------------------------------------------------
 
     async def _prepare(self, op: str, shape: tuple[str, ...]) -> Any:

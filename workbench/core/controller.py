@@ -141,6 +141,8 @@ class Controller:
         self._intervals: SpillList[StoredInterval] = SpillList()
         self._total_ops = 0
         self._error_kinds: dict[str, int] = {}
+        self._live_kinds: dict[str, int] = {}  # the bindings' error kinds so far, tick by tick
+        self._nodes_known: set[str] = set()  # every node a tick named: the live line keeps them
         self._client_counts: dict[str, int] = {}
         self._key_tallies: list[KeyTally] = []  # each worker's, from its last tick
         self._last_tick = 0.0
@@ -384,8 +386,12 @@ class Controller:
         ops = 0
         nodes: dict[str, tuple[int, int]] = {}
         regions: dict[str, tuple[int, int]] = {}
+        down: set[str] = set()
         for t in ticks:
             ops += t.operations
+            for kind, n in (t.kinds_delta or {}).items():
+                self._live_kinds[kind] = self._live_kinds.get(kind, 0) + n
+            down.update(t.down or ())
             for into, counts in ((nodes, t.nodes), (regions, t.regions)):
                 for where, (requests, errors) in (counts or {}).items():
                     before = into.get(where, (0, 0))
@@ -415,6 +421,7 @@ class Controller:
             merge_into(cumulative, h)
         self._total_ops += ops
         stats = {name: OpStats.of(h) for name, h in merged.items()}
+        self._nodes_known.update(nodes, down)
         snapshot = IntervalSnapshot(
             phase=self.phase,
             elapsed_s=now - self._t0,
@@ -434,12 +441,17 @@ class Controller:
             returns=returns,
             histograms=merged,
             final=final,
-            nodes=dict(sorted(nodes.items())),
+            # every node seen so far, (0, 0) for those without requests this tick (the record
+            # below keeps only those with some, as it always did)
+            nodes={node: nodes.get(node, (0, 0)) for node in sorted(self._nodes_known)},
+            error_kinds=dict(self._live_kinds),
+            down=frozenset(down),
         )
         stored = StoredInterval(
             snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
             self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
-            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring, nodes=snapshot.nodes,
+            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring,
+            nodes=dict(sorted(nodes.items())),
             regions=dict(sorted(regions.items())),
         )
         if self._measuring:

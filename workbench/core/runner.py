@@ -132,6 +132,7 @@ class WorkerEngine:
         self._in_flight_n = 0
         self._nodes_seen: dict[str, tuple[int, int]] = {}  # the binding's node totals at the last drain
         self._regions_seen: dict[str, tuple[int, int]] = {}  # and its region totals
+        self._kinds_seen: dict[str, int] = {}  # the binding's error kinds at the last drain
 
     # -- live controls (call on the worker's loop) -------------------------------------------
 
@@ -205,6 +206,8 @@ class WorkerEngine:
         if self.db is not None:
             tick.nodes = self._node_deltas(self.db.node_counts())
             tick.regions = self._node_deltas(self.db.region_counts(), self._regions_seen)
+            tick.kinds_delta = self._kinds_delta(self.db.error_kinds())
+            tick.down = tuple(sorted(self.db.down_nodes())) or None
         if self.done.is_set() and self.keys.counter is not None and not self._keys_sent:
             self._keys_sent = True  # handed over once: the controller adds up its workers' tallies
             tick.keys = self.keys.counter.tally(self.keys.inserts.value - self.keys.record_total)
@@ -229,6 +232,18 @@ class WorkerEngine:
                 out[node] = (requests - before[0], errors - before[1])
             seen[node] = (requests, errors)
         return out
+
+    def _kinds_delta(self, kinds: dict[str, int]) -> dict[str, int] | None:
+        """The error kinds that grew since the last drain, by how much (None: none did). Deltas,
+        not totals: ticks carry no worker's name and a late one lands in a later drain, so the
+        controller can only add them up."""
+        seen, out = self._kinds_seen, {}
+        for kind, n in kinds.items():
+            before = seen.get(kind, 0)
+            if n != before:
+                out[kind] = n - before
+                seen[kind] = n
+        return out or None
 
     # -- running -----------------------------------------------------------------------------
 

@@ -134,6 +134,7 @@ class MetricsEndpoint:
             returns={op: dict(counts) for op, counts in returns.items()},
             latency={name: latency_of(h) for name, h in histograms.items()},
             nodes=dict(self._nodes),
+            error_kinds=dict(snap.error_kinds) if snap is not None else {},
         )
 
     def close(self) -> None:

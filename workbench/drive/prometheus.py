@@ -71,6 +71,8 @@ class RunFigures:
     returns: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # op -> status -> n
     latency: Mapping[str, Latency] = field(default_factory=dict)  # by YCSB measurement name
     nodes: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # (requests, failed) since start
+    # failed operations by the driver's error kind since the phase started (the newest snapshot's)
+    error_kinds: Mapping[str, int] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4)
@@ -142,7 +144,12 @@ def families(figures: RunFigures, labels: RunLabels) -> list[Metric]:
     for node, (n, bad) in sorted(figures.nodes.items()):
         requests.add_metric([*run, node], n)
         failed.add_metric([*run, node], bad)
-    out: list[Metric] = [ops, errors, latency, requests, failed]
+    client = CounterMetricFamily("workbench_client_errors", "Failed operations by the error kind the "
+                                 "database client named (ReadTimeout, Unavailable, ...), since the phase "
+                                 "started; only bindings that name them", labels=[*names, "kind"])
+    for kind, n in sorted(figures.error_kinds.items()):
+        client.add_metric([*run, kind], n)
+    out: list[Metric] = [ops, errors, latency, requests, failed, client]
     for name, doc, value in (
         ("workbench_throughput_ops", "Operations per second in the newest interval", figures.throughput),
         ("workbench_target_rate_ops", "Target operations per second over all lanes (0: no limit)",

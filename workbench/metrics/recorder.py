@@ -100,6 +100,11 @@ class TickData:
     regions: dict[str, tuple[int, int]] | None = None
     # what the client did on its own, on a worker's last tick (Binding.client_counts)
     client_counts: dict[str, int] | None = None
+    # the binding's error kinds that grew this tick, by how much (Binding.error_kinds, read once a
+    # tick): the controller adds them up into the live kinds (IntervalSnapshot.error_kinds)
+    kinds_delta: dict[str, int] | None = None
+    # the nodes its client knows are disconnected now (Binding.down_nodes), None when none is
+    down: tuple[str, ...] | None = None
 
 
 class Recorder:

@@ -97,7 +97,13 @@ class IntervalSnapshot:
     final: bool = False
     # requests and errors per node this interval, as the binding's client counted them
     # (Binding.node_counts): {address: (requests, errors)}; empty where the client does not count
+    # live, every node seen so far: one without requests this interval is there with (0, 0)
     nodes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # failed operations by the driver's error kind since the phase started, summed over workers
+    # (Binding.error_kinds, read once a tick): {"ReadTimeout": 20, "Unavailable": 14}
+    error_kinds: Mapping[str, int] = field(default_factory=dict)
+    # nodes of `nodes` that some worker's client knows are disconnected now (Binding.down_nodes)
+    down: frozenset[str] = frozenset()
 
     @property
     def throughput(self) -> float:

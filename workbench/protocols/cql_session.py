@@ -441,6 +441,12 @@ class NativeSession:
                 out[f"{host}:{port}"] = (sent, failed)
         return out
 
+    def down_nodes(self) -> frozenset[str]:
+        """Nodes of the cluster (not those that left it) with no working connection now."""
+        return frozenset(f"{host}:{port}" for index, (host, port) in enumerate(self.hosts)
+                         if index not in self._gone and (self.conns[index] is None
+                                                         or self.conns[index].broken is not None))
+
     # -- statements ---------------------------------------------------------------------------------
 
     async def prepare(self, cql: str, consistency: str) -> Statement:

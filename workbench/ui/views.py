@@ -8,6 +8,7 @@ Colours are never the only signal: every mark also has its own character.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rich.table import Table
@@ -38,9 +39,11 @@ def fmt_rate(rate: float) -> str:
     return "none" if rate <= 0 else f"{rate:,.0f}"
 
 
-def node_line(nodes: dict[str, tuple[int, int]], interval_s: float) -> str:
+def node_line(nodes: dict[str, tuple[int, int]], interval_s: float,
+              down: frozenset[str] = frozenset()) -> str:
     """The last interval's requests per node in one line: "nodes 127.0.0.1 5,210/s · 127.0.0.2
-    4,980/s 3 err"; the port is left out where every node has the same one."""
+    down 3 err · 127.0.0.3 0/s"; a node the client knows is disconnected reads "down"; the port
+    is left out where every node has the same one."""
     if not nodes:
         return ""
     ports = {node.rpartition(":")[2] for node in nodes}
@@ -48,7 +51,8 @@ def node_line(nodes: dict[str, tuple[int, int]], interval_s: float) -> str:
     for node, (requests, errors) in nodes.items():
         name = node.rpartition(":")[0] or node if len(ports) == 1 else node
         rate = requests / interval_s if interval_s > 0 else 0.0
-        parts.append(f"{name} {rate:,.0f}/s" + (f" {errors:,} err" if errors else ""))
+        shown = "down" if node in down else f"{rate:,.0f}/s"
+        parts.append(f"{name} {shown}" + (f" {errors:,} err" if errors else ""))
     return "nodes " + " · ".join(parts)
 
 
@@ -139,20 +143,26 @@ def op_table(state: LiveState, returns: dict[str, dict[str, int]], paced: bool,
             if columns is COMPACT and kind == "response":
                 cells["operation"] = "  resp."
             table.add_row(*(cells[c] for c in columns))
-    kinds = error_kinds(returns)
+    kinds = error_kinds(returns, snap.error_kinds)
     if kinds:
         table.caption = "✗ errors by kind: " + ", ".join(f"{k} {n:,}" for k, n in kinds)
         table.caption_justify = "left"
     return table
 
 
-def error_kinds(returns: dict[str, dict[str, int]]) -> list[tuple[str, int]]:
-    """Failed operations by status over every operation, most frequent first."""
+def error_kinds(returns: dict[str, dict[str, int]], driver: Mapping[str, int] | None = None
+                ) -> list[tuple[str, int]]:
+    """Failed operations by status over every operation, most frequent first; where the driver
+    named its errors (`driver`: IntervalSnapshot.error_kinds, "ReadTimeout" ...) its kinds stand
+    for the bare ERROR, as in the stored run."""
     totals: dict[str, int] = {}
     for counts in returns.values():
         for status, n in counts.items():
-            if is_error(status) and n:
+            if is_error(status) and n and not (driver and status == "ERROR"):
                 totals[status] = totals.get(status, 0) + n
+    for kind, n in (driver or {}).items():
+        if n:
+            totals[kind] = totals.get(kind, 0) + n
     return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
 
 

@@ -1,5 +1,6 @@
 """Two lines on top of the Run screen: what runs where, its state, progress and ETA; a third with
-the last interval's requests per node where the client counts them (views.node_line)."""
+the last interval's requests per node where the client counts them, every node seen so far
+(views.node_line: "down" where the client knows it is disconnected)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ class RunStatus(Static):
             text.append(f"workbench: error: {run.error}", style="bold red")
         else:
             text.append("preparing the binding (schema, connections)")
-        nodes = node_line(dict(state.snapshot.nodes), state.snapshot.interval_s) if state is not None else ""
+        snap = state.snapshot if state is not None else None
+        nodes = node_line(dict(snap.nodes), snap.interval_s, snap.down) if snap is not None else ""
         if nodes:
             text.append("\n" + nodes, style="dim")
         self.styles.height = 3 if nodes else 2
