@@ -874,5 +874,14 @@ def test_a_killed_node_stays_in_the_per_node_counts_and_is_down_until_it_is_back
         back.connection_made(Transport())
         session.conns[1] = back
         assert session.down_nodes() == frozenset()
+        back.broken = ConnectionResetError("a broken answer")  # still held, not usable
+        assert session.down_nodes() == {"127.0.0.2:9042"}
+        from workbench.bindings.cassandra import CassandraBinding
+
+        binding = CassandraBinding.__new__(CassandraBinding)  # what the engine reads once a tick
+        binding.db = session
+        assert binding.down_nodes() == {"127.0.0.2:9042"}
+        binding.db = SimpleNamespace()  # cassandra-driver's session: it cannot say
+        assert binding.down_nodes() == frozenset()
 
     asyncio.run(scenario())
