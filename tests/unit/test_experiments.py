@@ -140,13 +140,14 @@ warmup_s = 0
 min_measure_s = 0
 [properties]
 recordcount = 100
-operationcount = 3000
+operationcount = 9000
 "measurement.interval" = "both"
 [sweep]
 rate = [5, 10]
 ''')
-    # 3,000 operations: at 5% a paced run lasts a second or more, so that a loaded machine's stall
-    # at its end does not make it fall under 90% of its target (600 did once, in a CI rehearsal)
+    # 9,000 operations: at 5% a paced run lasts 20 times an unthrottled one (about 3 s here), so
+    # that a loaded machine's stall does not make it fall under 90% of its target (600 did once
+    # in a CI rehearsal under two busy loops, and 3,000 did once more, in session 52's)
     store = tmp_path / "runs.db"
     done = workbench(store, "experiment", "run", str(path))
     assert done.returncode == 0, done.stderr
