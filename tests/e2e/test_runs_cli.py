@@ -160,7 +160,9 @@ def test_compare_gives_each_difference_its_interval_and_verdict_against_the_name
     lines = [" ".join(line.split()) for line in compared.stdout.splitlines()]
     assert any(line.startswith("figure #1 memory workloada (baseline)") for line in lines), lines
     throughput = next(i for i, line in enumerate(lines) if line.startswith("throughput ops/s (-10%)"))
-    assert re.fullmatch(r"throughput ops/s \(-10%\) 1?,?\d{3} \(n=(19|20|21)\) #2 memory workloada "
+    # two seconds of 0.1-s intervals: 20 whole ones; on a loaded machine a few fewer are whole (a CI
+    # rehearsal under two busy loops kept 18), never fewer than the 10 an interval needs
+    assert re.fullmatch(r"throughput ops/s \(-10%\) 1?,?\d{3} \(n=(1\d|2[01])\) #2 memory workloada "
                         r"-\d\d\.\d% \[-\d\d\.\d, -\d\d\.\d\] worse", lines[throughput]), lines[throughput]
     assert lines[throughput + 1].split()[-1] == "-"  # the YCSB file: no per-second figures to compare
     assert f"wrote {out}" in compared.stderr
