@@ -25,6 +25,7 @@ prints it (`manifest_lines`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -62,7 +63,7 @@ def build_manifest(spec: WorkloadSpec, props: dict[str, str], phase: str, *,
     overrides = [f"{k}={mask(k, v)}" for k, v in props.items() if from_files.get(k) != v]
     manifest: dict[str, Any] = {
         "format": FORMAT,
-        "workbench": build(),
+        "workbench": dict(_this_process()),
         "command": command_line(_argv() if argv is None else argv),
         "phase": phase,
         "db": spec.db,
@@ -159,6 +160,13 @@ def build() -> dict[str, Any]:
         if status is not None:
             out["modified"] = bool(status.strip())
     return out
+
+
+@functools.cache
+def _this_process() -> dict[str, Any]:
+    """build() once a process: the code a process runs is what it imported when it started, and
+    an experiment or the app runs many phases (three git commands each, otherwise)."""
+    return build()
 
 
 def _git(*args: str) -> str | None:
