@@ -1,4 +1,4 @@
-"""Session-wide fixtures that start real servers through the local provider (tests/servers.py).
+"""Session-wide fixtures that start real servers through the local provider (tests/support/servers.py).
 
 `cassandra_node`, `cassandra_cluster3`, `hbase_server`, `ferretdb_server` (FerretDB on PostgreSQL),
 the secured variants and the second releases (`cassandra41_node`: Cassandra 4.1 on Java 17,
@@ -15,11 +15,11 @@ import shutil
 import signal
 import tempfile
 
-import alongside  # tests/ is on sys.path (rootdir conftest)
-import lifetimes
-import marks
+from tests.support import alongside
+from tests.support import lifetimes
+from tests.support import marks
 import pytest
-from servers import SuiteDocker, SuiteServers
+from tests.support.servers import SuiteDocker, SuiteServers
 
 from workbench.clusters import processes
 from workbench.clusters.specs import CassandraSpec, HBaseSpec

@@ -4,7 +4,7 @@ A binding joins with a module `targets_<name>.py` beside this file that defines
 `target(request) -> list[str]`: the -p overrides that point the binding at a live server
 (started through the project's own provider fixtures, e.g. request.getfixturevalue(
 "cassandra_node")), with a fresh table, `SCAN_ORDER` ("key" or "token"), and `SERVER`: the name
-of that fixture (tests/lifetimes.py stops it after the last test that needs it).
+of that fixture (tests/support/lifetimes.py stops it after the last test that needs it).
 """
 
 from __future__ import annotations

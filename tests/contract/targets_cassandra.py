@@ -9,7 +9,7 @@ from __future__ import annotations
 SCAN_ORDER = "token"
 
 
-SERVER = "cassandra_node"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "cassandra_node"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

@@ -9,7 +9,7 @@ from targets_cassandra import SCAN_ORDER, overrides
 __all__ = ["SCAN_ORDER", "SERVER", "target"]
 
 
-SERVER = "cassandra41_node"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "cassandra41_node"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

@@ -12,7 +12,7 @@ from targets_cassandra import target as default_target
 __all__ = ["SCAN_ORDER", "SERVER", "target"]
 
 
-SERVER = "cassandra_node"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "cassandra_node"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

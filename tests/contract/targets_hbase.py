@@ -10,7 +10,7 @@ SCAN_ORDER = "key"  # HBase scans return rows in key order
 _tables = itertools.count()
 
 
-SERVER = "hbase_server"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "hbase_server"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

@@ -9,7 +9,7 @@ from targets_hbase import SCAN_ORDER, overrides
 __all__ = ["SCAN_ORDER", "SERVER", "target"]
 
 
-SERVER = "hbase25_server"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "hbase25_server"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

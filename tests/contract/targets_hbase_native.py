@@ -12,7 +12,7 @@ from targets_hbase import target as async_target
 __all__ = ["SCAN_ORDER", "SERVER", "target"]
 
 
-SERVER = "hbase_server"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "hbase_server"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

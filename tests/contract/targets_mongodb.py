@@ -11,7 +11,7 @@ SCAN_ORDER = "key"  # scans sort by _id
 _tables = itertools.count()
 
 
-SERVER = "ferretdb_server"  # the session fixture target() takes (tests/lifetimes.py)
+SERVER = "ferretdb_server"  # the session fixture target() takes (tests/support/lifetimes.py)
 
 
 def target(request) -> list[str]:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tmux import Terminal  # tests/ is on sys.path (rootdir conftest)
+from tests.support.tmux import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD_A = str(ROOT / "workbench" / "workloads" / "workloada")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 # The count-bounded experiment and its report are made by the commands in this process
-# (tests/inprocess.py): what is under test is what they write, which a real browser then renders.
-from tests.inprocess import workbench as workbench_here
+# (tests/support/inprocess.py): what is under test is what they write, which a real browser then renders.
+from tests.support.inprocess import workbench as workbench_here
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium")

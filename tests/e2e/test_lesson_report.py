@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.inprocess import workbench  # the reports' commands in this process
+from tests.support.inprocess import workbench  # the reports' commands in this process
 from workbench.config import catalog
 from workbench.drive.session import Session
 from workbench.lessons.model import load

@@ -8,7 +8,7 @@ import csv
 import json
 from pathlib import Path
 
-from tests.inprocess import workbench
+from tests.support.inprocess import workbench
 from workbench.drive.session import Session
 from workbench.lessons.model import load
 from workbench.lessons.progress import lesson_steps

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-import capabilities  # tests/ is on sys.path (rootdir conftest)
+from tests.support import capabilities
 import pytest
 
 from workbench import speedups

@@ -13,7 +13,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from wheel import build_wheel, tracked_files  # tests/ is on sys.path
+from tests.support.wheel import build_wheel, tracked_files
 
 from workbench.config import catalog
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from cassandra.cluster import Cluster as Driver
-from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
+from tests.support.runs import wait_until_running
 
 from workbench.bindings.base import READ, UPDATE, Status
 from workbench.bindings.cassandra import CassandraBinding, kind_of

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from inprocess import workbench  # tests/ is on sys.path (rootdir conftest)
+from tests.support.inprocess import workbench
 
 from workbench.drive.check import SCALE_ENV, CheckPlan
 from workbench.results.baseline import FIGURES, FORMAT, PHASES

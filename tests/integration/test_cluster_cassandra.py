@@ -337,7 +337,7 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
     import sys
     from pathlib import Path
 
-    from runs import wait_until_running
+    from tests.support.runs import wait_until_running
 
     provider, name = suite_servers.provider, cassandra_cluster3.name
     host, port = cassandra_cluster3.contact_points[0]
@@ -454,7 +454,7 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
     # holds the values dataintegrity writes, and is the same through both
     import asyncio
 
-    from differential import read_back
+    from tests.support.differential import read_back
 
     from workbench.config.keys import build_key_name
     from workbench.core.values import verify_row
@@ -516,7 +516,7 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     import threading
     from pathlib import Path
 
-    from runs import wait_until_running
+    from tests.support.runs import wait_until_running
 
     from workbench.clusters import ports
 

@@ -4,7 +4,7 @@ killed while it joins.
 
 These tests start their own cluster (the `hbase_cluster3` fixture: free ports and loopback
 addresses) and touch none of the session's other servers: in the full suite they run in the
-fast tier's network namespace once it is done (tests/alongside.py OWN_CLUSTERS)."""
+fast tier's network namespace once it is done (tests/support/alongside.py OWN_CLUSTERS)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_a_regionserver_added_and_removed_under_load_takes_regions_and_gives_the
     import time
     from pathlib import Path
 
-    from runs import wait_until_running
+    from tests.support.runs import wait_until_running
 
     from workbench.clusters import hbase_local, ports
 

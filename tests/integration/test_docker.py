@@ -14,10 +14,10 @@ import threading
 import time
 from pathlib import Path
 
-import capabilities  # tests/ is on sys.path (rootdir conftest)
+from tests.support import capabilities
 import pytest
 from cassandra.cluster import Cluster as Driver
-from runs import wait_until_running
+from tests.support.runs import wait_until_running
 
 from workbench.clusters import cassandra_local, engine, images, ports
 from workbench.clusters import state as store

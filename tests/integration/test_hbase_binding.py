@@ -18,7 +18,7 @@ from pathlib import Path
 
 import happybase
 import pytest
-from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
+from tests.support.runs import wait_until_running
 
 from workbench.bindings.hbase import HBaseBinding
 from workbench.bindings.hbase_native import NativeBinding

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runs import wait_until_running
+from tests.support.runs import wait_until_running
 
 pytestmark = pytest.mark.servers
 WORKLOADA = str(Path(__file__).resolve().parents[2] / "workbench" / "workloads" / "workloada")

@@ -1,7 +1,7 @@
 """Load from several machines through Ray (`--ray ADDRESS`), on real multi-node Ray clusters.
 
 Every test runs Ray, the database it loads and the workbench inside a network namespace with
-only `lo` up (tests/raynet.py): Ray picks the machine's own address by itself otherwise. Each
+only `lo` up (tests/support/raynet.py): Ray picks the machine's own address by itself otherwise. Each
 test checks that no socket of the run listens on or connects to anything outside 127.0.0.0/8,
 and the namespace's end ends every process in it.
 """
@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from raynet import Netns
-from servers import skip_without_jars
+from tests.support.raynet import Netns
+from tests.support.servers import skip_without_jars
 
 from workbench.results.store import RunStore
 

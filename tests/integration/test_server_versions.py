@@ -41,7 +41,7 @@ def on_disk(cluster, table: str) -> list[Path]:
 
 
 @pytest.mark.parametrize(("fixture", "series"), [
-    pytest.param(fixture, series, marks=pytest.mark.needs(fixture))  # tests/lifetimes.py
+    pytest.param(fixture, series, marks=pytest.mark.needs(fixture))  # tests/support/lifetimes.py
     for fixture, series in (("cassandra41_node", "4.1"), ("hbase25_server", "2.5"))])
 def test_the_other_release_serves_and_every_run_records_it(request, suite_servers, tmp_path, fixture,
                                                            series):

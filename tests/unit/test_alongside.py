@@ -1,5 +1,5 @@
 """A run of the whole suite puts the fast tier in a child pytest with a network namespace of its
-own (tests/alongside.py); its failures fail the run."""
+own (tests/support/alongside.py); its failures fail the run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import alongside
+from tests.support import alongside
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from struct import pack
 from types import SimpleNamespace
 
 import pytest
-from loopback import Transport, both_receive_paths  # tests/ is on sys.path
+from tests.support.loopback import Transport, both_receive_paths
 
 from workbench.bindings.base import chain_outcomes
 from workbench.bindings.cassandra import _without_nulls

@@ -1,4 +1,4 @@
-"""Under CI a servers, docker or Ray test cannot pass by skipping (tests/marks.py CiSkips, which
+"""Under CI a servers, docker or Ray test cannot pass by skipping (tests/support/marks.py CiSkips, which
 tests/conftest.py registers): a small suite of its own, run by a real pytest with the same plugin,
 with and without CI=true."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]  # the checkout, where tests.support is found
 
 CONFTEST = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})
-import marks
+from tests.support import marks
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "servers: x")

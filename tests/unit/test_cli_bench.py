@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runs import wait_until_running  # tests/ is on sys.path (rootdir conftest)
+from tests.support.runs import wait_until_running
 
 from workbench.results.importers import import_file
 from workbench.results.ycsb_text import read_ycsb_text

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from inprocess import workbench  # tests/ is on sys.path
+from tests.support.inprocess import workbench
 
 from workbench.clusters import cassandra_local, ports
 from workbench.clusters import processes as procs

@@ -9,7 +9,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-import capabilities  # tests/ is on sys.path (rootdir conftest)
+from tests.support import capabilities
 import pytest
 
 from workbench.clusters import distributions, engine, images

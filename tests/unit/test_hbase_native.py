@@ -10,7 +10,7 @@ import asyncio
 import struct
 
 import pytest
-from loopback import Transport, both_receive_paths  # tests/ is on sys.path
+from tests.support.loopback import Transport, both_receive_paths
 
 from workbench.bindings import hbase_native
 from workbench.protocols import hbase_rpc

@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from loopback import Transport  # tests/ is on sys.path
+from tests.support.loopback import Transport
 
 from workbench.bindings import hbase_native
 from workbench.clusters import distributions, paths

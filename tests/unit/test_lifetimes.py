@@ -1,4 +1,4 @@
-"""The suite's own plumbing (tests/lifetimes.py): which session servers a test needs, the tests of
+"""The suite's own plumbing (tests/support/lifetimes.py): which session servers a test needs, the tests of
 the rarely used ones run together, and each server stops after its last user."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-import lifetimes
+from tests.support import lifetimes
 
 
 class Item:

@@ -1,11 +1,11 @@
-"""The suite holds its marks to account (tests/marks.py, used by tests/conftest.py)."""
+"""The suite holds its marks to account (tests/support/marks.py, used by tests/conftest.py)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 
-import marks  # tests/ is on sys.path (rootdir conftest)
+from tests.support import marks
 import pytest
 
 

@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from wheel import build_wheel, tracked_files, wheel_names  # tests/ is on sys.path
+from tests.support.wheel import build_wheel, tracked_files, wheel_names
 
 from workbench import speedups
 

@@ -38,7 +38,7 @@ from struct import pack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from loopback import Transport  # tests/ is on sys.path
+from tests.support.loopback import Transport
 from test_cassandra_native import VARCHAR, rows_body, statement, string
 from test_hbase_native import cell as hbase_cell
 

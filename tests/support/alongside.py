@@ -41,7 +41,7 @@ HEAVY = "servers or docker"
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
 # this module use it).
 # A test's node ID names one test of a file: the two longest Ray tests (their own namespaces,
-# tests/raynet.py, nest in the child's), and two that start a cluster of their own on the
+# tests/support/raynet.py, nest in the child's), and two that start a cluster of their own on the
 # suite's free addresses (suite_servers, the child's own) balance the two sides' minutes.
 OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
                 "tests/integration/test_cluster_hbase_regionservers.py",

@@ -17,7 +17,7 @@ import os
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def workbench(store: Path, *args: str) -> subprocess.CompletedProcess:
