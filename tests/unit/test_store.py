@@ -165,7 +165,7 @@ def test_a_store_of_schema_1_gains_the_experiment_columns(tmp_path):
     c.commit()
     c.close()
     with RunStore(path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         rows = store.conn.execute("SELECT db, experiment, step FROM runs").fetchall()
         assert rows == [("memory", None, None)]
         assert store.experiment_runs("anything", "full") == []
@@ -190,7 +190,7 @@ def test_a_store_of_schema_4_gains_the_manifest_column_its_runs_an_empty_one(tmp
     c.commit()
     c.close()
     with RunStore(path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert store.conn.execute("SELECT manifest FROM runs").fetchall() == [("{}",), ("{}",)]
         assert store.result(1).manifest == {} and store.result(1).operations == result.operations
         assert store.result(2).manifest == {}

@@ -14,7 +14,7 @@ import concurrent.futures
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from hdrh.histogram import HdrHistogram
 
@@ -26,12 +26,24 @@ from workbench.errors import BindingError, WorkbenchError
 from workbench.metrics.histograms import encode, merge_into, new_histogram
 from workbench.metrics.keycounts import KeyTally
 from workbench.metrics.keycounts import merge as merge_keys
+from workbench.metrics.server import ServerEvent
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 
 Listener = Callable[[IntervalSnapshot], None]
 T = TypeVar("T")
 # Called after every tick with what the run's record keeps of it and the events since the last.
 RecordListener = Callable[["StoredInterval", list[tuple[float, str, object]]], None]
+# Node -> figure -> value (metrics/server.py names the figures).
+ServerFigures = dict[str, dict[str, float]]
+
+
+class ServerFeed(Protocol):
+    """The servers' side of a run, sampled off the engine (drive/server_sampler.py): started when
+    the run's clock starts; each tick takes, without waiting, what was sampled for it."""
+
+    def start(self, wall0: float) -> None: ...
+
+    def take(self, elapsed_s: float) -> tuple[ServerFigures, list[tuple[float, ServerEvent]]]: ...
 
 
 @dataclass
@@ -52,6 +64,10 @@ class StoredInterval:
     warmup: bool = False  # a warm-up interval: done, not measured
     nodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # (requests, errors) per node
     regions: dict[str, tuple[int, int]] = field(default_factory=dict)  # the same per region (HBase)
+    # the servers' figures sampled for this interval (node -> figures) and the server events
+    # begun in it, (elapsed_s, event): a ServerFeed's (metrics/server.py)
+    server: ServerFigures = field(default_factory=dict)
+    server_events: tuple[tuple[float, ServerEvent], ...] = ()
 
 
 @dataclass
@@ -77,6 +93,7 @@ class PhaseOutcome:
     ray: dict | None = None  # a Ray run: the cluster's address and where each worker ran
     event_loop: str = ""  # the loop the lanes ran on (core/loops.py): "uvloop 0.23.0", "asyncio"
     keys: KeyTally | None = None  # measurement.keys: the keys the requests chose, all workers'
+    server_events: list[tuple[float, ServerEvent]] = field(default_factory=list)  # ServerFeed's
 
 
 STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
@@ -133,6 +150,8 @@ class Controller:
         self._stop_reason: str | None = None
         self._notes: list[str] = []
         self._before_final: list[Callable[[], None]] = []
+        self._server_feed: ServerFeed | None = None
+        self._server_events: list[tuple[float, ServerEvent]] = []
         # what the phase accumulates, tick by tick (a Controller runs one phase)
         self._cumulative: dict[str, HdrHistogram] = {}
         self._returns: dict[str, dict[str, int]] = {}
@@ -162,6 +181,10 @@ class Controller:
         """Call look() once more when the run ends, before its last tick and its outcome (a
         watch of something outside the engine catches what happened in its last moments)."""
         self._before_final.append(look)
+
+    def attach_server(self, feed: ServerFeed) -> None:
+        """Have every tick carry what `feed` sampled of the servers for it (before run())."""
+        self._server_feed = feed
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -303,6 +326,8 @@ class Controller:
         # created, in a JVM that is already running); the bindings' init is inside the run.
         started_at = self._wall0 = time.time()
         self._t0 = self._last_tick = self._window_t0 = time.perf_counter()
+        if self._server_feed is not None:
+            self._server_feed.start(started_at)
         if self._stop_reason is not None:  # stopped while the binding was preparing
             self._executor.stop()
         error: str | None = None
@@ -362,6 +387,7 @@ class Controller:
             # worker processes start their loops as this one was started (loops.run, same choice)
             event_loop="asyncio (Ray's actor loop)" if self.spec.ray_address else loops.describe(self._loop),
             keys=merge_keys(self._key_tallies),
+            server_events=self._server_events,
         )
 
     def _window_done(self) -> bool:
@@ -422,6 +448,9 @@ class Controller:
         self._total_ops += ops
         stats = {name: OpStats.of(h) for name, h in merged.items()}
         self._nodes_known.update(nodes, down)
+        server, server_events = ({}, []) if self._server_feed is None else \
+            self._server_feed.take(now - self._t0)
+        self._server_events.extend(server_events)
         snapshot = IntervalSnapshot(
             phase=self.phase,
             elapsed_s=now - self._t0,
@@ -453,6 +482,7 @@ class Controller:
             in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring,
             nodes=dict(sorted(nodes.items())),
             regions=dict(sorted(regions.items())),
+            server=server, server_events=tuple(server_events),
         )
         if self._measuring:
             self._window_ticks.append((interval_s, ops))

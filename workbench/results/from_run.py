@@ -24,9 +24,10 @@ from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
 from workbench.metrics.histograms import new_histogram
 from workbench.metrics.keycounts import summarize as summarize_keys
+from workbench.metrics.server import ServerEvent
 from workbench.results.manifest import complete
 from workbench.results.masking import masked
-from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
+from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult, ServerEventRecord
 from workbench.results.summarize import measurement_from_histogram
 
 if TYPE_CHECKING:
@@ -131,7 +132,15 @@ def interval_from_stored(i: StoredInterval) -> Interval:
         warmup=i.warmup,
         nodes={node: [requests, errors] for node, (requests, errors) in i.nodes.items()},
         regions={region: [requests, errors] for region, (requests, errors) in i.regions.items()},
+        server={node: dict(figures) for node, figures in i.server.items()},
     )
+
+
+
+def server_event_record(elapsed_s: float, event: ServerEvent) -> ServerEventRecord:
+    """The result model's record of a server event begun `elapsed_s` into the run."""
+    return ServerEventRecord(round(elapsed_s, 3), event.node, event.kind, round(event.seconds, 6),
+                             event.detail)
 
 
 def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
@@ -184,4 +193,5 @@ def to_run_result(outcome: PhaseOutcome, properties: dict[str, str],
         warmup_s=round(outcome.warmup_s, 3),
         keys=summarize_keys(outcome.keys),
         manifest=complete(manifest or {}, env),
+        server_events=[server_event_record(t, e) for t, e in outcome.server_events],
     )

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.results.model import Event, Interval, IntervalMeasurement, Measurement, RunResult
+from workbench.results.model import (Event, Interval, IntervalMeasurement, Measurement, RunResult,
+                                      ServerEventRecord)
 
 FORMAT = "workbench-run"
 VERSION = 1
@@ -78,6 +79,7 @@ def from_json_dict(doc: dict[str, Any], where: str = "<json>") -> RunResult:
     run = _restore(doc["run"])
     run["measurements"] = [_build(Measurement, m) for m in run.get("measurements", [])]
     run["events"] = [_build(Event, e) for e in run.get("events", [])]
+    run["server_events"] = [_build(ServerEventRecord, e) for e in run.get("server_events", [])]
     intervals = []
     for i in run.get("intervals", []):
         i["measurements"] = {k: _build(IntervalMeasurement, m)

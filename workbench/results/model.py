@@ -86,6 +86,9 @@ class Interval:
     # the same per region of the tables ({region name: [requests, errors]}), where the client
     # counts them (HBase's native client)
     regions: dict[str, list[int]] = field(default_factory=dict)
+    # the servers' side of this second (metrics/server.py): node address (or "client") -> figure
+    # name -> value, sampled in the parent process; {} when nothing was sampled for it
+    server: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def throughput(self) -> float:
@@ -99,6 +102,17 @@ class Event:
     elapsed_s: float
     kind: str
     value: Any = None
+
+
+@dataclass
+class ServerEventRecord:
+    """Something a server did during the run (metrics/server.py's ServerEvent), on its timeline."""
+
+    elapsed_s: float  # when it began, in seconds since the phase started
+    node: str
+    kind: str  # "gc", "compaction", "flush", ...
+    seconds: float = 0.0  # how long it lasted (0: an instant, or not over when seen)
+    detail: str = ""
 
 
 @dataclass
@@ -126,6 +140,10 @@ class RunResult:
     # what makes the figures what they are: versions, settings, host, workload digests, command
     # line (results/manifest.py); {} for a run recorded before runs had one, or imported
     manifest: dict[str, Any] = field(default_factory=dict)
+    # the servers' events (GC pauses, compactions, flushes) and what of the servers could not be
+    # seen, and why (one line a source: "process: an external cluster's processes are not ...")
+    server_events: list[ServerEventRecord] = field(default_factory=list)
+    server_notes: list[str] = field(default_factory=list)
 
     @property
     def server(self) -> str:

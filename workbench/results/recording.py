@@ -22,7 +22,7 @@ from typing import Any
 from workbench.config.spec import WorkloadSpec
 from workbench.core.controller import Controller, StoredInterval
 from workbench.errors import WorkbenchError
-from workbench.results.from_run import environment, interval_from_stored
+from workbench.results.from_run import environment, interval_from_stored, server_event_record
 from workbench.results.model import Event, RunResult
 from workbench.results.store import ExperimentTag, RunStore, store_error
 
@@ -48,6 +48,7 @@ class Recording:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._seq = 0
         self._events = 0
+        self._server_events = 0
         self._thread = threading.Thread(target=self._write, name=f"workbench-store-{run_id}", daemon=True)
         self._thread.start()
 
@@ -98,7 +99,11 @@ class Recording:
                 for t, kind, value in events:
                     numbered.append((self._events, Event(t, kind, value)))
                     self._events += 1
-                self.store.add_interval(self.run_id, self._seq, interval_from_stored(stored), numbered)
+                servers = [(self._server_events + n, server_event_record(t, e))
+                           for n, (t, e) in enumerate(stored.server_events)]
+                self._server_events += len(servers)
+                self.store.add_interval(self.run_id, self._seq, interval_from_stored(stored), numbered,
+                                        servers)
                 self._seq += 1
             except Exception as exc:  # noqa: BLE001 - reported by finish(), never fatal to the run
                 what = f"record interval {self._seq + 1}" if isinstance(item, tuple) else \

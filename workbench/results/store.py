@@ -12,12 +12,13 @@ form), and the final result when the phase ends. A `running` row whose process i
 SIGKILL, a closed laptop) is marked `incomplete` the next time the store is opened; what its
 intervals hold is still shown, compared and exported.
 
-Tables (schema 5; store_schema.py has them version by version):
+Tables (schema 6; store_schema.py has them version by version):
     runs       one row per phase: what was run (properties, environment, manifest), where, when,
                outcome, summary figures, and the final RunResult as workbench JSON without its
                intervals and events, which have their own tables
     intervals  (run_id, seq): one Interval of the result model as JSON
     events     (run_id, seq): one Event of the result model
+    server_events (run_id, seq): one ServerEventRecord (a GC pause, compaction, flush on a node)
     lesson_steps, lesson_restarts: the lessons' (workbench.lessons.progress), through this store's
                connection and `transaction()`
 """
@@ -39,7 +40,7 @@ from urllib.parse import quote
 from workbench.errors import WorkbenchError
 from workbench.results.jsonfile import _plain, _restore, from_json_dict, to_json_dict
 from workbench.results.masking import masked
-from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult
+from workbench.results.model import Event, Interval, IntervalMeasurement, RunResult, ServerEventRecord
 from workbench.results.store_schema import MIGRATIONS, SCHEMA_VERSION
 from workbench.results.unfinished import result_from_intervals
 
@@ -299,12 +300,15 @@ class RunStore:
             "ORDER BY id", (experiment, scale)).fetchall()
 
     def add_interval(self, run_id: int, seq: int, interval: Interval,
-                     events: Iterable[tuple[int, Event]] = ()) -> None:
-        """One interval (and the events since the last), committed at once."""
+                     events: Iterable[tuple[int, Event]] = (),
+                     server_events: Iterable[tuple[int, ServerEventRecord]] = ()) -> None:
+        """One interval (and the events and server events since the last), committed at once."""
         with self.transaction():
             self._insert_interval(run_id, seq, interval)
             for n, event in events:
                 self._insert_event(run_id, n, event)
+            for n, record in server_events:
+                self._insert_server_event(run_id, n, record)
 
     def finish(self, run_id: int, result: RunResult, recorded: int = 0) -> None:
         """The final result; its events replace those recorded live, and so do its intervals,
@@ -315,6 +319,7 @@ class RunStore:
             if not keep:
                 self.conn.execute("DELETE FROM intervals WHERE run_id = ?", (run_id,))
             self.conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            self.conn.execute("DELETE FROM server_events WHERE run_id = ?", (run_id,))
             self._write_result(run_id, result, intervals=not keep)
 
     def add_events(self, run_id: int, events: Sequence[Event]) -> None:
@@ -362,8 +367,10 @@ class RunStore:
             self._insert_interval(run_id, seq, interval)
         for seq, event in enumerate(result.events):
             self._insert_event(run_id, seq, event)
+        for seq, record in enumerate(result.server_events):
+            self._insert_server_event(run_id, seq, record)
         doc = to_json_dict(result, intervals=False)
-        doc["run"]["events"] = []
+        doc["run"]["events"] = doc["run"]["server_events"] = []
         ended = (result.started_at or time.time()) + result.warmup_s + result.runtime_ms / 1000
         self.conn.execute(
             "UPDATE runs SET status = ?, label = ?, started_at = coalesce(?, started_at), "
@@ -382,6 +389,11 @@ class RunStore:
     def _insert_event(self, run_id: int, seq: int, event: Event) -> None:
         self.conn.execute("INSERT INTO events (run_id, seq, elapsed_s, kind, value) VALUES (?, ?, ?, ?, ?)",
                           (run_id, seq, event.elapsed_s, event.kind, json_text(event.value)))
+
+    def _insert_server_event(self, run_id: int, seq: int, e: ServerEventRecord) -> None:
+        self.conn.execute("INSERT INTO server_events (run_id, seq, elapsed_s, node, kind, seconds, "
+                          "detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (run_id, seq, e.elapsed_s, e.node, e.kind, e.seconds, e.detail))
 
     def transaction(self) -> _Transaction:
         """`with store.transaction():` the statements inside are committed together, or none of
@@ -458,11 +470,14 @@ class RunStore:
         events = [Event(t, kind, _restore(json.loads(value)) if value is not None else None)
                   for t, kind, value in self.conn.execute(
                       "SELECT elapsed_s, kind, value FROM events WHERE run_id = ? ORDER BY seq", (run_id,))]
+        server_events = [ServerEventRecord(*row) for row in self.conn.execute(
+            "SELECT elapsed_s, node, kind, seconds, detail FROM server_events WHERE run_id = ? "
+            "ORDER BY seq", (run_id,))]
         stored = self.conn.execute("SELECT result, properties, environment, manifest FROM runs "
                                    "WHERE id = ?", (run_id,)).fetchone()
         if stored[0] is not None:
             result = from_json_dict(json.loads(stored[0]), f"run {run_id}")
-            result.intervals, result.events = intervals, events
+            result.intervals, result.events, result.server_events = intervals, events, server_events
             return result
         properties = _restore(json.loads(stored[1]))
         environment = _restore(json.loads(stored[2]))
@@ -470,6 +485,7 @@ class RunStore:
                                        db=row.db, label=row.label, started_at=row.started_at,
                                        outcome=row.status)
         result.manifest = json.loads(stored[3])
+        result.server_events = server_events
         return result
 
     def delete(self, ids: Sequence[int]) -> None:

@@ -7,6 +7,8 @@ packages read and write through the store's connection and `transaction()` (the 
 schema, not what is in it): `lesson_steps`, each student's progress through a lesson
 (workbench.lessons.progress). Schema 4 added its `done` column and `lesson_restarts`: a lesson
 started over keeps the answers given before. Schema 5 added each run's manifest (results/manifest.py).
+Schema 6 added `server_events`: the servers' GC pauses, compactions and flushes during a run
+(metrics/server.py), written live like its events.
 """
 
 from __future__ import annotations
@@ -93,6 +95,21 @@ MIGRATIONS: tuple[str, ...] = (
     # workload files' digests and the command line, as JSON; '{}' for the runs recorded before.
     """
     ALTER TABLE runs ADD COLUMN manifest TEXT NOT NULL DEFAULT '{}'
+    """,
+    # 6: the servers' events during a run (drive/server_sampler.py): a GC pause, a compaction, a
+    # flush on a node, when it began (seconds into the run) and how long it lasted; the servers'
+    # figures of each second are in its interval's JSON (Interval.server).
+    """
+    CREATE TABLE server_events (
+        run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        seq       INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        node      TEXT NOT NULL,
+        kind      TEXT NOT NULL,
+        seconds   REAL NOT NULL DEFAULT 0,
+        detail    TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
