@@ -57,6 +57,9 @@ def test_cassandra_3_on_the_host_network(tmp_path: Path):
         assert env["CASSANDRA_LISTEN_ADDRESS"] == env["CASSANDRA_BROADCAST_ADDRESS"] == address
         assert env["MAX_HEAP_SIZE"] == "768M" and env["HEAP_NEWSIZE"] == "192M"
         assert f"-Dcassandra.jmx.local.port={7199 + 100 * (index - 1)}" in env["JVM_EXTRA_OPTS"]
+        # the GC log inside the mounted logs/: logs/system.gc.log on the host (gc_log.beside)
+        assert ("-Xlog:gc*:file=/var/log/cassandra/system.gc.log:time,uptime,level,tags:filecount=5,"
+                "filesize=20M") in env["JVM_EXTRA_OPTS"].split()
         conf, logs = tmp_path / name / "conf", tmp_path / name / "logs"
         assert node.mounts == (Mount(str(conf), "/workbench/conf", read_only=True),
                                Mount(str(logs), "/var/log/cassandra"),
@@ -111,9 +114,17 @@ def test_hbase_on_the_host_network_runs_the_local_command_lines(tmp_path: Path):
     assert (thrift.address, thrift.port) == ("127.0.0.1", 9090)
     assert master.ports_to_check() == [("127.0.0.1", 2181, "HBase ZooKeeper"),
                                        ("127.0.0.1", 16000, "HBase master"),
-                                       ("127.0.0.1", 16020, "HBase RegionServer")]
+                                       ("127.0.0.1", 16010, "HBase master /jmx"),
+                                       ("127.0.0.1", 16020, "HBase RegionServer"),
+                                       ("127.0.0.1", 16030, "HBase RegionServer /jmx")]
     assert thrift.ports_to_check() == [("127.0.0.1", 9090, "HBase Thrift")]
-    assert (tmp_path / "hbase" / "conf" / "hbase-site.xml").is_file()
+    site = (tmp_path / "hbase" / "conf" / "hbase-site.xml").read_text()
+    for name, value in (("hbase.master.info.bindAddress", "127.0.0.1"), ("hbase.master.info.port", 16010),
+                        ("hbase.regionserver.info.bindAddress", "127.0.0.1"),
+                        ("hbase.regionserver.info.port", 16030), ("hbase.thrift.info.port", -1)):
+        assert f"<name>{name}</name><value>{value}</value>" in site  # /jmx on, on its own address
+    gc_file = tmp_path / "hbase" / "logs" / "master.gc.log"
+    assert f"-Xlog:gc*:file={gc_file}:time,uptime,level,tags:filecount=5,filesize=20M" in master.command
 
 
 def test_hbase_on_a_bridge_puts_the_gateway_in_the_masters_namespace(tmp_path: Path):

@@ -32,7 +32,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from workbench.clusters import distributions, paths
+from workbench.clusters import distributions, gc_log, paths
 from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import SUPERUSER, CassandraSpec, data_home
@@ -241,6 +241,7 @@ def _node_plan(spec: CassandraSpec, index: int, run_dir: Path, lib: Path, java: 
         f"-Dcassandra.logdir={logs}",
         f"-Dcassandra.jmx.local.port={jmx_port(address)}",
         f"-Djava.io.tmpdir={node_dir}",
+        gc_log.flag(gc_log.beside(logs / "system.log")),  # the run's GC pauses (gc_log.py)
         "-Dcassandra.superuser_setup_delay_ms=0",  # PasswordAuthenticator: the superuser at once
         *(BOOTSTRAP_FLAGS if bootstrap else ()),
         "-cp",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from workbench.clusters import cassandra_local, engine, ferretdb_local, hbase_local, images, paths
+from workbench.clusters import cassandra_local, engine, ferretdb_local, gc_log, hbase_local, images, paths
 from workbench.clusters.distributions import VERSIONS
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec, data_home
 from workbench.errors import ClusterError
@@ -307,6 +307,8 @@ class CassandraPlanner:
                 "-Dcassandra.superuser_setup_delay_ms=0",
                 "-Dcassandra.ring_delay_ms=1000",
                 "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+                # logs/system.gc.log on the host, as a local node's (gc_log.py)
+                gc_log.flag(gc_log.beside(Path(CASSANDRA_LOGS) / "system.log")),
                 *(cassandra_local.BOOTSTRAP_FLAGS if bootstrap else ()),
             )),
         }

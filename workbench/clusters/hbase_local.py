@@ -26,6 +26,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from workbench.clusters import gc_log
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import HBaseSpec, data_home
 from workbench.errors import ClusterError
@@ -38,6 +39,7 @@ MOVER_CLASS = "org.apache.hadoop.hbase.util.RegionMover"
 PROBE_TABLE = "workbench_ready_probe"
 ZOOKEEPER_HEAP = "128M"
 NODE_PREFIX = "rs"  # the nodes add_node and remove_node count: rs1, rs2, ...
+INFO_OFFSET = 10  # an info server's port from its process's RPC port, as HBase's defaults are
 STOP_LAST = ("zookeeper",)  # stopped once the others are gone: they need it to shut down
 
 
@@ -71,7 +73,18 @@ def _site(spec: HBaseSpec, run_dir: Path, address: str) -> str:
         distributed="true" if spec.distributed else "false", distributed_properties=extra,
         zookeeper_port=spec.zookeeper_port, master_port=spec.master_port,
         regionserver_port=spec.regionserver_port, thrift_port=spec.thrift_port,
+        master_info_port=master_info_port(spec), regionserver_info_port=regionserver_info_port(spec),
     )
+
+
+def master_info_port(spec: HBaseSpec) -> int:
+    """Where the master's info server (/jmx) listens, on spec.address: its RPC port + 10 (16010)."""
+    return spec.master_port + INFO_OFFSET
+
+
+def regionserver_info_port(spec: HBaseSpec) -> int:
+    """Where each RegionServer's info server listens, on its own address (16030)."""
+    return spec.regionserver_port + INFO_OFFSET
 
 
 def _conf(spec: HBaseSpec, run_dir: Path, conf: Path, address: str) -> None:
@@ -89,6 +102,7 @@ def _argv(java: Path, lib: Path, conf: Path, tmp: Path, logs: Path, heap: str, l
         f"-Dworkbench.log.file={log}",
         f"-Dhbase.log.dir={logs}",
         f"-Djava.io.tmpdir={tmp}",  # Jetty and Hadoop write scratch files here
+        gc_log.flag(gc_log.beside(log)),  # the run's GC pauses (gc_log.py)
         "-cp", f"{conf}:{lib}/*", *main,
     )
 
@@ -109,10 +123,10 @@ def plans(spec: HBaseSpec, run_dir: Path, lib: Path, java: Path) -> list[NodePla
 
     a = spec.address
     master_log, thrift_log = logs / "master.log", logs / "thrift.log"
-    master_ports = ((a, spec.master_port, "HBase master"),)
+    master_ports = ((a, spec.master_port, "HBase master"), (a, master_info_port(spec), "HBase master /jmx"))
     if not spec.distributed:
         master_ports = ((a, spec.zookeeper_port, "HBase ZooKeeper"), *master_ports,
-                        (a, spec.regionserver_port, "HBase RegionServer"))
+                        *node_ports(a, spec))
     master = NodePlan("master", a, spec.master_port, home, master_log, logs / "master.console.log",
                       argv(spec.heap, master_log, [MASTER_CLASS, "start"]), master_ports)
     thrift = NodePlan(
@@ -154,7 +168,8 @@ def regionserver_plan(spec: HBaseSpec, index: int, run_dir: Path, lib: Path, jav
 
 
 def node_ports(address: str, spec: HBaseSpec) -> tuple[tuple[str, int, str], ...]:
-    return ((address, spec.regionserver_port, "HBase RegionServer"),)
+    return ((address, spec.regionserver_port, "HBase RegionServer"),
+            (address, regionserver_info_port(spec), "HBase RegionServer /jmx"))
 
 
 def node_dirs(spec: HBaseSpec, run_dir: Path, name: str) -> tuple[Path, ...]:
