@@ -1,0 +1,41 @@
+"""A run whose client was the bottleneck says so (results/client_limits.py, issue 54 item 8)."""
+
+from workbench.results.client_limits import verdict
+
+
+def _seconds(client_cpu, server_cpu=None, lag=0.0, n=10):
+    out = []
+    for _ in range(n):
+        s = {"client": {"cpu": client_cpu, "loop_lag_ms": lag}}
+        if server_cpu is not None:
+            s["127.0.0.1"] = {"cpu": server_cpu}
+        out.append(s)
+    return out
+
+
+def test_workers_using_nearly_every_core_are_the_bottleneck_and_the_line_says_so():
+    v = verdict(_seconds(1.9, 0.6), cores=2)
+    assert v.limited and v.line == "client-limited: the workers used 1.9 of 2 cores; the servers' CPU was 0.6"
+
+
+def test_an_idle_client_and_a_busy_server_say_nothing():
+    v = verdict(_seconds(0.4, 1.5), cores=8, local_nodes=frozenset({"127.0.0.1"}))
+    assert not v.limited and v.line == ""
+
+
+def test_lagging_loops_in_a_tenth_of_the_seconds_are_client_limited_even_with_cores_to_spare():
+    seconds = _seconds(0.5, n=9) + _seconds(0.5, lag=80.0, n=1)
+    v = verdict(seconds, cores=4)
+    assert v.limited and "lagged over 50 ms in 10% of the seconds" in v.line
+    assert not verdict(_seconds(0.5, n=11) + _seconds(0.5, lag=80.0, n=1), cores=4).limited
+
+
+def test_client_and_local_servers_together_filling_the_machine_are_machine_limited():
+    v = verdict(_seconds(1.0, 0.9), cores=2, local_nodes=frozenset({"127.0.0.1"}))
+    assert v.limited and v.line.startswith("machine-limited: the client (1.0) and the servers on this machine (0.9)")
+    # the same figures from a server elsewhere: its CPU is not this machine's
+    assert not verdict(_seconds(1.0, 0.9), cores=2).limited
+
+
+def test_without_client_figures_nothing_is_said():
+    assert verdict([{"127.0.0.1": {"cpu": 2.0}}], cores=2).line == ""

@@ -1,0 +1,66 @@
+"""Was the client the bottleneck? (issue 54, 8). YCSB's users keep finding out too late that their
+benchmark measured the machine that drove the load (YCSB #881, #584); a run here says so in one line
+at its end and on the Run screen:
+
+  client-limited: the workers used 1.9 of 2 cores; the servers' CPU was 0.6
+
+The client's figures are those sampled under the node name "client" (metrics/server.py): `cpu`
+(cores used by the workbench's processes: the parent and every worker), `loop_lag_ms` (the lanes'
+event loops' longest lag in the second). A run is client-limited when, over its measured seconds,
+the client used at least CPU_SHARE of the cores it could run on, or its loops lagged more than
+LAG_MS in at least LAG_SHARE of the seconds: either way operations waited for the client, not for
+the database. When the servers run on the same machine and client and servers together used the
+machine's cores, the line says that instead: neither side's figures are its own capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from workbench.metrics.server import CLIENT
+
+CPU_SHARE = 0.85
+MACHINE_SHARE = 0.90
+LAG_MS = 50.0
+LAG_SHARE = 0.10
+
+
+@dataclass(frozen=True)
+class ClientVerdict:
+    limited: bool
+    line: str   # "" when there is nothing to say
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def verdict(seconds: Sequence[Mapping[str, Mapping[str, float]]], cores: float,
+            local_nodes: frozenset[str] = frozenset()) -> ClientVerdict:
+    """`seconds`: each measured second's figures by node (CLIENT among them); `cores`: the cores
+    the client's processes could use (os.sched_getaffinity); `local_nodes`: the nodes that run on
+    this machine (their CPU shares its cores)."""
+    client = [s[CLIENT] for s in seconds if CLIENT in s]
+    if not client or cores <= 0:
+        return ClientVerdict(False, "")
+    cpu = _mean([c.get("cpu", 0.0) for c in client])
+    lagged = sum(1 for c in client if c.get("loop_lag_ms", 0.0) > LAG_MS) / len(client)
+    nodes = sorted({n for s in seconds for n in s if n != CLIENT and "cpu" in s[n]})
+    servers = _mean([sum(s[n].get("cpu", 0.0) for n in nodes if n in s) for s in seconds]) if nodes else None
+    server_words = f"; the servers' CPU was {servers:.1f}" if servers is not None else ""
+    if cpu >= CPU_SHARE * cores:
+        return ClientVerdict(True, f"client-limited: the workers used {cpu:.1f} of {cores:g} cores"
+                                   f"{server_words}")
+    if lagged >= LAG_SHARE:
+        return ClientVerdict(True, f"client-limited: the lanes' event loops lagged over {LAG_MS:.0f} ms "
+                                   f"in {lagged:.0%} of the seconds (the workers used {cpu:.1f} of "
+                                   f"{cores:g} cores{server_words})")
+    local = [n for n in nodes if n in local_nodes]
+    if local:
+        on_machine = cpu + _mean([sum(s[n].get("cpu", 0.0) for n in local if n in s) for s in seconds])
+        if on_machine >= MACHINE_SHARE * cores:
+            return ClientVerdict(True, f"machine-limited: the client ({cpu:.1f}) and the servers on this "
+                                       f"machine ({on_machine - cpu:.1f}) used {on_machine:.1f} of "
+                                       f"{cores:g} cores")
+    return ClientVerdict(False, "")
