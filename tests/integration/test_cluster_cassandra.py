@@ -164,7 +164,8 @@ def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_rep
         replicas = {key: {h.address for h in owners("routed", key.encode())} for key in keys}
 
         async def scenario() -> dict[str, int]:
-            native = await NativeSession.connect(parse_options({"hosts": host, "port": str(port)}))
+            settings = parse_options({"hosts": host, "port": str(port)}).cql_settings()
+            native = await NativeSession.connect(settings)
             try:
                 nodes = sorted(n.address for n in cassandra_cluster3.nodes)
                 assert sorted(h for h, _ in native.hosts) == nodes
@@ -172,7 +173,7 @@ def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_rep
                 insert = await native.prepare("INSERT INTO routed.t (y_id, v) VALUES (?, ?)", "QUORUM")
                 sent: dict[str, int] = {}
                 for key, holders in replicas.items():
-                    where = native._route(insert, (key, "v")).where.rsplit(":", 1)[0]
+                    where = native.routing.route(insert, (key, "v")).where.rsplit(":", 1)[0]
                     assert where in holders, (key, where, holders)
                     sent[where] = sent.get(where, 0) + 1
                 answers = await native.chain([insert((key, key)) for key in replicas], lambda: True)
@@ -261,7 +262,7 @@ def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_d
         async def scenario() -> dict[str, int]:
             opts = parse_options({"hosts": host, "port": str(port), "cassandra.keyspace": "shares",
                                   "cassandra.replicas": mode})
-            native = await NativeSession.connect(opts)
+            native = await NativeSession.connect(opts.cql_settings())
             try:
                 read = await native.prepare("SELECT * FROM shares.t WHERE y_id = ?", "ONE")
                 before = await asyncio.to_thread(_requests_per_node, cassandra_cluster3, "workbench")

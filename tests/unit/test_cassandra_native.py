@@ -9,7 +9,6 @@ late answers to timed-out requests, the routing when nodes are down.
 from __future__ import annotations
 
 import asyncio
-import collections
 import random
 import struct
 from struct import pack
@@ -24,10 +23,13 @@ from workbench.bindings.cassandra_errors import QueryFailed
 from workbench.protocols import cql
 from workbench.protocols import cql_connection as cqlc
 from workbench.protocols import cql_session as cqls
+from workbench.protocols.cql_routing import TokenAwareRouting
+from workbench.protocols.cql_settings import CqlSettings
 from workbench.protocols.wire import FIRST_ROW
 
 VARCHAR, INT = 0x000D, 0x0009
 COMPILED = cqlc._fast  # workbench._speedups where it is built
+LOCAL = CqlSettings(hosts=("127.0.0.1",), keyspace=None, read_timeout_ms=2000)
 
 
 receive_path = both_receive_paths(cqlc)  # every test here runs on both receive paths
@@ -174,76 +176,6 @@ def test_failures_are_named_as_the_report_names_them():
     same = QueryFailed("Unavailable", "2 replicas wanted")
     assert cql.failure(same) is same and str(same) == "Unavailable: 2 replicas wanted"
     assert cql.ERROR_KINDS[0x1200] == "ReadTimeout" and cql.ERROR_KINDS[0x1000] == "Unavailable"
-
-
-def ring_session(owners: list[int], up: list[bool]) -> cqls.NativeSession:
-    session = cqls.NativeSession.__new__(cqls.NativeSession)
-    session.conns = [SimpleNamespace(broken=None if ok else OSError(), name=i) for i, ok in enumerate(up)]
-    session._ring = [-(2**62), 0, 2**62]
-    session._owners = owners
-    session._replicas, session._shuffle = [], True
-    session._rr = 0
-    return session
-
-
-def test_a_key_goes_to_the_owner_of_its_token_or_the_next_node_up():
-    stmt = statement([("y_id", VARCHAR)], None, [0])
-    # the token owner is the first ring token >= the key's token (wrapping around)
-    keys = {}
-    for i in range(200):
-        t = cqls.murmur3(f"user{i}".encode())
-        keys.setdefault(0 if t <= -(2**62) else 1 if t <= 0 else 2 if t <= 2**62 else 0, f"user{i}")
-    assert sorted(keys) == [0, 1, 2]
-    session = ring_session([0, 1, 2], [True, True, True])
-    assert [session._route(stmt, (keys[at],)).name for at in (0, 1, 2)] == [0, 1, 2]
-    session = ring_session([0, 1, 2], [True, False, True])
-    assert session._route(stmt, (keys[1],)).name == 2  # node 1 down: the next on the ring
-    session = ring_session([0, 1, 2], [False, False, False])
-    assert session._route(stmt, (keys[1],)) is None
-
-
-def test_replica_sets_are_the_distinct_hosts_from_each_token_on_round_the_ring():
-    assert cqls.replica_sets([0, 1, 2], 2) == [(0, 1), (1, 2), (2, 0)]
-    assert cqls.replica_sets([0, 0, 1, 2, 1], 2) == [(0, 1), (0, 1), (1, 2), (2, 1), (1, 0)]
-    assert cqls.replica_sets([0, 1, 2], 5) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]  # no more than the hosts
-    assert cqls.replica_sets([0, 1], 0) == [(0,), (1,)]
-
-
-def _keys_by_position(n: int = 3) -> dict[int, str]:
-    keys: dict[int, str] = {}
-    for i in range(300):
-        t = cqls.murmur3(f"user{i}".encode())
-        keys.setdefault(0 if t <= -(2**62) else 1 if t <= 0 else 2 if t <= 2**62 else 0, f"user{i}")
-    assert sorted(keys) == list(range(n))
-    return keys
-
-
-@pytest.mark.parametrize("shuffle", [True, False])
-def test_a_key_goes_to_any_of_its_live_replicas_shuffled_or_its_first(shuffle):
-    stmt = statement([("y_id", VARCHAR)], None, [0])
-    keys = _keys_by_position()
-    session = ring_session([0, 1, 2], [True, True, True])
-    session._replicas, session._shuffle = cqls.replica_sets([0, 1, 2], 2), shuffle
-    for at, replicas in ((0, {0, 1}), (1, {1, 2}), (2, {2, 0})):
-        seen = collections.Counter(session._route(stmt, (keys[at],)).name for _ in range(2000))
-        if shuffle:  # both replicas, about half each; never the third node
-            assert set(seen) == replicas and min(seen.values()) > 800, seen
-        else:  # cassandra.replicas=first: the token's owner, always
-            assert seen == {at: 2000}
-    session = ring_session([0, 1, 2], [True, False, True])
-    session._replicas, session._shuffle = cqls.replica_sets([0, 1, 2], 2), shuffle
-    assert {session._route(stmt, (keys[1],)).name for _ in range(200)} == {2}  # the live replica
-    assert {session._route(stmt, (keys[0],)).name for _ in range(200)} == {0}
-    session = ring_session([0, 1, 2], [False, True, False])  # no replica of position 2 is up
-    session._replicas, session._shuffle = cqls.replica_sets([0, 1, 2], 2), shuffle
-    assert session._route(stmt, (keys[2],)).name == 1  # the next node up on the ring
-
-
-def test_without_a_ring_requests_go_round_robin_over_the_nodes_up():
-    session = ring_session([], [True, False, True])
-    session._ring = []
-    stmt = statement([("y_id", VARCHAR)], None, [0])
-    assert [session._route(stmt, ("k",)).name for _ in range(4)] == [2, 0, 2, 0]
 
 
 def frame(stream: int, opcode: int, body: bytes, flags: int = 0) -> bytes:
@@ -431,8 +363,8 @@ def test_the_compiled_statements_of_a_sequence_are_the_pythons_or_none_where_one
 
 def test_a_chain_whose_steps_all_fail_at_once_ends_without_recursing():
     async def scenario():
-        session = ring_session([0], [False])
-        session._ring = []
+        session = cqls.NativeSession(LOCAL)
+        session.conns.append(SimpleNamespace(broken=OSError()))  # the one node, down
         stmt = statement([("y_id", VARCHAR)], None, [0])
         answers = await session.chain([stmt((f"k{i}",)) for i in range(5000)], lambda: True)
         assert len(answers) == 5000 and {a[1].kind for a in answers} == {"NoHostAvailable"}
@@ -520,8 +452,8 @@ def run_chains(conn_more_flip: int, session_route: bool = False) -> tuple[list, 
             return None if params[-1] == "nohost" else conn
 
         if session_route:
-            session = cqls.NativeSession.__new__(cqls.NativeSession)
-            session.conns, session._ring, session._rr = [conn], [], 0
+            session = cqls.NativeSession(LOCAL)
+            session.conns.append(conn)
             route = session._route
 
         loop = asyncio.get_running_loop()
@@ -624,7 +556,7 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
     class Row:
         __slots__ = ("_columns", "_layout", "_buf", "_i")  # no _row
 
-    route = cqls.NativeSession._route
+    route = TokenAwareRouting.route
     with pytest.raises(TypeError, match="slot"):
         COMPILED.cql_setup(Chain, cql.LazyRow, route)
     with pytest.raises(TypeError, match="_row"):
@@ -646,11 +578,9 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
 
 def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_datacenter():
     async def scenario():
-        session = cqls.NativeSession.__new__(cqls.NativeSession)
-        session.opts = SimpleNamespace(port=9042, keyspace="ycsb")
-        session.hosts, session.conns = [("127.0.0.1", 9042)], ["contact"]
-        session._ring, session._owners, session._reconnecting, session._closed = [], [], {}, False
-        session._replicas, session.unreachable, session._gone = [], [], set()
+        session = cqls.NativeSession(CqlSettings(hosts=("127.0.0.1",), keyspace="ycsb"))
+        session.hosts.append(("127.0.0.1", 9042))
+        session.conns.append("contact")
         tables = {
             "SELECT * FROM system.local": [{"partitioner": "org.apache.cassandra.dht.Murmur3Partitioner",
                                            "data_center": "dc1", "tokens": ["0", "-100"]}],
@@ -679,10 +609,11 @@ def test_the_nodes_and_ring_come_from_the_system_tables_of_the_contact_points_da
         session._reconnect = lambda index: opened.append(("again", index))
         await session._discover("contact")
         assert session.hosts == [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9043)]
-        assert session._ring == [-100, 0, 100, 200] and session._owners == [0, 0, 1, 2]
+        assert session.tokens.ring == [-100, 0, 100, 200] and session.tokens.owners == [0, 0, 1, 2]
+        assert session.routing.ring is session.tokens.ring  # the routing uses the ring just read
         assert opened == [("127.0.0.2", 9042), ("127.0.0.3", 9043), ("again", 1), ("again", 2)]
         # two replicas in dc1 (its own count, not dc2's): each token's owner and the next host round
-        assert session._replicas == [(0, 1), (0, 1), (1, 2), (2, 0)]
+        assert session.tokens.replicas == [(0, 1), (0, 1), (1, 2), (2, 0)]
         # a discovered node that was not reached is named, with why
         assert session.unreachable == ["127.0.0.2:9042 (ConnectionRefusedError: down for now)",
                                        "127.0.0.3:9043 (ConnectionRefusedError: down for now)"]
@@ -742,12 +673,10 @@ def test_a_session_reads_the_ring_again_on_a_topology_event_and_reconnects_an_up
         await sleep(0)
 
     async def scenario():
-        opts = SimpleNamespace(protocol_version=4, read_timeout_ms=1000, use_ssl=False, port=9042,
-                               keyspace="ycsb", replicas="shuffle")
-        session = cqls.NativeSession(opts)
-        session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9042)]
+        session = cqls.NativeSession(CqlSettings(hosts=("127.0.0.1",), keyspace="ycsb", read_timeout_ms=1000))
+        session.hosts[:] = [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9042)]
         live = SimpleNamespace(broken=None, sent=0, failed=0, on_lost=None, close=lambda: None)
-        session.conns = [live, None, live]
+        session.conns[:] = [live, None, live]
         refreshed, reconnected = [], []
 
         async def refresh(conn):  # the system tables now list node 4 and no longer node 3
@@ -795,9 +724,7 @@ def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_it
                 asyncio.get_running_loop().call_soon(self.conn.connection_lost, None)
 
     async def scenario():
-        opts = SimpleNamespace(protocol_version=4, read_timeout_ms=2000, use_ssl=False, port=9042,
-                               keyspace=None, replicas="shuffle")
-        session = cqls.NativeSession(opts)
+        session = cqls.NativeSession(LOCAL)
         session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042)]
         for host, _ in session.hosts:
             conn = cqlc.CqlConnection(4, 2.0, f"{host}:9042")
@@ -848,9 +775,7 @@ def test_a_killed_node_stays_in_the_per_node_counts_and_is_down_until_it_is_back
     sent to it), and down_nodes names it while it has no connection; a node that left the
     cluster is not down, and a node connected again is not either."""
     async def scenario():
-        opts = SimpleNamespace(protocol_version=4, read_timeout_ms=2000, use_ssl=False, port=9042,
-                               keyspace=None, replicas="shuffle")
-        session = cqls.NativeSession(opts)
+        session = cqls.NativeSession(LOCAL)
         monkeypatch.setattr(session, "_reconnect", lambda index, at_once=False: None)
         session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042), ("127.0.0.3", 9042)]
         for host, _ in session.hosts:

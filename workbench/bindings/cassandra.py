@@ -29,7 +29,7 @@ from typing import Any
 from workbench import speedups
 from workbench.bindings.base import READ, Binding, Outcome, ReadRow, Row, Status, Step, chain_outcomes
 from workbench.bindings.cassandra_errors import QueryFailed, kind_of
-from workbench.bindings.cassandra_options import parse_options
+from workbench.bindings.cassandra_options import CassandraOptions, parse_options
 from workbench.bindings.cassandra_schema import KEY, Cql, ensure_schema
 
 _ERROR = Status.ERROR
@@ -50,12 +50,12 @@ _outcomes = speedups.C.outcomes if speedups.C is not None else chain_outcomes
 _pending = speedups.C.pending if speedups.C is not None else None
 
 
-async def unreachable_nodes(opts: Any) -> list[str]:
+async def unreachable_nodes(opts: CassandraOptions) -> list[str]:
     """A note for each node the native client discovers but cannot reach (the workers' sessions
     skip it and try it again in the background): asked once, before the workers connect."""
     from workbench.protocols.cql_session import NativeSession
 
-    session = await NativeSession.connect(opts, KEY)
+    session = await NativeSession.connect(opts.cql_settings(), KEY)
     try:
         return [f"node {where} was discovered but not reached at the start: requests went to the other "
                 "nodes until it answered" for where in session.unreachable]
@@ -116,7 +116,7 @@ class CassandraBinding(Binding):
         else:
             from workbench.protocols.cql_session import NativeSession
 
-            self.db = db = await NativeSession.connect(self.options, KEY)
+            self.db = db = await NativeSession.connect(self.options.cql_settings(), KEY)
         self._execute, self._row, self._rows, self._errors = db.execute, db.row, db.rows, db.errors
         self._row_of = getattr(db, "row_of", db.row)  # a sequence's reads' rows (see chain_outcomes)
         every = self.fields

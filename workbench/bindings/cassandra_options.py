@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from workbench.errors import ConfigError
+from workbench.protocols.cql_settings import CqlSettings, CqlTls
 
 # name -> (default, help); the README's property table is this dict.
 PROPERTIES: dict[str, tuple[str, str]] = {
@@ -73,6 +74,15 @@ class CassandraOptions:
     @property
     def where(self) -> str:
         return ",".join(self.hosts) + f":{self.port}"
+
+    def cql_settings(self) -> CqlSettings:
+        """What the native CQL client (protocols/cql_session.py) is told of these properties."""
+        tls = CqlTls(cafile=self.ssl_cafile, certfile=self.ssl_certfile, keyfile=self.ssl_keyfile,
+                     keypassword=self.ssl_keypassword, verify=self.ssl_verify) if self.use_ssl else None
+        return CqlSettings(
+            hosts=self.hosts, port=self.port, keyspace=self.keyspace, protocol_version=self.protocol_version,
+            username=self.username, password=self.password, connect_timeout_ms=self.connect_timeout_ms,
+            read_timeout_ms=self.read_timeout_ms, tls=tls, shuffle_replicas=self.replicas == "shuffle")
 
 
 def _int(key: str, text: str, low: int, high: int) -> int:

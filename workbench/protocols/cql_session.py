@@ -27,14 +27,17 @@ else in an operation. This client speaks the protocol itself, as hbase_rpc.py do
 
 Protocol versions 3 and 4 (v5's framing with checksums is not implemented: options.py refuses
 it with this driver); the values it binds and decodes are cql.py's.
+
+Along the DataStax drivers' seams: the settings it is given are cql_settings.py's; what it
+reads of the cluster (nodes, tokens, replicas) is cql_metadata.py's, which connection a request
+goes to cql_routing.py's, and how a lost node is tried again cql_reconnect.py's. This module
+is the session: connecting, the control connection and its events, nodes joining and leaving,
+the per-node figures, and executing statements.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
-import random
-import ssl as ssl_module
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -66,14 +69,12 @@ from workbench.protocols.cql import (
     string_map,
 )
 from workbench.protocols.cql_connection import CqlConnection, _Chain, _One
+from workbench.protocols.cql_metadata import NO_TOKENS, TokenMap, replication_factor, topology
+from workbench.protocols.cql_reconnect import ExponentialReconnection, Reconnector
+from workbench.protocols.cql_routing import TokenAwareRouting
+from workbench.protocols.cql_settings import CqlSettings
 from workbench.protocols.wire import FIRST_ROW
 
-try:
-    from cassandra.cmurmur3 import murmur3
-except ImportError:  # cassandra-driver built without its C extensions
-    from cassandra.murmur3 import murmur3
-
-RECONNECT_S = (0.25, 2.0)  # first and longest wait between attempts to reach a lost node
 DRAIN_S = 0.02  # how often a dropped node's connection is looked at until its requests are answered
 
 
@@ -85,55 +86,58 @@ class NativeSession:
     driver = "native"
     errors = (QueryFailed,)
 
-    def __init__(self, opts: Any, key_column: str | None = None) -> None:
-        self.opts = opts
+    def __init__(self, settings: CqlSettings, key_column: str | None = None) -> None:
+        self.settings = settings
         self.key_column = key_column  # the partition key's name: v3 routes by it (v4 by index)
-        self.version = opts.protocol_version
-        self.timeout_s = opts.read_timeout_ms / 1000
+        self.version = settings.protocol_version
+        self.timeout_s = settings.read_timeout_ms / 1000
         self.hosts: list[tuple[str, int]] = []
+        # one entry per host index, None while it has no connection; the routing reads this list,
+        # so it is changed in place, never replaced
         self.conns: list[CqlConnection | None] = []
-        self._ring: list[int] = []  # tokens, ascending
-        self._owners: list[int] = []  # the host index owning each token
-        # the host indexes of each token's replicas in the local datacenter, its owner first
-        self._replicas: list[tuple[int, ...]] = []
-        self._shuffle = getattr(opts, "replicas", "shuffle") == "shuffle"
+        self.tokens: TokenMap = NO_TOKENS
+        self.routing = TokenAwareRouting(self.conns, settings.shuffle_replicas)
+        self._route = self.routing.route
         self.unreachable: list[str] = []  # "address: why" of discovered nodes not reached at connect
-        self._rr = 0
         self._closed = False
-        self._reconnecting: dict[int, asyncio.Task] = {}
+        self._reconnector = Reconnector(
+            ExponentialReconnection(settings.reconnect_first_s, settings.reconnect_max_s),
+            lambda index: self._open(self.hosts[index]),
+            lambda index: not self._closed and index not in self._gone, self._reconnected)
         self._gone: set[int] = set()  # indexes of nodes that left the cluster
         self._control: CqlConnection | None = None  # the connection registered for events
         self._refreshing: asyncio.Task | None = None
         self.events: list[tuple[str, str, str]] = []  # (kind, change, address) as they came
         self._retired: dict[int, tuple[int, int]] = {}  # counts of a node's closed connections
         self._draining: set[CqlConnection] = set()  # dropped nodes' connections, open until answered
-        self._ssl = _ssl_context(opts) if opts.use_ssl else None
+        self._ssl = settings.tls.context() if settings.tls is not None else None
 
     # -- connecting --------------------------------------------------------------------------------
 
     @classmethod
-    async def connect(cls, opts: Any, key_column: str | None = None) -> NativeSession:
-        self = cls(opts, key_column)
+    async def connect(cls, settings: CqlSettings, key_column: str | None = None) -> NativeSession:
+        self = cls(settings, key_column)
         errors = []
-        for host in opts.hosts:
+        for host in settings.hosts:
             try:
-                conn = await self._open((host, opts.port))
+                conn = await self._open((host, settings.port))
             except BindingError:
                 raise
             except Exception as exc:
-                errors.append(f"{host}:{opts.port} {type(exc).__name__} ({exc})")
+                errors.append(f"{host}:{settings.port} {type(exc).__name__} ({exc})")
                 continue
-            self.hosts, self.conns = [(host, opts.port)], [conn]
+            self.hosts.append((host, settings.port))
+            self.conns.append(conn)
             await self._discover(conn)
             return self
-        raise BindingError(f"cannot connect to Cassandra at {opts.where} with the native driver: "
+        raise BindingError(f"cannot connect to Cassandra at {settings.where} with the native driver: "
                            + "; ".join(errors),
                            "is the server up? check hosts, port, credentials and cassandra.useSSL")
 
     async def _open(self, host: tuple[str, int]) -> CqlConnection:
         loop = asyncio.get_running_loop()
         where = f"{host[0]}:{host[1]}"
-        timeout = self.opts.connect_timeout_ms / 1000
+        timeout = self.settings.connect_timeout_ms / 1000
         try:
             _, conn = await asyncio.wait_for(loop.create_connection(
                 lambda: CqlConnection(self.version, self.timeout_s, where), *host, ssl=self._ssl,
@@ -152,7 +156,7 @@ class NativeSession:
         opcode, body, i = await conn.request(STARTUP, string_map({"CQL_VERSION": "3.0.0",
                                                                   "DRIVER_NAME": "workbench"}))
         if opcode == AUTHENTICATE:
-            user, password = self.opts.username, self.opts.password
+            user, password = self.settings.username, self.settings.password
             if not user:
                 raise BindingError(f"Cassandra at {conn.where} asks for a login",
                                    "set cassandra.username and cassandra.password")
@@ -173,12 +177,9 @@ class NativeSession:
         return decode_result(body, i, None) or []
 
     async def _replication_factor(self, conn: CqlConnection, datacenter: str | None) -> int:
-        """How many replicas the keyspace keeps in this datacenter (1 when it cannot tell: the
-        keyspace does not exist yet, or a strategy it does not know). SimpleStrategy's
-        replication_factor, or NetworkTopologyStrategy's count for the datacenter; racks are not
-        considered (a local cluster has one), so with several racks the set may differ from the
-        server's, which costs a hop, never a wrong answer."""
-        keyspace = self.opts.keyspace if isinstance(getattr(self.opts, "keyspace", None), str) else None
+        """How many replicas the keyspace keeps in this datacenter (cql_metadata.py reads its
+        row; 1 without a keyspace, or when its row cannot be read)."""
+        keyspace = self.settings.keyspace
         if keyspace is None:
             return 1
         try:
@@ -186,15 +187,7 @@ class NativeSession:
                                           f"WHERE keyspace_name = '{keyspace}'")
         except QueryFailed:
             return 1
-        replication = (rows[0].get("replication") if rows else None) or {}
-        if not isinstance(replication, dict):
-            return 1
-        wanted = replication.get("replication_factor") if "SimpleStrategy" in str(replication.get("class")) \
-            else replication.get(datacenter or "")
-        try:
-            return max(int(str(wanted).partition("/")[0]), 1)  # "3/1": transient replicas after the slash
-        except ValueError:
-            return 1
+        return replication_factor(rows, datacenter)
 
     async def _discover(self, conn: CqlConnection) -> None:
         """The other nodes of the contact point's datacenter and their token ring, from
@@ -224,21 +217,9 @@ class NativeSession:
             peers = await self.query(conn, "SELECT * FROM system.peers_v2")
         except QueryFailed:  # Cassandra 3
             peers = await self.query(conn, "SELECT * FROM system.peers")
-        partitioner = local[0].get("partitioner") or "" if local else ""
-        datacenter = local[0].get("data_center") if local else None
         here = self.conns.index(conn) if conn in self.conns else 0
-        listed: dict[tuple[str, int], list] = {
-            self.hosts[here]: list(local[0].get("tokens") or []) if local else []}
-        for peer in peers:
-            if datacenter is not None and peer.get("data_center") not in (None, datacenter):
-                continue
-            address = peer.get("native_address") or peer.get("rpc_address") or peer.get("peer")
-            if address in (None, "0.0.0.0", "::"):
-                address = peer.get("peer")
-            if address is None:
-                continue
-            port = peer.get("native_port") or self.opts.port
-            listed.setdefault((address, port), list(peer.get("tokens") or []))
+        topo = topology(local, peers, self.hosts[here], self.settings.port)
+        listed = topo.nodes
         new = []
         for host in listed:
             if host not in self.hosts:
@@ -253,15 +234,10 @@ class NativeSession:
         # again like a new one: neither the UP event (it came while it was still gone) nor the
         # listing alone would do it
         new += [index for index in sorted(back - self._gone)
-                if self.conns[index] is None and index not in self._reconnecting]
-        ring = sorted((int(t), self.hosts.index(host)) for host, tokens in listed.items() for t in tokens)
-        if partitioner.endswith("Murmur3Partitioner") and ring and len(listed) > 1:
-            owners = [h for _, h in ring]
-            factor = await self._replication_factor(conn, datacenter)
-            self._ring, self._owners = [t for t, _ in ring], owners
-            self._replicas = replica_sets(owners, factor)
-        else:
-            self._ring, self._owners, self._replicas = [], [], []
+                if self.conns[index] is None and index not in self._reconnector]
+        factor = await self._replication_factor(conn, topo.datacenter) if topo.routed else 1
+        self.tokens = TokenMap.of(topo, self.hosts, factor)
+        self.routing.use(self.tokens)
         return new
 
     def _drop(self, index: int) -> None:
@@ -269,9 +245,7 @@ class NativeSession:
         once the requests in flight on it are answered (a decommissioned node goes on serving for
         its ring delay after it announced that it left) or have timed out: closed at once, they
         would all fail, though the node was about to answer them."""
-        task = self._reconnecting.pop(index, None)
-        if task is not None:
-            task.cancel()
+        self._reconnector.cancel(index)
         conn, self.conns[index] = self.conns[index], None
         if conn is None:
             return
@@ -321,9 +295,7 @@ class NativeSession:
             index = self.hosts.index(host)
             conn = self.conns[index]
             if index not in self._gone and (conn is None or conn.broken is not None):
-                task = self._reconnecting.pop(index, None)
-                if task is not None:
-                    task.cancel()
+                self._reconnector.cancel(index)
                 self._reconnect(index, at_once=True)
         # STATUS_CHANGE DOWN: the connections' own failures decide, as with the reference drivers
         # (a node another node cannot see may still answer this client)
@@ -394,32 +366,14 @@ class NativeSession:
             self._new_control()
 
     def _reconnect(self, index: int, at_once: bool = False) -> None:
-        if index in self._reconnecting or self._closed or index in self._gone:
-            return
+        """Try the node again in the background (cql_reconnect.py), unless it is tried already,
+        it left the cluster, or the session closed."""
+        self._reconnector.start(index, at_once)
 
-        async def attempts() -> None:
-            wait = 0.0 if at_once else RECONNECT_S[0]
-            while not self._closed and index not in self._gone:
-                if wait:
-                    await asyncio.sleep(wait)
-                try:
-                    conn = await self._open(self.hosts[index])
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    wait = min(max(wait * 2, RECONNECT_S[0]), RECONNECT_S[1])
-                    continue
-                if self._closed or index in self._gone:
-                    conn.close()
-                else:
-                    self.conns[index] = conn
-                    if self._control is None:
-                        self._new_control()
-                return
-
-        task = self._reconnecting[index] = asyncio.get_running_loop().create_task(attempts())
-        task.add_done_callback(lambda done: self._reconnecting.pop(index, None)
-                               if self._reconnecting.get(index) is done else None)
+    def _reconnected(self, index: int, conn: CqlConnection) -> None:
+        self.conns[index] = conn
+        if self._control is None:
+            self._new_control()
 
     # -- per-node figures ------------------------------------------------------------------------
 
@@ -450,7 +404,7 @@ class NativeSession:
     # -- statements ---------------------------------------------------------------------------------
 
     async def prepare(self, cql: str, consistency: str) -> Statement:
-        conn = self._any()
+        conn = self.routing.any()
         if conn is None:
             raise QueryFailed("NoHostAvailable", "no Cassandra node is connected")
         _, body, i = await conn.request(PREPARE, long_string(cql))
@@ -460,41 +414,7 @@ class NativeSession:
         return Statement(cql, CONSISTENCY[consistency], body, i + 4, self.version, self.key_column)
 
     def _any(self) -> CqlConnection | None:
-        for conn in self.conns:
-            if conn is not None and conn.broken is None:
-                return conn
-        return None
-
-    def _route(self, stmt: Statement, params: Sequence[Any]) -> CqlConnection | None:
-        """The connection to a replica of the statement's partition key: with cassandra.replicas=
-        shuffle (the default, as the DataStax Java and C++ drivers do) any live one at random,
-        with `first` the first live one in ring order; when none is up, the next node up on the
-        ring. Round robin when the key or the ring is unknown."""
-        conns = self.conns
-        if len(conns) == 1:
-            conn = conns[0]
-            return conn if conn is not None and conn.broken is None else None
-        ring = self._ring
-        if ring and stmt.routing is not None:
-            key = params[stmt.routing]
-            at = bisect.bisect_left(ring, murmur3(key.encode() if isinstance(key, str) else key))
-            owners, n = self._owners, len(ring)
-            replicas = self._replicas[at % n] if self._replicas else ()
-            if len(replicas) > 1:
-                live = [c for c in (conns[h] for h in replicas) if c is not None and c.broken is None]
-                if live:
-                    return live[_below(len(live))] if self._shuffle and len(live) > 1 else live[0]
-            for step in range(n):
-                conn = conns[owners[(at + step) % n]]
-                if conn is not None and conn.broken is None:
-                    return conn
-            return None
-        for _ in range(len(conns)):
-            self._rr = (self._rr + 1) % len(conns)
-            conn = conns[self._rr]
-            if conn is not None and conn.broken is None:
-                return conn
-        return None
+        return self.routing.any()
 
     # -- execution ---------------------------------------------------------------------------------------
 
@@ -537,8 +457,7 @@ class NativeSession:
 
     async def close(self) -> None:
         self._closed = True
-        for task in list(self._reconnecting.values()):
-            task.cancel()
+        self._reconnector.close()
         if self._refreshing is not None:
             self._refreshing.cancel()
         for index, conn in enumerate(self.conns):
@@ -546,7 +465,7 @@ class NativeSession:
                 self._retire(index, conn)  # (the run's last tick reads the counts after this)
                 conn.on_lost = None
                 conn.close()
-        self.conns = [None] * len(self.conns)
+        self.conns[:] = [None] * len(self.conns)
         for conn in list(self._draining):  # (its counts were retired when its node was dropped)
             conn.on_lost = None
             conn.close()
@@ -554,43 +473,7 @@ class NativeSession:
 
 
 
-# The compiled chain step (csrc/, cql_receive answers a chain's next step with the session's route).
+# The compiled chain step (csrc/, cql_receive answers a chain's next step with the session's route:
+# with one connection, without calling it).
 if speedups.C is not None:
-    speedups.C.cql_setup(_Chain, LazyRow, NativeSession._route)
-
-
-_below = random.Random().randrange  # the replica a shuffled request goes to (not the lanes' streams)
-
-
-def replica_sets(owners: Sequence[int], factor: int) -> list[tuple[int, ...]]:
-    """For each ring position, the first `factor` distinct hosts from it on round the ring (the
-    owner first): the replicas of the keys whose token falls there, as SimpleStrategy places them
-    (and NetworkTopologyStrategy within one datacenter and rack)."""
-    n = len(owners)
-    hosts = len(set(owners))
-    factor = min(max(factor, 1), hosts)
-    out = []
-    for at in range(n):
-        chosen: list[int] = []
-        for step in range(n):
-            host = owners[(at + step) % n]
-            if host not in chosen:
-                chosen.append(host)
-                if len(chosen) == factor:
-                    break
-        out.append(tuple(chosen))
-    return out
-
-
-def _ssl_context(opts: Any) -> ssl_module.SSLContext:
-    ctx = ssl_module.SSLContext(ssl_module.PROTOCOL_TLS_CLIENT)
-    if opts.ssl_verify == "none":
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl_module.CERT_NONE
-    else:
-        ctx.load_verify_locations(cafile=opts.ssl_cafile)
-        ctx.check_hostname = opts.ssl_verify == "identity"
-    if opts.ssl_certfile:
-        ctx.load_cert_chain(opts.ssl_certfile, opts.ssl_keyfile, opts.ssl_keypassword)
-    return ctx
-
+    speedups.C.cql_setup(_Chain, LazyRow, TokenAwareRouting.route)
