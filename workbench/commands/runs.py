@@ -25,6 +25,7 @@ from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.importers import import_file
 from workbench.results.manifest_text import manifest_lines
 from workbench.results.model import RunResult
+from workbench.results.server_summary import SUMMARY_COLUMNS, NodeSummary, node_summaries, summary_cells
 from workbench.results.store import STATUSES, RunRow, RunStore
 from workbench.results.ycsb_text import write_ycsb_text
 
@@ -191,6 +192,16 @@ def show_command(args: argparse.Namespace) -> int:
     nodes = result.node_totals()
     if nodes:
         console.print(_nodes_table(result, nodes))
+    summaries = node_summaries(result)
+    if summaries:
+        console.print(_server_table(summaries))
+    if result.server_events:
+        console.print("server events: " + "; ".join(
+            f"{e.elapsed_s:.1f} s {e.kind} on {e.node}"
+            + (f" {e.seconds * 1000:,.0f} ms" if e.seconds else "") + (f" ({e.detail})" if e.detail else "")
+            for e in result.server_events), highlight=False)
+    for note in result.server_notes:
+        console.print(f"not seen: {note}", style="yellow", highlight=False)
     if result.events:
         console.print("events: " + "; ".join(
             f"{e.elapsed_s:.1f} s {e.kind}" + ("" if e.value is None else f" {e.value}")
@@ -221,6 +232,17 @@ def _nodes_table(result: RunResult, nodes: dict[str, tuple[int, int]]) -> Table:
         last = max((t for rate, t in rates if rate > 0), default=None)
         table.add_row(node, f"{requests:,}", f"{requests / total:.1%}", f"{errors:,}",
                       f"{max((r for r, _ in rates), default=0):,.0f}", "-" if last is None else f"{last:.1f}")
+    return table
+
+
+def _server_table(summaries: list[NodeSummary]) -> Table:
+    """The servers' side per node over the run (results/server_summary.py)."""
+    table = Table(title="servers (as they were sampled, once a second)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for name in SUMMARY_COLUMNS:
+        table.add_column(name, justify="left" if name in ("node", "busiest queue") else "right")
+    for summary in summaries:
+        table.add_row(*summary_cells(summary))
     return table
 
 

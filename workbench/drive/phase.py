@@ -29,6 +29,7 @@ from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
 from workbench.core.controller import Controller
 from workbench.drive.cluster_watch import ClusterWatch
+from workbench.drive.server_sampler import ServerSampler, sources_for
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import merge_into, new_histogram
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
@@ -100,15 +101,20 @@ class Phase:
         cannot go on raises, after its recording was finished with the error."""
         self.open()
         watch = ClusterWatch.start(self.cluster, self.controller)  # nodes added or removed meanwhile
+        sampler = ServerSampler(sources_for(self.cluster, self.spec.db))  # the servers' side
+        self.controller.attach_server(sampler)
         try:
             outcome = await self.controller.run()
         except BaseException as exc:
+            sampler.stop()
             self.fail(failure_line(exc))
             raise
         finally:
             if watch is not None:
                 await watch.stop()
-        return self.finish(to_run_result(outcome, self.props, self.cluster, self.manifest))
+        result = to_run_result(outcome, self.props, self.cluster, self.manifest)
+        result.server_notes = sampler.stop()
+        return self.finish(result)
 
     def finish(self, result: RunResult) -> PhaseRun:
         """Store the phase's result; the PhaseRun says if the store could not take it."""

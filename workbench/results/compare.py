@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich import box
@@ -24,6 +24,7 @@ from rich.console import Group
 from rich.table import Table
 
 from workbench.results.model import RunResult, error_total
+from workbench.results.server_summary import cpu_by_node
 from workbench.results.verdicts import Tested, against_baseline, significance_rows, significance_table
 
 FIGURES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9), ("max", None))
@@ -49,6 +50,8 @@ class Comparison:
     differences: tuple[str, ...]
     clients: tuple[str, ...] = ()  # the client that measured each run (RunResult.client)
     tested: tuple[Tested, ...] = ()  # throughput, then each operation's mean and p99
+    # node -> each run's mean CPU in cores (results/server_summary.py)
+    server_cpu: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
 
 
 def compare(results: Sequence[RunResult], labels: Sequence[str],
@@ -64,7 +67,7 @@ def compare(results: Sequence[RunResult], labels: Sequence[str],
     ops = {name: tuple(_figures(r, name) for r in results) for name in names}
     return Comparison(tuple(labels), tuple(r.throughput for r in results), ops,
                       tuple(spec_differences(results)), tuple(r.client for r in results),
-                      against_baseline(results, names, tolerances))
+                      against_baseline(results, names, tolerances), cpu_by_node(results))
 
 
 def _is_operation(name: str) -> bool:
@@ -160,6 +163,10 @@ def comparison_table(c: Comparison) -> Table:
             table.add_row(f"{name} {label} µs", *cells)
         if any(f and f.errors for f in per_run):
             table.add_row(f"{name} errors", *[_us(f.errors if f else None) for f in per_run])
+    if c.server_cpu:
+        table.add_section()
+    for node, per_run in c.server_cpu.items():
+        table.add_row(f"cpu {node} cores", *["-" if v is None else f"{v:.2f}" for v in per_run])
     if c.differences:
         table.caption = "note: the runs differ in more than the database: " + "; ".join(c.differences)
         table.caption_justify = "left"
@@ -197,6 +204,8 @@ def comparison_rows(c: Comparison) -> list[list[object]]:
                              _pct(base_value, value) if i else "", *pad, role])
             rows.append([label, name, "errors", f.errors, "", *pad, role])
         rows += [[label, *row, role] for row in significance_rows(c.tested, i)]
+        rows += [[label, node, "cpu_mean_cores", per_run[i], _pct(per_run[0], per_run[i]) if i else "",
+                  *pad, role] for node, per_run in c.server_cpu.items() if per_run[i] is not None]
     return rows
 
 

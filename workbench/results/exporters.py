@@ -11,6 +11,7 @@ from workbench.results.csvfile import write_summary_csv, write_timeseries_csv
 from workbench.results.hdrlog import write_hdr_log
 from workbench.results.jsonfile import write_json
 from workbench.results.model import RunResult
+from workbench.results.server_csv import write_server_csv, write_server_events_csv
 from workbench.results.ycsb_text import write_ycsb_text
 
 # Every exporter takes (result, path, layout); only the YCSB text cares about the layout.
@@ -22,9 +23,11 @@ EXPORTERS: dict[str, Exporter] = {
     "timeseries": lambda result, path, layout: write_timeseries_csv(result, path),
     "hdr": lambda result, path, layout: write_hdr_log(result, path),
     "json": lambda result, path, layout: write_json(result, path),
+    "server-csv": lambda result, path, layout: write_server_csv(result, path),
+    "server-events": lambda result, path, layout: write_server_events_csv(result, path),
 }
 
-SUFFIXES = {"ycsb": "txt", "timeseries": "csv", "hdr": "hlog"}
+SUFFIXES = {"ycsb": "txt", "timeseries": "csv", "hdr": "hlog", "server-csv": "csv", "server-events": "csv"}
 
 DESCRIPTIONS = {
     "ycsb": "YCSB's text summary ([READ], AverageLatency(us), ...)",
@@ -32,6 +35,8 @@ DESCRIPTIONS = {
     "timeseries": "one row per interval and measurement",
     "hdr": "HdrHistogram interval log, one Tag= per measurement",
     "json": "the whole run, lossless (import it back with workbench)",
+    "server-csv": "the servers' figures (CPU, memory, disk, GC, queues): one row per interval and node",
+    "server-events": "the servers' events (GC pauses, compactions, flushes): one row each",
 }
 
 

@@ -1,0 +1,300 @@
+"""The process figures of a cluster's nodes and of the workbench itself (issue 54, 2): CPU in
+cores, resident memory, bytes read from and written to storage, one sample a second.
+
+    reader = process_reader(cluster)   # or the reason its processes cannot be seen (a str)
+    reader.read(time.time())           # {"127.0.0.2": {"cpu": 1.3, "rss_bytes": ...}, ...}
+
+drive/server_sampler.py makes a ServerSource of each reader (metrics/server.py is a floor above
+this one: figure names are its, the figures are plain dicts here).
+
+A local node is a process of this machine: /proc/PID/stat (user + system time), status (VmRSS)
+and io (read_bytes, write_bytes). A Docker node is a container: the engine's statistics
+(docker-py's stats, one shot: CPU time, memory, block I/O). Rates are the difference between two
+samples over the time between them, so a node's first sample has its memory only. The cluster's
+state file is read again when it changes, so a node that joins, restarts or goes is followed.
+An external cluster's processes are not on this machine: `process_reader` says so. The
+client's own processes (this one and its worker processes) are the
+node "client".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from workbench.clusters import state
+from workbench.clusters.base import Cluster, Node
+
+CLIENT = "client"  # the node name of the workbench's own processes (metrics/server.py's CLIENT)
+Figures = dict[str, dict[str, float]]  # node -> figure -> value
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def read_proc(pid: int) -> tuple[int, float, int | None, tuple[int, int] | None] | None:
+    """(start time, CPU seconds used, resident bytes, (read_bytes, write_bytes)) of a process, or
+    None when it is gone; what /proc does not let us read is None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # field 3 onwards (the name may hold spaces)
+    if fields[0] in ("Z", "X"):
+        return None
+    cpu = (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
+    rss = io = None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+                break
+    except OSError:
+        pass
+    try:
+        counts = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+        io = (int(counts["read_bytes"]), int(counts["write_bytes"]))
+    except (OSError, KeyError, ValueError):
+        pass  # another user's process: its io is not ours to read
+    return int(fields[19]), cpu, rss, io
+
+
+class _Rates:
+    """Counters of one thing sampled again and again: their rates per second since the last."""
+
+    def __init__(self) -> None:
+        self._last: dict[Any, tuple[float, tuple[float, ...]]] = {}
+
+    def rates(self, key: Any, now: float, counters: tuple[float, ...]) -> tuple[float, ...] | None:
+        before = self._last.get(key)
+        self._last[key] = (now, counters)
+        if before is None or now <= before[0]:
+            return None
+        seconds = now - before[0]
+        return tuple(max(c - b, 0.0) / seconds for c, b in zip(counters, before[1], strict=True))
+
+    def keep(self, keys: set) -> None:
+        for gone in set(self._last) - keys:
+            del self._last[gone]
+
+
+def _figures(info: tuple, rates: tuple[float, ...] | None) -> dict[str, float]:
+    _, _, rss, io = info
+    figures: dict[str, float] = {}
+    if rates is not None:
+        figures["cpu"] = round(rates[0], 4)
+        if io is not None:
+            figures["disk_read_bytes"], figures["disk_write_bytes"] = round(rates[1]), round(rates[2])
+    if rss is not None:
+        figures["rss_bytes"] = float(rss)
+    return figures
+
+
+def _counters(info: tuple) -> tuple[float, ...]:
+    _, cpu, _, io = info
+    return (cpu, *(io or (0, 0)))
+
+
+def node_keys(nodes: tuple[Node, ...]) -> dict[str, str]:
+    """Node name -> the name its figures go under: its address, or "name@address" where more
+    than one process of the cluster listens on that address (HBase's master and RegionServer)."""
+    shared = {n.address for n in nodes if sum(m.address == n.address for m in nodes) > 1}
+    return {n.name: f"{n.name}@{n.address}" if n.address in shared else n.address for n in nodes}
+
+
+class _StateFollower:
+    """The cluster's nodes as its state file has them now (read again when it changes)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster, self._stamp = cluster, None
+
+    def nodes(self) -> tuple[Node, ...]:
+        path = self.cluster.run_dir / state.STATE_FILE
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:
+            return self.cluster.nodes
+        if stamp != self._stamp:
+            found = state.load(self.cluster.run_dir)
+            if found is not None:
+                self.cluster, self._stamp = found[0], stamp
+        return self.cluster.nodes
+
+
+class LocalProcesses:
+    """The process figures of a local cluster's nodes, from /proc."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._follow = _StateFollower(cluster)
+        self._rates = _Rates()
+        self.read(time.time())  # the first rates then cover the run's first second
+
+    def read(self, now: float) -> Figures:
+        nodes = self._follow.nodes()
+        keys = node_keys(nodes)
+        out: Figures = {}
+        seen: set = set()
+        for node in nodes:
+            info = read_proc(node.pid) if node.pid else None
+            if info is None or info[0] != node.start_time:  # gone, or the PID is another's now
+                continue
+            key = (node.pid, node.start_time)
+            seen.add(key)
+            rates = self._rates.rates(key, now, _counters(info))
+            out[keys[node.name]] = _figures(info, rates)
+        self._rates.keep(seen)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def _blkio(stats: dict[str, Any]) -> tuple[int, int]:
+    read = write = 0
+    for entry in (stats.get("blkio_stats") or {}).get("io_service_bytes_recursive") or ():
+        op = str(entry.get("op", "")).lower()
+        if op == "read":
+            read += int(entry.get("value", 0))
+        elif op == "write":
+            write += int(entry.get("value", 0))
+    return read, write
+
+
+def container_figures(stats: dict[str, Any]) -> tuple[tuple[float, ...], float | None]:
+    """(CPU seconds, bytes read, bytes written) and resident bytes from one answer of the engine's
+    statistics; resident: anonymous memory (cgroup v2), else usage less the page cache."""
+    cpu_ns = int(((stats.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage", 0))
+    memory = stats.get("memory_stats") or {}
+    inner = memory.get("stats") or {}
+    if "anon" in inner:
+        rss: float | None = float(inner["anon"])
+    elif "usage" in memory:
+        rss = float(memory["usage"] - inner.get("inactive_file", inner.get("total_inactive_file", 0)))
+    else:
+        rss = None  # a stopped container's answer has none of it
+    return (cpu_ns / 1e9, *_blkio(stats)), rss
+
+
+class DockerContainers:
+    """The process figures of a Docker cluster's nodes, from the engine's statistics."""
+
+    def __init__(self, cluster: Cluster, client: Any = None) -> None:
+        self._follow = _StateFollower(cluster)
+        self._rates = _Rates()
+        self._client = client
+        self._one_shot = True
+
+    def _stats(self, container: str) -> dict[str, Any]:
+        if self._client is None:
+            from workbench.clusters import engine  # noqa: PLC0415 - docker-py only when asked
+
+            self._client = engine.connect(timeout=5.0)
+        api = self._client.api
+        if self._one_shot:
+            try:
+                return api.stats(container, stream=False, one_shot=True)
+            except Exception as exc:  # an engine before API 1.41: the two-sample answer, slower
+                if type(exc).__name__ != "InvalidVersion":
+                    raise
+                self._one_shot = False
+        return api.stats(container, stream=False)
+
+    def read(self, now: float) -> Figures:
+        nodes = self._follow.nodes()
+        keys = node_keys(nodes)
+        out: Figures = {}
+        seen: set = set()
+        for node in nodes:
+            if not node.container:
+                continue
+            try:
+                stats = self._stats(node.container)
+            except Exception as exc:  # noqa: BLE001 - a container gone: no figures for it
+                if type(exc).__name__ == "NotFound":
+                    continue
+                raise
+            counters, rss = container_figures(stats)
+            if not counters[0] and rss is None:
+                continue  # not running
+            seen.add(node.container)
+            rates = self._rates.rates(node.container, time.time(), counters)
+            figures = {} if rates is None else {"cpu": round(rates[0], 4),
+                                                "disk_read_bytes": round(rates[1]),
+                                                "disk_write_bytes": round(rates[2])}
+            if rss is not None:
+                figures["rss_bytes"] = rss
+            out[keys[node.name]] = figures
+        self._rates.keep(seen)
+        return out
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self._client.close()
+            except Exception:  # noqa: BLE001, S110 - closing what may already be broken
+                pass
+
+
+def process_reader(cluster: Cluster) -> LocalProcesses | DockerContainers | str:
+    """The reader of a cluster's process figures, or why there is none."""
+    if cluster.provider == "local":
+        return LocalProcesses(cluster)
+    if cluster.provider == "docker":
+        return DockerContainers(cluster)
+    return f"no process figures: a {cluster.provider} cluster's processes are not on this machine"
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+            found.extend(int(c) for c in text.split())
+    except OSError:
+        pass
+    return found
+
+
+class ClientProcesses:
+    """The workbench's own side: this process and its worker processes (children started by
+    multiprocessing; a cluster this process started is not the client), as the node "client"."""
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid = pid or os.getpid()
+        self._workers: dict[int, bool] = {}  # child PID -> is it a worker process
+        self._rates = _Rates()
+        self.read(time.time())
+
+    def _is_worker(self, pid: int) -> bool:
+        known = self._workers.get(pid)
+        if known is None:
+            try:
+                known = b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                known = False
+            self._workers[pid] = known
+        return known
+
+    def read(self, now: float) -> Figures:
+        pids = [self.pid] + [c for c in _children(self.pid) if self._is_worker(c)]
+        totals = [0.0, 0.0, 0.0]
+        rss, rated, seen = 0, False, set()
+        for pid in pids:
+            info = read_proc(pid)
+            if info is None:
+                continue
+            key = (pid, info[0])
+            seen.add(key)
+            rss += info[2] or 0
+            rates = self._rates.rates(key, now, _counters(info))  # each process's own: one that
+            if rates is not None:  # ended takes its CPU time with it, a new one starts at 0
+                rated = True
+                totals = [t + r for t, r in zip(totals, rates, strict=True)]
+        self._rates.keep(seen)
+        self._workers = {pid: w for pid, w in self._workers.items() if any(p == pid for p, _ in seen)}
+        figures = _figures((0, 0.0, rss, (0, 0)), tuple(totals) if rated else None)
+        return {CLIENT: figures}
+
+    def close(self) -> None:
+        pass
