@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from workbench.errors import ConfigError
 from workbench.protocols.cql_settings import CqlSettings, CqlTls
 
-# name -> (default, help); the README's property table is this dict.
+# name -> (default, help); docs/CLIENTS.md's property table is this dict.
 PROPERTIES: dict[str, tuple[str, str]] = {
     "hosts": ("127.0.0.1", "comma-separated contact points"),
     "port": ("9042", "CQL native port"),

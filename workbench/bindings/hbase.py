@@ -4,7 +4,7 @@ YCSB's hbase2 semantics: one row per key in column family `columnfamily`, one co
 insert and update are puts, delete is blind (OK even if the row was absent), a read of a missing
 row is NOT_FOUND, a scan returns up to `count` rows from the start key in key order. The table is
 created, pre-split if asked, in prepare() (hbase_schema.py). Properties: hbase_options.py and
-README's Bindings.
+docs/CLIENTS.md.
 
 Two clients, chosen by hbase.client (the registry's client factory,
 hbase_options.binding_target, picks the class):

@@ -22,7 +22,7 @@ DEFAULT_URL = "mongodb://127.0.0.1:27017/ycsb?w=1"
 DEFAULT_DATABASE = "ycsb"  # YCSB's, when the URL names none (or names admin)
 MAX_BATCH = 100_000  # MongoDB's maxWriteBatchSize: a larger bulk write is split by the driver anyway
 
-# name -> (default, help); the README's property table is this dict.
+# name -> (default, help); docs/CLIENTS.md's property table is this dict.
 PROPERTIES: dict[str, tuple[str, str]] = {
     "mongodb.url": (DEFAULT_URL, "connection string: hosts, /database (default ycsb), ?options "
                                  "(w, journal, readPreference, maxPoolSize, tls, credentials)"),

@@ -283,7 +283,7 @@ def _where(props: Properties, key: str) -> str:
 def _unknown_key(props: Properties, key: str) -> ConfigError:
     known = list(KEYS) + list(FIXED)
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-    hint = f"did you mean {' or '.join(close)}?" if close else "see the README's property table"
+    hint = f"did you mean {' or '.join(close)}?" if close else "see the property tables in docs/PROPERTIES.md"
     return ConfigError(f"{_where(props, key)}unknown property '{key}'", hint)
 
 
