@@ -329,8 +329,8 @@ class LazyRow(LazyMapping):
     the body exactly, at the layout's size), but its eleven values become str objects in a dict
     only if something reads them (dataintegrity's check, a caller of Binding.read). Most runs
     never do; decoding every read cost about 6 us of client CPU here, a fifth of an operation
-    (BENCHMARKS.md, "Lazy rows, and where the rest goes"). The Java driver that YCSB uses
-    keeps a row's values as buffers in the same way until they are asked for."""
+    (docs/history/BENCHMARKS-LOG.md, "Lazy rows, and where the rest goes"). The Java driver that
+    YCSB uses keeps a row's values as buffers in the same way until they are asked for."""
 
     __slots__ = ("_columns", "_layout", "_buf", "_i", "_row")
 

@@ -29,9 +29,9 @@ from workbench.results.store import ExperimentTag, RunStore, store_error
 _DONE = object()
 # The writer's SQLite page cache. It only appends, and SQLite keeps every page it writes until
 # its cache is full (2 MB by default): a long run's resident set grew by each interval's row
-# for its first minutes, 0.3-0.5 MB a minute at one tick a second (BENCHMARKS.md, "Memory over
-# an hour", issue 52). The pages an append reads (the tables' and index's paths to their last
-# leaves) fit in far less.
+# for its first minutes, 0.3-0.5 MB a minute at one tick a second (issue 52;
+# docs/history/BENCHMARKS-LOG.md, "Memory over an hour"). The pages an append reads (the tables'
+# and index's paths to their last leaves) fit in far less.
 WRITER_CACHE_KIB = 256
 
 
