@@ -6,6 +6,7 @@ floors in this order, and no Python file is longer than 600 lines."""
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 from pathlib import Path
 
@@ -15,15 +16,19 @@ MAX_LINES = 600
 
 # Bottom to top: a module may import its own floor and the floors below it. "" is the package's
 # own modules (workbench/__init__.py, errors.py, speedups.py, interrupts.py): the ground floor.
+# A name with a "*" is a pattern of modules inside a folder (databases.*_figures: the servers'
+# figures, which read clusters and fill metrics, above the descriptors of their folder).
 FLOORS = (
     ("ground", ("", "errors", "speedups", "interrupts")),
     ("protocols", ("protocols",)),
+    ("databases", ("databases",)),
     ("config", ("config",)),
     ("clusters", ("clusters",)),
     ("bindings", ("bindings",)),
     ("metrics", ("metrics",)),
     ("core", ("core",)),
     ("results", ("results",)),
+    ("server figures", ("databases.*_figures",)),
     ("drive", ("drive",)),
     ("experiments", ("experiments",)),
     ("lessons", ("lessons",)),
@@ -67,7 +72,11 @@ def _graph() -> dict[str, set[str]]:
 
 
 def floor_of(module: str) -> int:
-    top = module.split(".")[1] if "." in module else ""
+    inside = module.partition(".")[2]
+    for index, (_, names) in enumerate(FLOORS):  # a pattern first: it is a part of a folder
+        if any("*" in name and fnmatch.fnmatchcase(inside, name) for name in names):
+            return index
+    top = inside.split(".")[0]
     for index, (_, names) in enumerate(FLOORS):
         if top in names:
             return index
@@ -127,6 +136,9 @@ def test_the_rules_catch_an_upward_import_and_a_circle():
     # the checks themselves: a binding importing the engine is upward; a <-> b is a circle
     assert floor_of("workbench.core.runner") > floor_of("workbench.bindings.base")
     assert floor_of("workbench.errors") == 0 and floor_of("workbench.cli") == len(FLOORS) - 1
+    # the descriptors sit below every floor that asks them; the servers' figures above metrics
+    assert floor_of("workbench.databases.cassandra") < floor_of("workbench.config.bindings")
+    assert floor_of("workbench.databases.gc_figures") > floor_of("workbench.metrics.server")
     modules = {"workbench.core.a", "workbench.core.b"}
     sources = {"workbench.core.a": "from . import b\n",
                "workbench.core.b": "def f():\n    import workbench.core.a\n"}
@@ -136,9 +148,10 @@ def test_the_rules_catch_an_upward_import_and_a_circle():
 
 def test_architecture_md_draws_the_floors_in_this_order():
     picture = ARCHITECTURE.read_text().split("```")[1]
-    drawn = [m.group(1) for m in re.finditer(r"^ ?([a-z_]+)(?:/|\.py)", picture, re.MULTILINE)]
-    # one line a floor: its first folder or module (errors.py stands for the ground floor)
-    expected = [names[0] or names[1] for _, names in reversed(FLOORS)]
+    drawn = [m.group(1) for m in re.finditer(r"^ ?([a-z_]+(?:/\*_[a-z]+)?)(?:/|\.py)", picture, re.MULTILINE)]
+    # one line a floor: its first folder or module (errors.py stands for the ground floor), a
+    # pattern as its path (databases/*_figures.py)
+    expected = [(names[0] or names[1]).replace(".", "/") for _, names in reversed(FLOORS)]
     assert [d for d in drawn if d in expected] == expected, drawn
 
 

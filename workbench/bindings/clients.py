@@ -17,7 +17,8 @@ from importlib import metadata
 from typing import Any
 
 
-def _version(package: str) -> str:
+def version(package: str) -> str:
+    """An installed package's version, from its metadata (nothing imported)."""
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -26,27 +27,39 @@ def _version(package: str) -> str:
 
 def client_name(db: str, properties: dict[str, str]) -> str:
     """"native CQL v4", "cassandra-driver 3.30.1", "native HBase RPC", "HBase Thrift (thriftpy2
-    0.5.2, asyncio)", "pymongo 4.13.0 (asyncio)", "memory (in-process)". Raises the options
-    parser's ConfigError for properties the binding would refuse."""
-    if db == "cassandra":
-        from workbench.bindings.cassandra_options import parse_options  # noqa: PLC0415
+    0.5.2, asyncio)", "pymongo 4.13.0 (asyncio)", "memory (in-process)": the database
+    descriptor's client_name (databases/). Raises the options parser's ConfigError for properties
+    the binding would refuse."""
+    from workbench.databases import find  # noqa: PLC0415
 
-        opts = parse_options(properties)
-        if opts.driver == "native":
-            return f"native CQL v{opts.protocol_version}"
-        return f"cassandra-driver {_version('cassandra-driver')} (CQL v{opts.protocol_version})"
-    if db == "hbase":
-        from workbench.bindings.hbase_options import client_of  # noqa: PLC0415
+    described = find(db)
+    if described is None:  # a binding registered at run time (tests), not a database
+        return db
+    if not described.client_name:
+        return described.description
+    return described.load("client_name")(properties)
 
-        client = client_of(properties)
-        if client == "native":
-            return "native HBase RPC"
-        return f"HBase Thrift (thriftpy2 {_version('thriftpy2')}, asyncio)"
-    if db == "mongodb":
-        return f"pymongo {_version('pymongo')} (asyncio)"
-    if db == "memory":
-        return "memory (in-process)"
-    return db
+
+# The built-in databases' client names (their descriptors name these functions).
+def cassandra_client(properties: dict[str, str]) -> str:
+    from workbench.bindings.cassandra_options import parse_options  # noqa: PLC0415
+
+    opts = parse_options(properties)
+    if opts.driver == "native":
+        return f"native CQL v{opts.protocol_version}"
+    return f"cassandra-driver {version('cassandra-driver')} (CQL v{opts.protocol_version})"
+
+
+def hbase_client(properties: dict[str, str]) -> str:
+    from workbench.bindings.hbase_options import client_of  # noqa: PLC0415
+
+    if client_of(properties) == "native":
+        return "native HBase RPC"
+    return f"HBase Thrift (thriftpy2 {version('thriftpy2')}, asyncio)"
+
+
+def mongodb_client(properties: dict[str, str]) -> str:
+    return f"pymongo {version('pymongo')} (asyncio)"
 
 
 def client_record(db: str, properties: dict[str, str]) -> dict[str, Any]:

@@ -1,11 +1,14 @@
 """The bindings by name, as data: which module and class serve each, which properties belong to
-it, and how its client is chosen. Kept apart from the binding modules so that validating a
+it, and how its client is chosen, read from each database's descriptor (databases/) and open to
+bindings registered at run time (tests). Kept apart from the binding modules so that validating a
 workload file (spec.py) never imports a database driver; bindings/registry.py loads them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from workbench.databases import databases
 
 
 @dataclass(frozen=True)
@@ -27,44 +30,15 @@ def register(info: BindingInfo) -> None:
     BINDINGS[info.name] = info
 
 
-register(
-    BindingInfo(
-        name="memory",
-        target="workbench.bindings.memory:MemoryBinding",
-        prefix="memory.",
-        description="in-process ordered store (engine tests and demos)",
-    )
-)
+def _installed() -> None:
+    """The installed databases' bindings (workbench.databases entry points): a binding is a
+    database's, said in its descriptor (databases/)."""
+    for db in databases():
+        register(BindingInfo(name=db.name, target=db.binding, prefix=db.prefix, bare_keys=db.bare_keys,
+                             description=db.description, chooser=db.chooser))
 
 
-register(
-    BindingInfo(
-        name="cassandra",
-        target="workbench.bindings.cassandra:CassandraBinding",
-        prefix="cassandra.",
-        bare_keys=frozenset({"hosts", "port"}),
-        description="Apache Cassandra over CQL (its own client by default, or cassandra-driver)",
-    )
-)
-register(
-    BindingInfo(
-        name="hbase",
-        target="workbench.bindings.hbase:HBaseBinding",
-        prefix="hbase.",
-        bare_keys=frozenset({"columnfamily", "clientbuffering", "writebuffersize", "durability"}),
-        description="Apache HBase over its own RPC (reads, puts) and its Thrift gateway",
-        chooser="workbench.bindings.hbase_options:binding_target",
-    )
-)
-register(
-    BindingInfo(
-        name="mongodb",
-        target="workbench.bindings.mongodb:MongoDBBinding",
-        prefix="mongodb.",
-        bare_keys=frozenset({"batchsize"}),
-        description="MongoDB and MongoDB-protocol servers such as FerretDB (pymongo's asyncio client)",
-    )
-)
+_installed()
 
 
 def binding_for_property(key: str) -> BindingInfo | None:

@@ -73,13 +73,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.config import catalog
+from workbench.databases import database, databases, names
+from workbench.databases import find as find_database
 from workbench.errors import ConfigError
 
 WORKLOADS_DIR = catalog.SHIPPED_WORKLOADS
-# mongodb runs on FerretDB (a MongoDB-protocol server) by default: no MongoDB can be installed here.
-DEFAULT_PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone",
-                   "mongodb": "ferretdb-postgres"}
-DATABASES = ("cassandra", "hbase", "mongodb", "memory")
+# The databases and each one's default preset are their descriptors' (databases/): mongodb runs
+# on FerretDB (a MongoDB-protocol server) by default, no MongoDB can be installed here.
 # Swept parameter -> the -p key it sets (threadcount's YCSB name is lanes here too).
 SWEEPABLE = {
     "operationcount": "operationcount",
@@ -109,9 +109,9 @@ STABLE_GUESS_S = 2.0  # seconds a calibration typically runs past its floor unti
 GUESS_OPS_S = 5000  # for estimates of count-bounded runs: a laptop's order of magnitude
 GUESS_LOAD_OPS_S = 2500  # ... of loads (Cassandra loaded 5,000 records at 2.7k ops/s here)
 GUESS_SETTLE_S = 4.0  # a flush and the wait for compactions (2.9 s Cassandra, 4.6 s HBase)
-# Per cluster started and stopped (and per Cassandra node past the first: 20 s more);
-# BENCHMARKS.md, "Cluster start-up"
-GUESS_UP_DOWN_S = {"cassandra": 25.0, "hbase": 35.0, "mongodb": 3.0}
+# Per cluster started and stopped: the database's up_down_s (databases/), and per node past the
+# first 20 s more; BENCHMARKS.md, "Cluster start-up"
+GUESS_NODE_S = 20.0
 ORDERS = ("as-written", "random")
 LOADS = ("once", "every-step")
 SETTLES = ("none", "flush")
@@ -126,7 +126,8 @@ class Target:
 
     @property
     def name(self) -> str:
-        if self.preset is None or self.preset == DEFAULT_PRESETS.get(self.db):
+        described = find_database(self.db)
+        if self.preset is None or (described is not None and self.preset == described.default_preset):
             return self.db
         return f"{self.db}:{self.preset}"
 
@@ -265,8 +266,9 @@ class Experiment:
         runs = self.runs()
         clusters = dict.fromkeys((r.step.target, r.step.cluster_values) for r in runs)
         for target, shape in clusters:
-            nodes = int(dict(shape).get("nodes", 1)) if target.db == "cassandra" else 1
-            total += GUESS_UP_DOWN_S.get(target.db, 0.0) + 20.0 * (nodes - 1)
+            described = find_database(target.db)
+            nodes = int(dict(shape).get("nodes", 1)) if described and described.nodes_sweep else 1
+            total += (described.up_down_s if described else 0.0) + GUESS_NODE_S * (nodes - 1)
         records = int(dict(self.properties).get("recordcount", 1000) or 1000)
         loads = (runs if self.load == "every-step" else
                  dict.fromkeys((r.step.target, r.step.data_values) for r in runs))
@@ -393,7 +395,7 @@ class Experiment:
                 typical += per + measured
                 longest += per + measured
         started = {(r.step.target, r.step.cluster_values) for r in runs
-                   if r.step.target.db != "memory"}  # each a cluster the runner starts
+                   if r.step.target.preset is not None}  # each a cluster the runner starts
         first = len(started) * max(self.first_warmup_s - per, 0)
         typical, longest = typical + first, longest + first
         extra = len(self.added_rates()) * self.repetitions * (per + window)
@@ -448,12 +450,15 @@ def load(name_or_path: str) -> Experiment:
     targets = []
     for entry in _strings(path, data, "databases"):
         db, _, preset = entry.partition(":")
-        if db not in DATABASES:
+        if db not in names():
             raise _fail(path, "databases", f"names an unknown database {db!r}",
-                        f"databases: {', '.join(DATABASES)} (optionally db:preset)")
-        if db == "memory" and preset:
-            raise _fail(path, "databases", "gives a preset for memory", "memory runs in-process")
-        target = Target(db, None if db == "memory" else preset or DEFAULT_PRESETS[db])
+                        f"databases: {', '.join(names())} (optionally db:preset)")
+        described = database(db)
+        if described.in_process and preset:
+            raise _fail(path, "databases", f"gives a preset for {db}", f"{db} runs in-process")
+        if not described.in_process and not (preset or described.default_preset):
+            raise _fail(path, "databases", f"names {db} without a preset", f'e.g. "{db}:PRESET"')
+        target = Target(db, None if described.in_process else preset or described.default_preset)
         if target in targets:
             raise _fail(path, "databases", f"lists {target.name} twice", "list each database once")
         targets.append(target)
@@ -531,9 +536,9 @@ def load(name_or_path: str) -> Experiment:
     timing["per_node"] = tuple(per_node)
     if "add_node_at_s" in data:
         timing["add_node_at_s"] = _seconds(path, data, "add_node_at_s", 30)
-        if any(t.db != "cassandra" or t.preset is None for t in targets):
+        if any(not database(t.db).nodes_sweep or t.preset is None for t in targets):
             raise _fail(path, "add_node_at_s", "adds a node to a local Cassandra cluster: every database "
-                        "must be Cassandra", 'e.g. databases = ["cassandra:cassandra-2"]')
+                        f"must be {_node_databases()}", 'e.g. databases = ["cassandra:cassandra-2"]')
     scales = data.get("scale", {})
     if not isinstance(scales, dict) or not all(isinstance(v, int) and v >= 1 for v in scales.values()):
         raise _fail(path, "scale", "must map names to whole divisors of 1 or more", "e.g. laptop = 20")
@@ -553,6 +558,11 @@ def load(name_or_path: str) -> Experiment:
     )
 
 
+def _node_databases() -> str:
+    """The databases whose presets grow node by node (a nodes sweep, add_node_at_s)."""
+    return " or ".join(d.title for d in databases() if d.nodes_sweep)
+
+
 def _seconds(path: Path, data: dict, key: str, default: float) -> float:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
@@ -563,8 +573,8 @@ def _seconds(path: Path, data: dict, key: str, default: float) -> float:
 def _check_cluster_sweep(path: Path, param: str, values: list, targets: list[Target],
                          storage: dict[str, str]) -> None:
     if param == "nodes":
-        if any(t.db != "cassandra" for t in targets):
-            raise _fail(path, "sweep.nodes", "applies to Cassandra databases only",
+        if any(not database(t.db).nodes_sweep for t in targets):
+            raise _fail(path, "sweep.nodes", f"applies to {_node_databases()} databases only",
                         "list other databases in an experiment of their own, or name presets "
                         '(databases = ["cassandra:cassandra-3", ...])')
         if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 9 for v in values):

@@ -34,6 +34,7 @@ from workbench.config.compose import (
     shipped_workloads,
     workload_path,
 )
+from workbench import databases
 from workbench.config.spec import DISTRIBUTIONS, WorkloadSpec
 from workbench.drive.session import RunRequest
 from workbench.errors import WorkbenchError
@@ -43,7 +44,7 @@ from workbench.ui.widgets.key_preview import KeyPreview, curve
 PREVIEW_KEYS = {"requestdistribution", "recordcount", "insertcount", "zipfian.constant",
                 "hotspotdatafraction", "hotspotopnfraction", "exponential.percentile",
                 "exponential.frac", "insertproportion"}
-DATABASES = ("memory", "cassandra", "hbase", "mongodb")
+DEFAULT_DB = WorkloadSpec.db  # the spec's own default (memory): -db not given
 CHECK_DELAY_S = 0.1  # a burst of changes (keys typed) is checked once, this long after the last
 
 
@@ -106,7 +107,7 @@ class ComposerScreen(Screen):
                          allow_blank=False, compact=True, id="base")
             yield Input(placeholder="or a YCSB workload file: path, then enter", id="file", compact=True)
             yield Static("Database", classes="section")
-            yield Select([(db, db) for db in DATABASES], value="memory", allow_blank=False,
+            yield Select([(db, db) for db in databases.names()], value=DEFAULT_DB, allow_blank=False,
                          compact=True, id="db")
             yield FieldRow("cluster", "or cluster", "", placeholder="its name")
             yield Static("Operation mix (proportions)", classes="section")
@@ -189,8 +190,8 @@ class ComposerScreen(Screen):
                 if row.key != "cluster":
                     row.query_one(Input).value = values.get(row.key, "")
             self.query_one("#requestdistribution", Select).value = values["requestdistribution"]
-            self.query_one("#db", Select).value = values.get("db", "memory") \
-                if values.get("db") in DATABASES else "memory"
+            self.query_one("#db", Select).value = values.get("db", DEFAULT_DB) \
+                if values.get("db") in databases.names() else DEFAULT_DB
         finally:
             self.call_after_refresh(self._filled)
 

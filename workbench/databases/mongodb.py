@@ -1,0 +1,72 @@
+"""MongoDB and the servers that speak its protocol: the mongodb binding (pymongo's asyncio
+client), FerretDB as the server the workbench starts (no MongoDB can be installed here), and any
+MongoDB-protocol server as an external cluster.
+
+Its modules: bindings/mongodb*.py, clusters/ferretdb_local.py, clusters/gobuild.py, the
+FerretDBPlanner of clusters/docker_plans.py, FerretDBSpec of clusters/specs.py, the FerretDB image
+of clusters/images.py, the VACUUM and CHECKPOINT of clusters/settle.py."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from workbench.databases.base import Database, Server
+
+
+def mongodb_url(cluster: Any) -> str:
+    """The URL the mongodb binding gets: an external cluster's own (login and TLS included), or
+    YCSB's default URL on the server's address (database ycsb, w=1)."""
+    if cluster.provider == "external":
+        return cluster.spec.mongodb_url()
+    host, port = cluster.contact_points[0]
+    login, options = "", ["w=1"]
+    if cluster.credentials:  # FerretDB 1.x checks logins with the PLAIN mechanism
+        user, password = cluster.credentials
+        login = f"{quote(user, safe='')}:{quote(password, safe='')}@"
+        # FerretDB 1.x takes PLAIN only; an image of the preset's own (a real mongo) SCRAM, in admin
+        real = cluster.provider == "docker" and getattr(cluster.spec, "docker_image", "")
+        options.append("authSource=admin" if real else "authMechanism=PLAIN")
+    if cluster.tls_ca is not None:
+        options += ["tls=true", f"tlsCAFile={quote(str(cluster.tls_ca), safe='/')}"]
+    return f"mongodb://{login}{host}:{port}/ycsb?{'&'.join(options)}"
+
+
+def overrides(cluster: Any) -> list[str]:
+    return ["db=mongodb", f"mongodb.url={mongodb_url(cluster)}"]
+
+
+FERRETDB = Server(
+    kind="ferretdb",
+    label="FerretDB",
+    spec="workbench.clusters.specs:FerretDBSpec",
+    local="workbench.clusters.ferretdb_local",
+    docker="workbench.clusters.docker_plans:FerretDBPlanner",
+    image="workbench.clusters.images:ferretdb_files",
+    image_inputs="workbench.clusters.images:ferretdb_inputs",
+    version="workbench.clusters.images:ferretdb_version",
+    needs_java=False,
+    client_nodes=("ferretdb",),
+    listens_on="workbench.clusters.ferretdb_local:listens_on",
+    shape="workbench.clusters.ferretdb_local:shape",
+    settle="workbench.clusters.settle:settle_ferretdb",
+)
+
+MONGODB = Database(
+    name="mongodb",
+    description="MongoDB and MongoDB-protocol servers such as FerretDB (pymongo's asyncio client)",
+    binding="workbench.bindings.mongodb:MongoDBBinding",
+    prefix="mongodb.",
+    label="MongoDB",
+    bare_keys=frozenset({"batchsize"}),
+    client_name="workbench.bindings.clients:mongodb_client",
+    servers=(FERRETDB,),
+    overrides=overrides,
+    default_preset="ferretdb-postgres",  # FerretDB on PostgreSQL: no MongoDB can be installed here
+    drop="mongodb.drop",
+    up_down_s=3.0,
+    external_port=27017,
+    external_check="workbench.clusters.external:check_mongodb",
+    external_keys=frozenset({"url", "username", "password", "password_env", "tls", "ca_file"}),
+    order=3,
+)
