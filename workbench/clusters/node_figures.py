@@ -242,7 +242,8 @@ def process_reader(cluster: Cluster) -> LocalProcesses | DockerContainers | str:
         return LocalProcesses(cluster)
     if cluster.provider == "docker":
         return DockerContainers(cluster)
-    return f"no process figures: a {cluster.provider} cluster's processes are not on this machine"
+    whose = "an external cluster's" if cluster.provider == "external" else f"a {cluster.provider} cluster's"
+    return f"no process figures: {whose} processes are not on this machine"
 
 
 def _children(pid: int) -> list[int]:

@@ -1,0 +1,81 @@
+"""The servers' side of a run on a real Cassandra node (issue 54, 1): `workbench run --cluster`
+samples the node's JVM once a second, and its JSON export carries `intervals[].server[address]
+["cpu"]`; added up over the run, that CPU is within 10% of what /proc says the JVM used over the
+same seconds (read here, by the test, on its own clock)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.clusters.node_figures import read_proc
+from workbench.drive.server_sampler import LEAD_S
+
+pytestmark = pytest.mark.servers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cpu_at(samples: list[tuple[float, float]], when: float) -> float:
+    """The JVM's CPU seconds at `when`, between the two samples around it."""
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:], strict=False):
+        if t0 <= when <= t1:
+            return c0 + (c1 - c0) * (when - t0) / (t1 - t0)
+    raise AssertionError(f"no /proc samples around {when}")
+
+
+def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cassandra_node):
+    node = cassandra_node.nodes[0]
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir),
+               WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    common = ["--cluster", cassandra_node.name, "-P", str(ROOT / "workbench" / "workloads" / "workloada"),
+              "-p", "recordcount=2000", "-p", "table=server_figures", "-threads", "16", "-q"]
+    load = subprocess.run([sys.executable, "-m", "workbench", "load", *common, "-p", "cassandra.drop=true"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    assert load.returncode == 0, load.stderr
+
+    samples: list[tuple[float, float]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            info = read_proc(node.pid)
+            assert info is not None and info[0] == node.start_time
+            samples.append((time.time(), info[1]))
+            stop.wait(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    out = tmp_path / "run.json"
+    try:
+        run = subprocess.run([sys.executable, "-m", "workbench", "run", *common,
+                              "-p", "operationcount=100000000", "-p", "maxexecutiontime=10",
+                              "--export", f"json={out}"],
+                             capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    finally:
+        stop.set()
+        watcher.join()
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(out.read_text())["run"]
+    whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
+    assert len(whole) >= 8
+    figures = [i["server"][node.address] for i in whole]
+    assert all(f["cpu"] > 0 and f["rss_bytes"] > 100e6 for f in figures)
+    assert all(i["server"]["client"]["cpu"] > 0 for i in whole)
+    # second k's figures cover the time between the asks before seconds k-1 and k: from the
+    # second interval on, exactly the seconds [1 - LEAD_S, N - LEAD_S] of the run's clock
+    started = doc["started_at"]
+    first, last = whole[1]["elapsed_s"], whole[-1]["elapsed_s"]
+    recorded = sum(i["server"][node.address]["cpu"] for i in whole[1:])  # one second each
+    seen = _cpu_at(samples, started + round(last) - LEAD_S) \
+        - _cpu_at(samples, started + round(first) - 1 - LEAD_S)
+    assert seen > 2.0  # the node was busy: the comparison says something
+    assert recorded == pytest.approx(seen, rel=0.10)
+    assert not [n for n in doc["server_notes"] if n.startswith(("process", "client"))]

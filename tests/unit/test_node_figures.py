@@ -1,0 +1,134 @@
+"""The process figures of a node (clusters/node_figures.py) against a real process: a busy
+Python loop started here, a node of a local cluster as far as the reader knows. Its CPU over its
+life, added up from the per-sample rates, is within 10% of what the process itself measured."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.clusters import processes
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.node_figures import (
+    CLIENT,
+    ClientProcesses,
+    LocalProcesses,
+    container_figures,
+    node_keys,
+    process_reader,
+)
+from workbench.clusters.specs import CassandraSpec
+from workbench.drive.server_sampler import sources_for
+
+BUSY = """
+import os, sys, time
+end = time.monotonic() + 2.5
+x = 0
+while time.monotonic() < end:
+    x += 1
+with open(sys.argv[1] + ".tmp", "w") as f:  # what it used, measured by itself
+    f.write(repr(time.process_time()))
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(30)
+"""
+
+
+def _cluster(tmp_path: Path, pid: int, provider: str = "local", name: str = "node1",
+             address: str = "127.0.0.2") -> Cluster:
+    node = Node(name, address, 9042, pid, processes.start_time(pid) or 0, tmp_path / "log",
+                tmp_path / "console", tmp_path)
+    return Cluster("t", "cassandra", CassandraSpec(name="t"), (node,), tmp_path, provider=provider)
+
+
+def test_a_local_node_cpu_is_what_the_process_used(tmp_path):
+    done = tmp_path / "used"
+    child = subprocess.Popen([sys.executable, "-c", BUSY, str(done)])
+    try:
+        reader = LocalProcesses(_cluster(tmp_path, child.pid))
+        total, last, rss = 0.0, time.time(), []
+        while not done.exists():
+            time.sleep(0.25)
+            now = time.time()
+            figures = reader.read(now)["127.0.0.2"]
+            total += figures["cpu"] * (now - last)
+            last = now
+            rss.append(figures["rss_bytes"])
+        time.sleep(0.3)
+        now = time.time()
+        total += reader.read(now)["127.0.0.2"]["cpu"] * (now - last)
+        used = float(done.read_text())
+        assert used > 1.0  # it was busy (a machine this loaded would make the test say nothing)
+        assert total == pytest.approx(used, rel=0.10)
+        assert all(5e6 < r < 500e6 for r in rss)
+        child.kill()
+        child.wait()
+        assert reader.read(time.time()) == {}  # a node gone has no figures
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_recycled_pid_is_not_the_node(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        cluster = _cluster(tmp_path, child.pid)
+        assert set(LocalProcesses(cluster).read(time.time())["127.0.0.2"]) >= {"cpu", "rss_bytes"}
+        node = dataclasses.replace(cluster.nodes[0], start_time=1)  # as if the PID were reused
+        stale = dataclasses.replace(cluster, nodes=(node,))
+        assert LocalProcesses(stale).read(time.time()) == {}
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_nodes_sharing_an_address_are_told_apart():
+    def node(name: str, address: str) -> Node:
+        return Node(name, address, 1, 0, 0, Path("l"), Path("c"), Path("."))
+
+    keys = node_keys((node("master", "127.0.0.1"), node("rs1", "127.0.0.1"), node("rs2", "127.0.0.2")))
+    assert keys == {"master": "master@127.0.0.1", "rs1": "rs1@127.0.0.1", "rs2": "127.0.0.2"}
+
+
+def test_the_client_is_this_process_and_its_workers(tmp_path):
+    reader = ClientProcesses()
+    end = time.process_time() + 0.6
+    while time.process_time() < end:
+        pass
+    figures = reader.read(time.time())[CLIENT]
+    assert 0.5 < figures["cpu"] < 1.5  # one core busy, this process
+    # a child that is not a worker process (say, a server this process started) is not the client
+    child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: pass"])
+    try:
+        reader.read(time.time())
+        time.sleep(0.8)
+        assert reader.read(time.time())[CLIENT]["cpu"] < 0.5
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_docker_statistics_become_figures():
+    stats = {"cpu_stats": {"cpu_usage": {"total_usage": 3_500_000_000}},
+             "memory_stats": {"usage": 900_000_000, "stats": {"anon": 600_000_000, "inactive_file": 1}},
+             "blkio_stats": {"io_service_bytes_recursive": [
+                 {"major": 8, "minor": 0, "op": "read", "value": 4096},
+                 {"major": 8, "minor": 0, "op": "write", "value": 8192},
+                 {"major": 8, "minor": 16, "op": "Write", "value": 8}]}}
+    assert container_figures(stats) == ((3.5, 4096, 8200), 600_000_000.0)
+    v1 = {"cpu_stats": {"cpu_usage": {"total_usage": 0}},
+          "memory_stats": {"usage": 1000, "stats": {"total_inactive_file": 400}}, "blkio_stats": {}}
+    assert container_figures(v1) == ((0.0, 0, 0), 600.0)
+
+
+def test_an_external_cluster_says_its_processes_are_not_here(tmp_path):
+    cluster = _cluster(tmp_path, 1, provider="external")
+    assert process_reader(cluster) == ("no process figures: an external cluster's processes are "
+                                       "not on this machine")
+    sources = sources_for(cluster, "no-such-db")
+    with pytest.raises(Exception, match="not on this machine"):
+        sources[1].sample(time.time())

@@ -1,0 +1,140 @@
+"""The servers' side of a run wherever its intervals go: the run store (written live and at the
+end, read back), the JSON export (`intervals[].server`, `server_events`, `server_notes`), the
+server CSV exports, `runs show`'s table per node and `runs compare`'s CPU line per node."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from workbench.cli import main
+from workbench.config.spec import spec_from_args
+from workbench.drive import phase as phase_module
+from workbench.drive.phase import execute_phase
+from workbench.metrics.server import NodeSample, ServerEvent
+from workbench.results.model import Interval, RunResult, ServerEventRecord
+from workbench.results.server_summary import node_summaries
+from workbench.results.store import RunStore
+
+
+class Node2:
+    """A node at 1.5 cores with a GC pause, a compaction and queues every second."""
+
+    name = "fake"
+
+    def sample(self, now: float) -> list[NodeSample]:
+        return [NodeSample("127.0.0.2", {"cpu": 1.5, "rss_bytes": 2e9, "queue.ReadStage.pending": 3,
+                                         "queue.MutationStage.pending": 7},
+                           (ServerEvent("127.0.0.2", now - 0.05, "gc", 0.040, "G1 Young"),
+                            ServerEvent("127.0.0.2", now - 0.02, "compaction", 0.0, "ycsb.usertable")))]
+
+    def close(self) -> None:
+        pass
+
+
+class Unreadable:
+    name = "jmx"
+
+    def sample(self, now: float):
+        from workbench.metrics.server import SourceUnavailable
+
+        raise SourceUnavailable("no JMX figures: the info server does not answer")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def recorded(monkeypatch, tmp_path):
+    """A 3-second memory run with the fake node's figures, recorded live into a store."""
+    monkeypatch.setattr(phase_module, "sources_for", lambda cluster, db: [Node2(), Unreadable()])
+    spec, props = spec_from_args([], ["db=memory", "recordcount=100", "operationcount=3000",
+                                      "target=1000"], "run")
+    store = tmp_path / "runs.db"
+    done = execute_phase(spec, props.as_dict(), "run", store=store, status=False)
+    return store, done
+
+
+def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path):
+    store, done = recorded
+    with RunStore(store) as s:
+        back = s.result(done.run_id)
+        events = s.conn.execute("SELECT node, kind, seconds FROM server_events WHERE run_id = ?",
+                                (done.run_id,)).fetchall()
+    assert events == [("127.0.0.2", "gc", 0.04), ("127.0.0.2", "compaction", 0.0)] * 3
+    assert back.server_events == done.result.server_events
+    assert back.server_notes == ["jmx: no JMX figures: the info server does not answer"]
+    assert [i.server for i in back.intervals] == [i.server for i in done.result.intervals]
+    out = tmp_path / "run.json"
+    assert main(["runs", "export", str(done.run_id), "--store", str(store), "--export", f"json={out}"]) == 0
+    run = json.loads(out.read_text())["run"]
+    whole = [i for i in run["intervals"] if i["duration_s"] > 0.5]
+    assert len(whole) == 3
+    assert all(i["server"]["127.0.0.2"]["cpu"] == 1.5 for i in whole)
+    assert run["server_events"][0] == {"elapsed_s": pytest.approx(0.75, abs=0.1), "node": "127.0.0.2",
+                                       "kind": "gc", "seconds": 0.04, "detail": "G1 Young"}
+    assert run["server_notes"] == ["jmx: no JMX figures: the info server does not answer"]
+
+
+def test_an_incomplete_run_keeps_the_server_events_written_live(recorded):
+    store, done = recorded
+    with RunStore(store) as s:  # as if the process had died before the end: no result row
+        s.conn.execute("UPDATE runs SET result = NULL, status = 'incomplete' WHERE id = ?", (done.run_id,))
+        s.conn.commit()
+        back = s.result(done.run_id)
+    assert [(e.kind, e.node) for e in back.server_events] == \
+        [("gc", "127.0.0.2"), ("compaction", "127.0.0.2")] * 3
+    assert any(i.server.get("127.0.0.2", {}).get("cpu") == 1.5 for i in back.intervals)
+
+
+def test_the_server_csv_exports(recorded, tmp_path):
+    store, done = recorded
+    figures, events = tmp_path / "server.csv", tmp_path / "events.csv"
+    assert main(["runs", "export", str(done.run_id), "--store", str(store), "--export",
+                 f"server-csv={figures}", "--export", f"server-events={events}"]) == 0
+    rows = list(csv.DictReader(figures.open()))
+    node = [r for r in rows if r["node"] == "127.0.0.2"]
+    assert len(node) == 3 and {r["cpu"] for r in node} == {"1.5"}
+    assert node[0]["queue.MutationStage.pending"] == "7.0"
+    assert {r["node"] for r in rows} == {"127.0.0.2"}  # (no client source in this run)
+    assert list(csv.reader(figures.open()))[0][:4] == ["elapsed_s", "node", "cpu", "rss_bytes"]
+    kinds = [(r["kind"], r["seconds"]) for r in csv.DictReader(events.open())]
+    assert kinds == [("gc", "0.04"), ("compaction", "0.0")] * 3
+
+
+def test_runs_show_has_a_table_per_node_and_compare_a_cpu_line(recorded, capsys):
+    store, done = recorded
+    assert main(["runs", "show", str(done.run_id), "--store", str(store)]) == 0
+    shown = capsys.readouterr().out
+    table = shown[shown.index("servers (as they were sampled"):]
+    row = next(line for line in table.splitlines() if line.strip().startswith("127.0.0.2"))
+    assert row.split()[:4] == ["127.0.0.2", "1.50", "1.50", "2.0"]  # cpu mean, max, memory GB
+    assert "MutationStage 7" in row and "120" in row and "40" in row  # queue; 3 pauses 120 ms, 40
+    assert "not seen: jmx: no JMX figures" in shown
+    assert "gc on 127.0.0.2 40 ms (G1 Young)" in shown
+    assert main(["runs", "compare", str(done.run_id), str(done.run_id), "--store", str(store)]) == 0
+    compared = capsys.readouterr().out
+    line = next(line for line in compared.splitlines() if "cpu 127.0.0.2 cores" in line)
+    assert line.split()[-2:] == ["1.50", "1.50"]
+
+
+def _run_with(server: list[dict], events: list[ServerEventRecord]) -> RunResult:
+    intervals = [Interval(float(k + 1), 1.0, 10, 10 * (k + 1), server=s) for k, s in enumerate(server)]
+    return RunResult("run", "cassandra", 3000, 30, 10.0, intervals=intervals, server_events=events)
+
+
+def test_node_summaries_take_pauses_from_events_else_from_counts():
+    run = _run_with([{"127.0.0.1": {"cpu": 1.0, "gc_pauses": 2, "gc_pause_ms_total": 30,
+                                    "gc_pause_ms_max": 25, "compactions_pending": 2, "flushes_pending": 1}},
+                     {"127.0.0.1": {"cpu": 3.0, "gc_pauses": 1, "gc_pause_ms_total": 50,
+                                    "gc_pause_ms_max": 50}},
+                     {"127.0.0.1": {"rss_bytes": 5e8}, "client": {"cpu": 0.5}}],
+                    [ServerEventRecord(1.2, "127.0.0.3", "flush", 0.0, "")])
+    first, third, client = node_summaries(run)
+    assert (first.node, first.cpu_mean, first.cpu_max, first.rss_max) == ("127.0.0.1", 2.0, 3.0, 5e8)
+    assert (first.gc_pauses, first.gc_ms_total, first.gc_ms_max) == (3, 80, 50)
+    assert (first.compactions, first.flushes, first.busiest_queue) == (2, 1, None)
+    assert (third.node, third.cpu_mean, third.flushes, third.gc_pauses) == ("127.0.0.3", None, 1, None)
+    assert (client.node, client.cpu_mean) == ("client", 0.5)

@@ -1,0 +1,182 @@
+"""The servers' sampler (drive/server_sampler.py) with sources made to misbehave: one that never
+answers, one that raises, one that answers garbage, one that can never be read. Each skips its
+seconds (counted, in the run's notes), the good source's figures reach every interval, and the
+run's client figures are those of a run without any source."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from workbench.config.spec import spec_from_args
+from workbench.drive import phase as phase_module
+from workbench.drive.phase import execute_phase
+from workbench.drive.server_sampler import ServerSampler, merge_figures
+from workbench.metrics.server import NodeSample, ServerEvent, SourceUnavailable
+
+
+class Good:
+    name = "good"
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    def sample(self, now: float) -> list[NodeSample]:
+        self.asked.append(now)
+        return [NodeSample("127.0.0.9", {"cpu": 0.5, "rss_bytes": 1e6},
+                           (ServerEvent("127.0.0.9", now - 0.1, "gc", 0.012, "G1 Young"),))]
+
+    def close(self) -> None:
+        pass
+
+
+class Hanging:
+    name = "hanging"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.release = threading.Event()
+
+    def sample(self, now: float) -> list[NodeSample]:
+        self.calls += 1
+        self.release.wait(60)  # never answers while the run lasts
+        return []
+
+    def close(self) -> None:
+        pass  # (the run does not wait for it: its thread is a daemon)
+
+
+class Raising:
+    name = "raising"
+
+    def sample(self, now: float) -> list[NodeSample]:
+        raise ConnectionRefusedError("connection refused")
+
+    def close(self) -> None:
+        pass
+
+
+class Garbage:
+    name = "garbage"
+
+    def __init__(self, answer) -> None:
+        self.answer = answer
+
+    def sample(self, now: float):
+        return self.answer
+
+    def close(self) -> None:
+        pass
+
+
+class Never:
+    name = "never"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def sample(self, now: float):
+        self.calls += 1
+        raise SourceUnavailable("no process figures: the processes are not on this machine")
+
+    def close(self) -> None:
+        pass
+
+
+class Slow:
+    """Answers, but only after its second's tick: late."""
+
+    name = "slow"
+
+    def sample(self, now: float) -> list[NodeSample]:
+        time.sleep(0.5)
+        return [NodeSample("127.0.0.8", {"cpu": 9.0})]
+
+    def close(self) -> None:
+        pass
+
+
+def _sampled(sources, seconds: int) -> tuple[ServerSampler, list]:
+    """Start a sampler, take each second's share at its end as a controller's tick would."""
+    sampler = ServerSampler(sources)
+    wall0 = time.time()
+    sampler.start(wall0)
+    taken = []
+    for k in range(1, seconds + 1):
+        time.sleep(max(wall0 + k - time.time(), 0))
+        started = time.perf_counter()
+        taken.append(sampler.take(time.time() - wall0))
+        assert time.perf_counter() - started < 0.05  # a tick never waits for a source
+    return sampler, taken
+
+
+def test_a_misbehaving_source_skips_its_seconds_and_the_good_one_fills_every_second():
+    good, hanging, never = Good(), Hanging(), Never()
+    sampler, taken = _sampled([good, hanging, Raising(), Garbage("<html>not json</html>"),
+                               Garbage([NodeSample("x", {"cpu": float("nan")})]), never, Slow()], 4)
+    notes = sampler.stop()
+    hanging.release.set()
+    for figures, events in taken:
+        assert figures["127.0.0.9"] == {"cpu": 0.5, "rss_bytes": 1e6}
+        assert "127.0.0.8" not in figures  # the slow source's answers came after their ticks
+        assert [(e.kind, e.seconds) for _, e in events] == [("gc", 0.012)]
+    assert len(good.asked) == 4  # once a second, never more
+    assert hanging.calls == 1 and never.calls == 1  # busy: not asked again; gone: asked no more
+    text = "\n".join(notes)
+    assert "hanging: 3 of 4 seconds skipped (3 busy)" in text
+    assert "raising: 4 of 4 seconds skipped (4 failed): ConnectionRefusedError: connection refused" in text
+    assert text.count("garbage: 4 of 4 seconds skipped (4 garbage)") == 2
+    assert "never: no process figures: the processes are not on this machine" in text
+    assert "slow: " in text and "late" in text
+    assert not any(n.startswith("good") for n in notes)
+
+
+def test_an_event_is_placed_at_its_own_time_in_the_run():
+    sampler, taken = _sampled([Good()], 2)
+    sampler.stop()
+    (_, events1), (_, events2) = taken
+    # asked LEAD_S before each second's end, the event began 0.1 s before it was asked
+    assert events1[0][0] == pytest.approx(1 - 0.2 - 0.1, abs=0.08)
+    assert events2[0][0] == pytest.approx(2 - 0.2 - 0.1, abs=0.08)
+
+
+def test_two_answers_in_one_tick_add_counts_and_keep_the_longest_pause():
+    into = {"cpu": 1.0, "gc_pauses": 2.0, "gc_pause_ms_total": 30.0, "gc_pause_ms_max": 20.0}
+    merge_figures(into, {"cpu": 2.0, "gc_pauses": 1.0, "gc_pause_ms_total": 5.0, "gc_pause_ms_max": 5.0})
+    assert into == {"cpu": 2.0, "gc_pauses": 3.0, "gc_pause_ms_total": 35.0, "gc_pause_ms_max": 20.0}
+
+
+def _run(monkeypatch, sources):
+    if sources is not None:
+        monkeypatch.setattr(phase_module, "sources_for", lambda cluster, db: sources)
+    spec, props = spec_from_args([], ["db=memory", "recordcount=100", "operationcount=3000",
+                                      "target=1000", "seed=7"], "run")
+    return execute_phase(spec, props.as_dict(), "run", store=False, status=False).result
+
+
+def test_a_run_with_sources_that_misbehave_keeps_its_client_figures(monkeypatch):
+    hanging = Hanging()
+    plain = _run(monkeypatch, [])
+    result = _run(monkeypatch, [Good(), hanging, Raising(), Garbage(None)])
+    hanging.release.set()
+    assert result.operations == plain.operations == 3000
+    assert [m.name for m in result.measurements] == [m.name for m in plain.measurements]
+    whole = [i for i in result.intervals if i.duration_s > 0.5]  # (not the run's short last tick)
+    assert len(whole) == 3 and len(result.intervals) == len(plain.intervals)
+    assert all(0.9 < i.duration_s < 1.1 for i in whole)  # ticks on time
+    assert all(i.server.get("127.0.0.9") == {"cpu": 0.5, "rss_bytes": 1e6} for i in whole)
+    assert all(not i.server for i in plain.intervals)
+    assert [(e.node, e.kind, e.detail) for e in result.server_events] == [("127.0.0.9", "gc", "G1 Young")] * 3
+    assert any(n.startswith("hanging: ") for n in result.server_notes)
+    assert any(n.startswith("raising: ") for n in result.server_notes)
+    assert any(n.startswith("garbage: ") for n in result.server_notes)
+
+
+def test_every_run_samples_the_client(monkeypatch):
+    result = _run(monkeypatch, None)
+    client = [i.server.get("client") for i in result.intervals if i.duration_s > 0.5]
+    assert len(client) == 3
+    assert all(c is not None and c["rss_bytes"] > 10e6 for c in client)
+    assert all(0 < c["cpu"] < 4 for c in client)
