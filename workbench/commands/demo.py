@@ -21,7 +21,8 @@ from rich.table import Table
 from workbench import interrupts
 from workbench.commands.bench import add_store_arguments, exit_status, store_choice
 from workbench.config.spec import spec_from_args
-from workbench.drive.demo import RUNS, WORKLOADS, DemoServer, demo_overrides, write_exports
+from workbench.databases import database
+from workbench.drive.demo import RUNS, WORKLOADS, DemoServer, demo_databases, demo_overrides, write_exports
 from workbench.drive.phase import PhaseRun, execute_phase
 from workbench.errors import ConfigError
 from workbench.results.model import RunResult
@@ -31,7 +32,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help="Cassandra vs HBase on workloads A and C, end to end",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--db", action="append", choices=("cassandra", "hbase", "memory"),
+    p.add_argument("--db", action="append", choices=demo_databases(),
                    help="databases to compare (default: cassandra and hbase)")
     p.add_argument("--records", type=int, default=100_000, help="records to load (default 100000)")
     p.add_argument("--seconds", type=int, default=20, help="how long each run of A and C lasts (default 20)")
@@ -45,7 +46,7 @@ def register(subparsers) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    databases = args.db or ["cassandra", "hbase"]
+    databases = args.db or [db for db in demo_databases() if not database(db).in_process]
     bound = _run_bound(args)  # bad input is refused before any server starts
     out = Path(args.out or f"results/demo-{time.strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config import catalog
+from workbench.databases import database, databases
 from workbench.drive.session import RunRequest, Session
 from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
@@ -20,23 +21,24 @@ from workbench.results.exporters import export
 from workbench.results.model import RunResult
 
 WORKLOADS = catalog.SHIPPED_WORKLOADS
-PRESETS = {"cassandra": "cassandra-single", "hbase": "hbase-standalone"}
 RUNS = (("load", "workloada"), ("run", "workloada"), ("run", "workloadc"))
+
+
+def demo_databases() -> tuple[str, ...]:
+    """The databases the demo can run: those in-process and those with a demo preset."""
+    return tuple(d.name for d in databases() if d.in_process or d.demo_preset)
 
 
 def demo_overrides(db: str, phase: str, overrides: list[str], records: int, bound: list[str],
                    threads: int) -> list[str]:
     """The -p overrides of one demo step; `bound` ends a run phase (commands/demo.py's
-    _run_bound), a load ends with its records."""
+    _run_bound), a load ends with its records: a load drops the table, a run keeps the load's."""
     common = [*overrides, f"recordcount={records}", f"threadcount={threads}", "status.interval=5"]
     common += bound if phase == "run" else []
-    if db == "cassandra":
-        common.append("cassandra.drop=true" if phase == "load" else "cassandra.drop=false")
-    if db == "hbase":
-        common.append("hbase.drop=true" if phase == "load" else "hbase.drop=false")
-    if db == "memory":
-        common += ["memory.store=demo"]
-    return common
+    described = database(db)
+    if described.drop:
+        common.append(f"{described.drop}={'true' if phase == 'load' else 'false'}")
+    return common + list(described.demo_properties)
 
 
 def write_exports(result: RunResult, out: Path, db: str, workload: str, phase: str) -> None:
@@ -54,16 +56,16 @@ class DemoServer:
     def __init__(self, db: str, say: Callable[[str], None], provider: Any = None) -> None:
         self.db, self.say, self.provider = db, say, provider
         self.cluster: Any = None
-        self.overrides: list[str] = ["db=memory"]
+        self.overrides: list[str] = [f"db={db}"]
 
     def __enter__(self) -> DemoServer:
-        if self.db == "memory":
+        if database(self.db).in_process:
             return self
         from workbench import interrupts
         from workbench.clusters import presets
         from workbench.clusters.local import LocalProvider
 
-        name = PRESETS[self.db]
+        name = database(self.db).demo_preset
         if self.provider is None:
             self.provider = LocalProvider()
         provider = self.provider
@@ -104,7 +106,7 @@ def demo_task(databases: list[str], records: int, bound: list[str], threads: int
         for db in databases:
             if session.stopping:
                 return
-            provider = session.provider(progress=lambda e: say(e.message)) if db != "memory" else None
+            provider = None if database(db).in_process else session.provider(progress=lambda e: say(e.message))
             with DemoServer(db, say, provider) as server:
                 for phase, workload in RUNS:
                     say(f"{phase} {workload} on {db}")
