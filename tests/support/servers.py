@@ -120,9 +120,11 @@ class SuiteServers:
 
     def hbase_ports(self) -> dict[str, int]:
         for i in range(1, 40):
-            chosen = {"zookeeper_port": 12181 + 10 * i, "master_port": 16100 + 10 * i,
-                      "regionserver_port": 16105 + 10 * i, "thrift_port": 19090 + 10 * i}
-            if all(ports.is_free("127.0.0.1", p) for p in chosen.values()) and self._claim(
+            # 20 apart: the info servers (/jmx) listen at the master's and RegionServer's port + 10
+            chosen = {"zookeeper_port": 12181 + 10 * i, "master_port": 16100 + 20 * i,
+                      "regionserver_port": 16105 + 20 * i, "thrift_port": 19090 + 10 * i}
+            info = (chosen["master_port"] + 10, chosen["regionserver_port"] + 10)
+            if all(ports.is_free("127.0.0.1", p) for p in (*chosen.values(), *info)) and self._claim(
                     f"hbase-{i}"):
                 return chosen
         raise RuntimeError("no free set of HBase ports")

@@ -86,7 +86,7 @@ def test_the_tail_follows_the_jvms_rotation(tmp_path):
 def test_the_source_counts_each_pause_in_the_second_it_ended(tmp_path):
     file = tmp_path / "system.gc.log"
     file.write_text("")
-    source = GcLogSource([("127.0.0.1", "node1", file)])
+    source = GcLogSource([("127.0.0.1", file)])
     file.write_text("\n".join((YOUNG, PHASE, FULL, SHORT)) + "\n")
     [first] = source.sample(T_YOUNG + 0.1)  # the full pause ended after this second
     assert first.node == "127.0.0.1"
@@ -101,20 +101,8 @@ def test_the_source_counts_each_pause_in_the_second_it_ended(tmp_path):
     assert third.figures == {"gc_pauses": 0.0, "gc_pause_ms_total": 0.0, "gc_pause_ms_max": 0.0}
 
 
-def test_jvms_at_one_address_make_one_node_their_events_named(tmp_path):
-    master, thrift = tmp_path / "master.gc.log", tmp_path / "thrift.gc.log"
-    master.write_text("")
-    thrift.write_text("")
-    source = GcLogSource([("127.0.0.1", "master", master), ("127.0.0.1", "thrift", thrift)])
-    master.write_text(YOUNG + "\n")
-    thrift.write_text(FULL + "\n")
-    [sample] = source.sample(T_FULL + 1)
-    assert sample.figures["gc_pauses"] == 2.0 and sample.figures["gc_pause_ms_max"] == 13.991
-    assert [e.detail.split(":")[0] for e in sample.events] == ["master", "thrift"]
-
-
 def test_no_gc_log_at_all_is_unavailable(tmp_path):
-    source = GcLogSource([("127.0.0.1", "node1", tmp_path / "system.gc.log")])
+    source = GcLogSource([("127.0.0.1", tmp_path / "system.gc.log")])
     with pytest.raises(SourceUnavailable, match="no GC log at .*restart the cluster"):
         source.sample(0.0)
 
@@ -141,5 +129,8 @@ def test_local_nodes_start_with_their_gc_log_on(tmp_path):
     class Cluster:
         nodes = [Node(p) for p in hbase]
 
-    assert [(a, n, f.name) for a, n, f in local_logs(Cluster)][1:3] == [
-        ("127.0.0.1", "master", "master.gc.log"), ("127.0.0.1", "rs1", "regionserver.gc.log")]
+    # the names the process figures go under (clusters/node_figures.py): name@address where shared
+    assert [(key, f.name) for key, f in local_logs(Cluster)] == [
+        ("zookeeper@127.0.0.1", "zookeeper.gc.log"), ("master@127.0.0.1", "master.gc.log"),
+        ("rs1@127.0.0.1", "regionserver.gc.log"), ("127.0.0.2", "regionserver.gc.log"),
+        ("thrift@127.0.0.1", "thrift.gc.log")]

@@ -92,6 +92,9 @@ def _conf(spec: HBaseSpec, run_dir: Path, conf: Path, address: str) -> None:
     (conf / "hbase-site.xml").write_text(_site(spec, run_dir, address))
     (conf / "log4j2.properties").write_text(template_text("log4j2.properties"))
     (conf / "jvm.options").write_text(template_text("hbase-jvm.options"))
+    # Hadoop's metrics refresh what /jmx serves once a period (10 s by default): once a second,
+    # for the run's per-second server figures (databases/hbase_figures.py)
+    (conf / "hadoop-metrics2-hbase.properties").write_text("*.period=1\n")
 
 
 def _argv(java: Path, lib: Path, conf: Path, tmp: Path, logs: Path, heap: str, log: Path,

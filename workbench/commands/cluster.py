@@ -4,6 +4,8 @@ containers), and name existing ones (the external provider).
     workbench cluster up cassandra-3          # preset name (presets/clusters/*.toml) or a path
     workbench cluster status
     workbench cluster kill cassandra-3 node3
+    workbench cluster flush cassandra-3 node2         # nodetool flush (HBase: the RegionServer's)
+    workbench cluster compact cassandra-3             # nodetool compact on every node
     workbench cluster add-node cassandra-3            # node4 bootstraps into the running ring
     workbench cluster remove-node cassandra-3 node4   # decommissioned, stopped, files removed
     workbench cluster add-node hbase-3                # rs4 reports for duty; the balancer moves regions
@@ -92,6 +94,18 @@ def register(subparsers) -> None:
         p.add_argument("name")
         p.add_argument("node", help="node name, e.g. node2, master, thrift")
         p.set_defaults(func=cmd_fault, action=action)
+
+    for action, text in (
+            ("flush", "write memtables/memstores to disk now (Cassandra: nodetool flush; HBase: the "
+                      "RegionServer's flush), to watch a flush in a run's server figures"),
+            ("compact", "start a major compaction now (Cassandra: nodetool compact; HBase: the "
+                        "RegionServer's major compaction), to watch one in a run's server figures")):
+        p = with_provider(sub.add_parser(action, help=text, description=text[0].upper() + text[1:] + ". "
+                                         "Local and Docker clusters; without NODE on every node that "
+                                         "holds data (every Cassandra node, every RegionServer)."))
+        p.add_argument("name")
+        p.add_argument("node", nargs="?", help="one node, e.g. node2 (HBase: rs2; standalone: master)")
+        p.set_defaults(func=cmd_maintenance, action=action)
 
     grow = with_provider(sub.add_parser(
         "add-node", help="Cassandra, HBase with RegionServers: start one more node in a running "
@@ -263,6 +277,16 @@ def cmd_fault(args: argparse.Namespace) -> int:
         print_cluster(result)
     else:
         print(f"{args.name} {args.node}: {provider.status(args.name).node(args.node).status}")
+    return 0
+
+
+def cmd_maintenance(args: argparse.Namespace) -> int:
+    from workbench.clusters import maintenance
+
+    provider = _provider(args, progress=False, name=args.name)
+    cluster = provider.status(args.name)
+    for line in maintenance.run(provider, cluster, args.action, args.node):
+        print(f"{args.name} {line}")
     return 0
 
 
