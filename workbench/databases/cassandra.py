@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.databases.base import Database, Server
+from workbench.databases.base import Database, Server, resolve
 
 
 def overrides(cluster: Any) -> list[str]:
@@ -29,6 +29,12 @@ def overrides(cluster: Any) -> list[str]:
     if cluster.tls_ca is not None:
         out += ["cassandra.useSSL=true", f"cassandra.ssl.cafile={cluster.tls_ca}"]
     return out
+
+
+def server_sources(cluster: Any) -> list:
+    """The servers' figures of a run on this cluster (issue 54): databases/cassandra_figures.py, named
+    by path (it stands on a floor above this one)."""
+    return resolve("workbench.databases.cassandra_figures:server_sources")(cluster)
 
 
 CASSANDRA = Database(
@@ -62,5 +68,6 @@ CASSANDRA = Database(
     external_port=9042,
     external_check="workbench.clusters.external:check_cassandra",
     external_keys=frozenset({"username", "password", "password_env", "tls", "ca_file", "replication"}),
+    server_sources=server_sources,
     order=1,
 )

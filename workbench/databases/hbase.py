@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.databases.base import Database, Server
+from workbench.databases.base import Database, Server, resolve
 
 
 def overrides(cluster: Any) -> list[str]:
@@ -28,6 +28,12 @@ def overrides(cluster: Any) -> list[str]:
         if value and value != {"transport": "buffered", "protocol": "binary"}[key]:
             out.append(f"hbase.{key}={value}")
     return out
+
+
+def server_sources(cluster: Any) -> list:
+    """The servers' figures of a run on this cluster (issue 54): databases/hbase_figures.py, named
+    by path (it stands on a floor above this one)."""
+    return resolve("workbench.databases.hbase_figures:server_sources")(cluster)
 
 
 HBASE = Database(
@@ -62,5 +68,6 @@ HBASE = Database(
     external_port=9090,
     external_check="workbench.clusters.external:check_hbase",
     external_keys=frozenset({"thrift_transport", "thrift_protocol"}),
+    server_sources=server_sources,
     order=2,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from workbench.databases.base import Database, Server
+from workbench.databases.base import Database, Server, resolve
 
 
 def mongodb_url(cluster: Any) -> str:
@@ -34,6 +34,12 @@ def mongodb_url(cluster: Any) -> str:
 
 def overrides(cluster: Any) -> list[str]:
     return ["db=mongodb", f"mongodb.url={mongodb_url(cluster)}"]
+
+
+def server_sources(cluster: Any) -> list:
+    """The servers' figures of a run on this cluster (issue 54): databases/mongodb_figures.py, named
+    by path (it stands on a floor above this one)."""
+    return resolve("workbench.databases.mongodb_figures:server_sources")(cluster)
 
 
 FERRETDB = Server(
@@ -68,5 +74,6 @@ MONGODB = Database(
     external_port=27017,
     external_check="workbench.clusters.external:check_mongodb",
     external_keys=frozenset({"url", "username", "password", "password_env", "tls", "ca_file"}),
+    server_sources=server_sources,
     order=3,
 )

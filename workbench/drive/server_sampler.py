@@ -201,11 +201,13 @@ class ServerSampler:
         return self.notes()
 
     def notes(self) -> list[str]:
-        """One line for each source that could not be read at all, or skipped seconds."""
+        """One line for each source that could not be read at all, or skipped seconds, and what
+        a source that answers says it cannot see (its `notes`: FerretDB's part of serverStatus)."""
         out = []
         for asker in self._askers:
             if asker.gone is not None:
                 out.append(f"{asker.name}: {asker.gone}")
+            out.extend(f"{asker.name}: {note}" for note in getattr(asker.source, "notes", ()))
             skipped = sum(asker.skips.values())
             if skipped:
                 how = ", ".join(f"{n} {what}" for what, n in sorted(asker.skips.items()))

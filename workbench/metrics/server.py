@@ -65,7 +65,9 @@ class ServerSource(Protocol):
     """One way of reading figures from one or more nodes. `sample` runs on the sampler's own
     thread, at most once a second; it may block (an HTTP or CQL request), the sampler never waits
     for it past the second: a late answer is dropped and counted. It raises SourceUnavailable when
-    it can never answer here, any other exception for one second's failure."""
+    it can never answer here, any other exception for one second's failure. A source that answers
+    but cannot see all it should may hold `notes`, lines the run says once ("FerretDB answers
+    serverStatus without globalLock ...")."""
 
     name: str  # "process", "gc-log", "cql", "jmx", "serverStatus", "client"
 
