@@ -165,7 +165,7 @@ def test_a_store_of_schema_1_gains_the_experiment_columns(tmp_path):
     c.commit()
     c.close()
     with RunStore(path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         rows = store.conn.execute("SELECT db, experiment, step FROM runs").fetchall()
         assert rows == [("memory", None, None)]
         assert store.experiment_runs("anything", "full") == []
@@ -190,10 +190,31 @@ def test_a_store_of_schema_4_gains_the_manifest_column_its_runs_an_empty_one(tmp
     c.commit()
     c.close()
     with RunStore(path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert store.conn.execute("SELECT manifest FROM runs").fetchall() == [("{}",), ("{}",)]
         assert store.result(1).manifest == {} and store.result(1).operations == result.operations
         assert store.result(2).manifest == {}
+
+
+def test_a_store_of_schema_6_reads_its_intervals_with_behind_unknown(tmp_path):
+    path = tmp_path / "v6.db"
+    c = sqlite3.connect(path)
+    for migration in store_module.MIGRATIONS[:6]:
+        for statement in migration.split(";"):
+            if statement.strip():
+                c.execute(statement)
+    c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    c.execute("PRAGMA user_version = 6")
+    c.execute("INSERT INTO runs (phase, db, status, source, started_at) VALUES ('run', 'memory', "
+              "'incomplete', 'run', 2.0)")
+    c.execute("INSERT INTO intervals (run_id, seq, elapsed_s, data) VALUES (1, 0, 1.0, ?)",
+              ('{"elapsed_s":1.0,"duration_s":1.0,"operations":5,"total_operations":5,"target":5.0}',))
+    c.commit()
+    c.close()
+    with RunStore(path) as store:  # version 7 knows `behind`: one recorded before reads as None
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        (interval,) = store.result(1).intervals
+        assert interval.target == 5.0 and interval.behind is None
 
 
 def test_the_manifest_is_stored_from_the_start_and_with_the_result(tmp_path):

@@ -64,6 +64,7 @@ class StoredInterval:
     warmup: bool = False  # a warm-up interval: done, not measured
     nodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # (requests, errors) per node
     regions: dict[str, tuple[int, int]] = field(default_factory=dict)  # the same per region (HBase)
+    behind: int = 0  # paced: operations due by the tick's end no lane had taken (summed over workers)
     # the servers' figures sampled for this interval (node -> figures) and the server events
     # begun in it, (elapsed_s, event): a ServerFeed's (metrics/server.py)
     server: ServerFigures = field(default_factory=dict)
@@ -447,6 +448,7 @@ class Controller:
             merge_into(cumulative, h)
         self._total_ops += ops
         stats = {name: OpStats.of(h) for name, h in merged.items()}
+        behind = sum(t.behind for t in ticks) if self.target else 0
         self._nodes_known.update(nodes, down)
         server, server_events = ({}, []) if self._server_feed is None else \
             self._server_feed.take(now - self._t0)
@@ -475,11 +477,12 @@ class Controller:
             nodes={node: nodes.get(node, (0, 0)) for node in sorted(self._nodes_known)},
             error_kinds=dict(self._live_kinds),
             down=frozenset(down),
+            behind=behind,
         )
         stored = StoredInterval(
             snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,
             self.paused, stats, returns, {n: encode(h) for n, h in merged.items()},
-            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring,
+            in_flight=sum(t.in_flight for t in ticks), warmup=not self._measuring, behind=behind,
             nodes=dict(sorted(nodes.items())),
             regions=dict(sorted(regions.items())),
             server=server, server_events=tuple(server_events),

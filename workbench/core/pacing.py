@@ -46,6 +46,14 @@ class Pacer:
             return self.before
         return self.before + int((now_ns - self.anchor) / self.tick_ns) + 1
 
+    def behind(self, now_ns: int) -> int:
+        """Operations whose intended start has come that no lane has taken yet: how far the
+        lanes are behind the schedule (0 when every lane waits for a slot still to come). A
+        window that starts with some is catching up, not measuring capacity."""
+        if not self.active:
+            return 0
+        return max(self.due(now_ns) - (self.before + self.slot), 0)
+
     async def next_slot(self) -> int:
         """Wait for the next slot; return its intended start time (perf_counter_ns). Never
         returns before that time: uvloop's timers count in milliseconds from the time its loop

@@ -26,7 +26,7 @@ from workbench.core.workload import LaneWorkload, WorkerKeys
 from workbench.metrics.keycounts import KeyCounter
 from workbench.metrics.recorder import Recorder, TickData
 
-YIELD_EVERY = 32  # an unpaced lane on a binding that never suspends still lets others run
+YIELD_EVERY = 32  # a lane on a binding that never suspends (unpaced, or behind its schedule) lets others run
 # A sequence returns to its lane within this, so live figures stay live (its operations are
 # recorded when it returns). Each return costs the lane a wake-up and its next sequence a first
 # request from our thread: 0.1 s cost cassandra-driver 6 us of client CPU per operation more
@@ -203,6 +203,9 @@ class WorkerEngine:
         if self._in_flight_n:
             tick.in_flight = self._in_flight_sum / self._in_flight_n
             self._in_flight_sum, self._in_flight_n = 0.0, 0
+        # a paused schedule owes nothing, nor one whose operations have all been started
+        if self._running.is_set() and not self.stopping and not self.exhausted and not self.done.is_set():
+            tick.behind = self.pacer.behind(perf_counter_ns())
         if self.db is not None:
             tick.nodes = self._node_deltas(self.db.node_counts())
             tick.regions = self._node_deltas(self.db.region_counts(), self._regions_seen)
@@ -385,7 +388,7 @@ class WorkerEngine:
                     credit -= ran
                 recorder.operations += ran
                 done += ran
-                if done >= next_yield and not pacer.active:
+                if done >= next_yield:  # paced too: a lane behind its schedule never sleeps
                     next_yield = done + YIELD_EVERY
                     await asyncio.sleep(0)
         finally:

@@ -143,13 +143,13 @@ class SharedBudget:
 def _encode_tick(tick: TickData) -> tuple:
     hists = {k: encode(h) for k, h in tick.histograms.items()}
     return (tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes, tick.keys,
-            tick.regions, tick.client_counts, tick.kinds_delta, tick.down)
+            tick.regions, tick.client_counts, tick.kinds_delta, tick.down, tick.behind)
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns, kinds, in_flight, nodes, keys, regions, client, delta, down = payload
+    ops, hists, returns, kinds, in_flight, nodes, keys, regions, client, delta, down, behind = payload
     return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes, keys,
-                    regions, client, delta, down)
+                    regions, client, delta, down, behind)
 
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:

@@ -105,6 +105,9 @@ class TickData:
     kinds_delta: dict[str, int] | None = None
     # the nodes its client knows are disconnected now (Binding.down_nodes), None when none is
     down: tuple[str, ...] | None = None
+    # paced: operations whose intended start had come by the tick's end that no lane had taken
+    # yet (Pacer.behind): the lanes were that far behind their schedule; 0 unpaced
+    behind: int = 0
 
 
 class Recorder:

@@ -104,6 +104,9 @@ class IntervalSnapshot:
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     # nodes of `nodes` that some worker's client knows are disconnected now (Binding.down_nodes)
     down: frozenset[str] = frozenset()
+    # paced: operations whose intended start had come by the tick's end that no lane had taken
+    # yet, summed over workers (core/pacing.py Pacer.behind); 0 unpaced or on schedule
+    behind: int = 0
 
     @property
     def throughput(self) -> float:

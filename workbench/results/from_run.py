@@ -132,6 +132,7 @@ def interval_from_stored(i: StoredInterval) -> Interval:
         warmup=i.warmup,
         nodes={node: [requests, errors] for node, (requests, errors) in i.nodes.items()},
         regions={region: [requests, errors] for region, (requests, errors) in i.regions.items()},
+        behind=i.behind if i.target else None,
         server={node: dict(figures) for node, figures in i.server.items()},
     )
 

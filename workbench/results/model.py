@@ -86,6 +86,10 @@ class Interval:
     # the same per region of the tables ({region name: [requests, errors]}), where the client
     # counts them (HBase's native client)
     regions: dict[str, list[int]] = field(default_factory=dict)
+    # a paced interval: operations whose intended start had come by its end that no lane had
+    # taken yet (the lanes were behind their schedule by behind / target seconds); None unpaced
+    # or recorded before the workbench counted them
+    behind: int | None = None
     # the servers' side of this second (metrics/server.py): node address (or "client") -> figure
     # name -> value, sampled in the parent process; {} when nothing was sampled for it
     server: dict[str, dict[str, float]] = field(default_factory=dict)

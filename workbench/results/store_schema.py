@@ -8,7 +8,8 @@ schema, not what is in it): `lesson_steps`, each student's progress through a le
 (workbench.lessons.progress). Schema 4 added its `done` column and `lesson_restarts`: a lesson
 started over keeps the answers given before. Schema 5 added each run's manifest (results/manifest.py).
 Schema 6 added `server_events`: the servers' GC pauses, compactions and flushes during a run
-(metrics/server.py), written live like its events.
+(metrics/server.py), written live like its events. Schema 7 marks the intervals' `behind`
+(how far a paced run was behind its schedule) with no table change.
 """
 
 from __future__ import annotations
@@ -110,6 +111,13 @@ MIGRATIONS: tuple[str, ...] = (
         detail    TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (run_id, seq)
     ) WITHOUT ROWID
+    """,
+    # 7: a paced interval's JSON holds `behind` (operations due by its end that no lane had
+    # started: results/paced.py reads a window's schedule from it). No table changes: the version
+    # makes a workbench that does not know the key refuse the store, with the fix, rather than
+    # fail on its intervals; the intervals recorded before read as None (not recorded).
+    """
+    -- nothing to change in the tables
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
