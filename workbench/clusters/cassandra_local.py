@@ -547,3 +547,26 @@ def decommission(nodetool: Callable[[list[str]], object], say: Callable[[str], N
         nodetool(["decommission", "--force"])
 
 LEAVING = "leaving the ring (nodetool decommission: streaming its data to {rest})"
+
+
+# -- what the database's descriptor names (databases/cassandra.py) ----------------------------
+def listens_on(spec: CassandraSpec) -> list[tuple[str, int, str]]:
+    """The client and peer ports a local cluster of this spec needs free."""
+    out = []
+    for i in range(1, spec.nodes + 1):
+        a = spec.address(i)
+        out += [(a, STORAGE_PORT, "Cassandra storage"), (a, CQL_PORT, "Cassandra CQL"),
+                ("127.0.0.1", jmx_port(a), "Cassandra JMX")]
+    return out
+
+
+def shape(spec: CassandraSpec) -> tuple[str, str]:
+    """(processes, where clients connect) of a preset not started."""
+    return str(spec.nodes), spec.first_address
+
+
+def resizable(cluster: Any, verb: str) -> Any:
+    """This module: every Cassandra cluster grows and shrinks by nodes (clusters/resize.py)."""
+    import sys
+
+    return sys.modules[__name__]

@@ -19,6 +19,7 @@ ferretdb_local), whose config rendering, command lines and readiness checks they
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Literal, Protocol
 from workbench.clusters import cassandra_local, engine, ferretdb_local, gc_log, hbase_local, images, paths
 from workbench.clusters.distributions import VERSIONS
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec, data_home
+from workbench.databases import resolve, servers
 from workbench.errors import ClusterError
 
 STATE_LABEL = "org.workbench.state"
@@ -510,18 +512,21 @@ class FerretDBPlanner:
         ferretdb_local.wait_ready(spec, names, final, deadline, check, run_dir)
 
 
-PLANNERS: dict[str, DockerPlanner] = {p.kind: p for p in (CassandraPlanner(), HBasePlanner(),
-                                                          FerretDBPlanner())}
+@functools.cache
+def _planner(kind: str) -> DockerPlanner:
+    return resolve(next(s.docker for s in servers() if s.kind == kind))()
 
 
 def planner_for(spec: ClusterSpec) -> DockerPlanner:
-    """The planner of the spec's database; a database the images do not carry is refused."""
+    """The planner of the spec's server (its descriptor's `docker`, databases/); a server
+    without one is refused."""
     kind = getattr(spec, "kind", None)
-    if kind not in PLANNERS:
+    planned = [s.kind for s in servers() if s.docker]
+    if kind not in planned:
         raise ClusterError(f"the docker provider cannot start a {kind!r} cluster",
-                           hint=f"it starts {', '.join(PLANNERS)}; other databases need another "
+                           hint=f"it starts {', '.join(planned)}; other databases need another "
                                 "provider (external for a running one)")
-    return PLANNERS[kind]
+    return _planner(kind)
 
 
 def plan(spec: ClusterSpec, run_dir: Path, tag: str) -> ClusterPlan:

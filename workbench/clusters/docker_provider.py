@@ -492,7 +492,7 @@ class DockerProvider:
                                    f"{last[0][:300]}",
                                    hint=f"`workbench cluster logs {cluster.name} {node.name}`")
 
-        if cluster.kind == "cassandra":
+        if hasattr(kind, "decommission"):  # Cassandra: nodetool decommission streams its data away
             kind.decommission(lambda args: run(planner.nodetool_command(node, args), f"nodetool {args[0]}"),
                               lambda said: report(self.progress, "leave",
                                                   f"{cluster.name}: {node.name}: {said}"))

@@ -50,9 +50,9 @@ from typing import Any
 from workbench.clusters import paths
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import tcp_open
+from workbench.databases import database, databases, find, resolve
 from workbench.errors import ClusterError
 
-DEFAULT_PORTS = {"cassandra": 9042, "hbase": 9090, "mongodb": 27017}
 STATE_FILE = "state.json"
 _KEYS = {"kind", "provider", "description", "hosts", "port", "username", "password", "password_env",
          "tls", "ca_file",
@@ -82,26 +82,32 @@ class ExternalSpec:
     url: str = ""  # MongoDB: the connection string, without its password
 
     def __post_init__(self) -> None:
-        if self.kind not in DEFAULT_PORTS:
-            raise ClusterError(f"invalid cluster file: kind {self.kind!r} must be cassandra, hbase "
-                               "or mongodb")
-        if self.url and self.kind != "mongodb":
-            raise ClusterError("invalid cluster file: url is for kind = \"mongodb\"",
-                               hint="Cassandra and HBase take hosts and port")
+        # what each kind takes is its database's (databases/: external_port, external_keys)
+        described = find(self.kind)
+        if described is None or not described.external_port:
+            kinds = [d.name for d in databases() if d.external_port]
+            raise ClusterError(f"invalid cluster file: kind {self.kind!r} must be "
+                               f"{', '.join(kinds[:-1])} or {kinds[-1]}")
+        keys = described.external_keys
+        if self.url and "url" not in keys:
+            takers = " or ".join(f'kind = "{d.name}"' for d in databases() if "url" in d.external_keys)
+            raise ClusterError(f"invalid cluster file: url is for {takers}",
+                               hint=f"{described.title} takes hosts and port")
         if not self.hosts or not all(isinstance(h, str) and h for h in self.hosts):
             raise ClusterError("invalid cluster file: hosts must list at least one address")
         if not 0 <= self.port <= 65535:
             raise ClusterError(f"invalid cluster file: port {self.port} must be 1-65535")
-        if self.kind == "hbase" and (self.username or self.tls):
-            raise ClusterError("invalid cluster file: username and tls are for Cassandra",
-                               hint="the HBase binding speaks plain Thrift")
+        if (self.username and "username" not in keys) or (self.tls and "tls" not in keys):
+            raise ClusterError(f"invalid cluster file: username and tls are not for {described.title}",
+                               hint=f"{described.title}'s file takes: {', '.join(sorted(keys))}")
         for key, choices in (("thrift_transport", ("buffered", "framed")),
                              ("thrift_protocol", ("binary", "compact"))):
             if getattr(self, key) not in choices:
                 raise ClusterError(f"invalid cluster file: {key} {getattr(self, key)!r} must be one of "
                                    f"{', '.join(choices)}")
-            if self.kind != "hbase" and getattr(self, key) != choices[0]:
-                raise ClusterError(f"invalid cluster file: {key} is for HBase's Thrift gateway")
+            if key not in keys and getattr(self, key) != choices[0]:
+                raise ClusterError(f"invalid cluster file: {key} is not for {described.title}",
+                                   hint=f"{described.title}'s file takes: {', '.join(sorted(keys))}")
         if self.tls and not self.ca_file:
             raise ClusterError("invalid cluster file: tls = true needs ca_file, the certificate to trust")
         if self.replication_factor < 1:
@@ -135,7 +141,7 @@ class ExternalSpec:
 
     @property
     def client_port(self) -> int:
-        return self.port or DEFAULT_PORTS[self.kind]
+        return self.port or database(self.kind).external_port
 
     def mongodb_url(self) -> str:
         """The URL a MongoDB client gets: the file's, with the login's password and TLS added."""
@@ -159,7 +165,7 @@ class ExternalSpec:
 
     @property
     def replication(self) -> dict[str, object] | None:
-        if self.kind != "cassandra":
+        if "replication" not in database(self.kind).external_keys:
             return None
         return {"class": self.replication_class, "replication_factor": self.replication_factor}
 
@@ -270,7 +276,7 @@ class ExternalProvider:
                                hint="give the path of such a .toml file")
         if spec.password_env:  # refused now rather than at the first run
             spec = dataclasses.replace(spec, password=spec.login_password())
-        check = {"cassandra": _check_cassandra, "hbase": _check_hbase, "mongodb": _check_mongodb}[spec.kind]
+        check = resolve(database(spec.kind).external_check)  # the database's own health check
         version, nodes = check(spec)
         cluster = _cluster(spec, self.root / spec.name, version, nodes)
         _save(cluster)
@@ -375,7 +381,7 @@ def cassandra_client(spec: ExternalSpec) -> dict[str, Any]:
     return kwargs
 
 
-def _check_cassandra(spec: ExternalSpec) -> tuple[str, int]:
+def check_cassandra(spec: ExternalSpec) -> tuple[str, int]:
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     from cassandra.cluster import Cluster as Driver
 
@@ -394,7 +400,7 @@ def _check_cassandra(spec: ExternalSpec) -> tuple[str, int]:
         driver.shutdown()
 
 
-def _check_hbase(spec: ExternalSpec) -> tuple[str, int]:
+def check_hbase(spec: ExternalSpec) -> tuple[str, int]:
     import happybase
 
     errors = []
@@ -431,7 +437,7 @@ def mongodb_server_name(info: dict[str, Any]) -> str:
     return f"MongoDB{edition} {version}"
 
 
-def _check_mongodb(spec: ExternalSpec) -> tuple[str, int]:
+def check_mongodb(spec: ExternalSpec) -> tuple[str, int]:
     from pymongo import MongoClient
     from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 

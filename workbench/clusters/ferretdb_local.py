@@ -37,7 +37,6 @@ from workbench.clusters.launch import NodePlan, NotReady, tcp_open
 from workbench.clusters.specs import FerretDBSpec, data_home
 from workbench.errors import ClusterError
 
-NEEDS_JAVA = False
 STOP_SIGNALS = {"postgres": signal.SIGINT}
 PROBE_DB = "workbench_ready_probe"
 SOCKET_LIMIT = 100  # sun_path holds 108 bytes; PostgreSQL refuses longer socket paths
@@ -277,3 +276,15 @@ def wait_ready(spec: FerretDBSpec, names: list[str], final: bool, deadline: floa
             return
         time.sleep(0.1)
     raise NotReady("ferretdb", "did not complete an insert/find/delete through the MongoDB protocol")
+
+
+# -- what the database's descriptor names (databases/mongodb.py) ------------------------------
+def listens_on(spec: FerretDBSpec) -> list[tuple[str, int, str]]:
+    """The client port (and PostgreSQL's) a local FerretDB of this spec needs free."""
+    pg = [("127.0.0.1", spec.postgres_port, "PostgreSQL")] if spec.backend == "postgresql" else []
+    return [(spec.address, spec.port, "FerretDB"), *pg]
+
+
+def shape(spec: FerretDBSpec) -> tuple[str, str]:
+    """(processes, where clients connect) of a preset not started: FerretDB, and its PostgreSQL."""
+    return ("2" if spec.backend == "postgresql" else "1"), f"{spec.address}:{spec.port}"

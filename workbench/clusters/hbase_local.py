@@ -449,3 +449,31 @@ def wait_left(spec: HBaseSpec, address: str, others: list[str], deadline: float,
         time.sleep(0.3)
     raise ClusterError(f"the RegionServer at {address} is still registered in ZooKeeper",
                        hint="see its log (`workbench cluster logs`)")
+
+
+# -- what the database's descriptor names (databases/hbase.py) --------------------------------
+def listens_on(spec: HBaseSpec) -> list[tuple[str, int, str]]:
+    """The client and peer ports a local cluster of this spec needs free."""
+    a = spec.address
+    return [(a, spec.zookeeper_port, "HBase ZooKeeper"), (a, spec.master_port, "HBase master"),
+            (a, spec.regionserver_port, "HBase RegionServer"), (a, spec.thrift_port, "HBase Thrift")]
+
+
+def shape(spec: HBaseSpec) -> tuple[str, str]:
+    """(processes, where clients connect) of a preset not started: the master and the Thrift
+    gateway; distributed, ZooKeeper and the RegionServers too."""
+    processes = 2 + (1 + spec.regionservers if spec.distributed else 0)
+    return str(processes), f"{spec.address}:{spec.thrift_port}"
+
+
+def resizable(cluster: Any, verb: str) -> Any:
+    """This module, for HBase with RegionServers of their own (clusters/resize.py); standalone
+    HBase is one JVM: one line."""
+    import sys
+
+    if not cluster.spec.distributed:
+        raise ClusterError(f"{verb}: {cluster.name!r} is standalone HBase (one master with its "
+                           "RegionServer in one JVM); RegionServers can be added to and removed from "
+                           "HBase with RegionServers of their own",
+                           hint="`workbench cluster up hbase-3` (a master and three RegionServers)")
+    return sys.modules[__name__]

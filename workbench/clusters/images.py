@@ -43,6 +43,7 @@ from typing import Any
 from workbench.clusters import distributions, paths
 from workbench.clusters.launch import template_text
 from workbench.clusters.progress import OnProgress, report
+from workbench.databases import resolve, server, servers
 from workbench.errors import ClusterError
 
 BASE = "workbench/base:bookworm-java17"
@@ -51,17 +52,50 @@ MIRROR = "http://deb.debian.org/debian"
 PACKAGES = ("openjdk-17-jre-headless",)
 LOCAL_BASES = ("debian:bookworm", "debian:bookworm-slim", "debian:12", "debian:12-slim")
 INPUTS_LABEL = "org.workbench.inputs"
-KINDS = ("cassandra", "hbase", "ferretdb")
+KINDS = tuple(s.kind for s in servers() if s.image)  # the servers with an image (databases/)
 
 
 def image_name(kind: str) -> str:
-    return f"workbench/{kind}:{_version(kind)}"
+    return f"workbench/{kind}:{resolve(server(kind).version)(kind)}"
 
 
-def _version(kind: str) -> str:
+# What the servers' descriptors name: each image's version, files, inputs and content.
+def distribution_version(kind: str) -> str:
+    """The pinned release of a server built from jars (Cassandra, HBase)."""
+    return distributions.VERSIONS[kind]
+
+
+def ferretdb_version(kind: str) -> str:
     from workbench.clusters import gobuild
 
-    return gobuild.VERSION if kind == "ferretdb" else distributions.VERSIONS[kind]
+    return gobuild.VERSION
+
+
+def distribution_inputs(kind: str) -> bytes:
+    """What an image of jars is built from beyond its files: the jars' lock file."""
+    return (distributions.LOCK_DIR / f"{kind}-{distributions.VERSIONS[kind]}.lock").read_bytes()
+
+
+def ferretdb_inputs(kind: str) -> bytes:
+    from workbench.clusters import gobuild
+
+    return gobuild.PINNED_SUM.encode()
+
+
+def distribution_content(kind: str, cache: Path, progress: OnProgress) -> tuple[dict, dict]:
+    """(context path -> source, build options) of an image of jars: the locked jars under lib/."""
+    lib = distributions.fetch(kind, cache, progress=progress)
+    report(progress, "build", f"{image_name(kind)}: building from {lib}")
+    return {"lib": lib}, {}
+
+
+def ferretdb_content(kind: str, cache: Path, progress: OnProgress) -> tuple[dict, dict]:
+    """FerretDB's binary (built from its pinned source); apt-get fetches PostgreSQL (host network)."""
+    from workbench.clusters import gobuild
+
+    binary = gobuild.fetch(cache, progress)
+    report(progress, "build", f"{image_name(kind)}: building from {binary} and Debian's postgresql-15")
+    return {"bin/ferretdb": binary}, {"network_mode": "host"}
 
 
 # -- the Cassandra image's files --------------------------------------------------------------
@@ -135,41 +169,49 @@ def _cassandra_yaml() -> str:
 
 
 def _files(kind: str) -> dict[str, tuple[str, int]]:
-    """Context path -> (text, mode) of the small files an image is built from."""
-    if kind == "cassandra":
-        return {
-            "Dockerfile": ("\n".join((
-                f"FROM {BASE}",
-                "COPY lib/ /opt/cassandra/lib/",
-                "COPY conf/ /etc/cassandra/",
-                "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
-                "ENV CASSANDRA_HOME=/opt/cassandra CASSANDRA_CONF=/etc/cassandra",
-                "VOLUME /var/lib/cassandra",
-                "EXPOSE 7000 9042",
-                'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
-                'CMD ["cassandra", "-f"]',
-            )) + "\n", 0o644),
-            "conf/cassandra.yaml": (_cassandra_yaml(), 0o644),
-            "conf/logback.xml": (template_text("logback.xml"), 0o644),
-            "conf/jvm.options": (template_text("cassandra-jvm.options"), 0o644),
-            "conf/cassandra-rackdc.properties": ("dc=datacenter1\nrack=rack1\n", 0o644),
-            "docker-entrypoint.sh": (CASSANDRA_ENTRYPOINT, 0o755),
-        }
-    if kind == "ferretdb":
-        return {
-            "Dockerfile": ("\n".join((
-                f"FROM {BASE}",
-                "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
-                "--no-install-recommends postgresql-15 && rm -rf /var/lib/apt/lists/*",
-                "COPY bin/ferretdb /usr/local/bin/ferretdb",
-                "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
-                "VOLUME /data/db",
-                "EXPOSE 27017",
-                'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
-                'CMD ["mongod"]',
-            )) + "\n", 0o644),
-            "docker-entrypoint.sh": (template_text("ferretdb-entrypoint.sh"), 0o755),
-        }
+    """Context path -> (text, mode) of the small files an image is built from (its server's)."""
+    return resolve(server(kind).image)(kind)
+
+
+def cassandra_files(kind: str) -> dict[str, tuple[str, int]]:
+    return {
+        "Dockerfile": ("\n".join((
+            f"FROM {BASE}",
+            "COPY lib/ /opt/cassandra/lib/",
+            "COPY conf/ /etc/cassandra/",
+            "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
+            "ENV CASSANDRA_HOME=/opt/cassandra CASSANDRA_CONF=/etc/cassandra",
+            "VOLUME /var/lib/cassandra",
+            "EXPOSE 7000 9042",
+            'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
+            'CMD ["cassandra", "-f"]',
+        )) + "\n", 0o644),
+        "conf/cassandra.yaml": (_cassandra_yaml(), 0o644),
+        "conf/logback.xml": (template_text("logback.xml"), 0o644),
+        "conf/jvm.options": (template_text("cassandra-jvm.options"), 0o644),
+        "conf/cassandra-rackdc.properties": ("dc=datacenter1\nrack=rack1\n", 0o644),
+        "docker-entrypoint.sh": (CASSANDRA_ENTRYPOINT, 0o755),
+    }
+
+
+def ferretdb_files(kind: str) -> dict[str, tuple[str, int]]:
+    return {
+        "Dockerfile": ("\n".join((
+            f"FROM {BASE}",
+            "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+            "--no-install-recommends postgresql-15 && rm -rf /var/lib/apt/lists/*",
+            "COPY bin/ferretdb /usr/local/bin/ferretdb",
+            "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
+            "VOLUME /data/db",
+            "EXPOSE 27017",
+            'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
+            'CMD ["mongod"]',
+        )) + "\n", 0o644),
+        "docker-entrypoint.sh": (template_text("ferretdb-entrypoint.sh"), 0o755),
+    }
+
+
+def hbase_files(kind: str) -> dict[str, tuple[str, int]]:
     return {
         "Dockerfile": ("\n".join((
             f"FROM {BASE}",
@@ -184,13 +226,7 @@ def _files(kind: str) -> dict[str, tuple[str, int]]:
 
 def _inputs(kind: str, base_id: str) -> str:
     digest = hashlib.sha256(base_id.encode())
-    if kind == "ferretdb":
-        from workbench.clusters import gobuild
-
-        digest.update(gobuild.PINNED_SUM.encode())
-    else:
-        lock = distributions.LOCK_DIR / f"{kind}-{distributions.VERSIONS[kind]}.lock"
-        digest.update(lock.read_bytes())
+    digest.update(resolve(server(kind).image_inputs)(kind))
     for name, (text, mode) in sorted(_files(kind).items()):
         digest.update(f"{name}:{mode}:".encode() + text.encode())
     return digest.hexdigest()[:16]
@@ -316,16 +352,7 @@ def build(kinds: tuple[str, ...] = KINDS, client: Any = None, cache: Path | None
             report(progress, "build", f"{name}: up to date")
             result[kind] = "up to date"
             continue
-        if kind == "ferretdb":
-            from workbench.clusters import gobuild
-
-            binary = gobuild.fetch(cache, progress)
-            report(progress, "build", f"{name}: building from {binary} and Debian's postgresql-15")
-            content, extra = {"bin/ferretdb": binary}, {"network_mode": "host"}  # apt-get
-        else:
-            lib = distributions.fetch(kind, cache, progress=progress)
-            report(progress, "build", f"{name}: building from {lib}")
-            content, extra = {"lib": lib}, {}
+        content, extra = resolve(server(kind).image_content)(kind, cache, progress)
         with _context(_files(kind), content) as context:
             _stream(client, progress, name, fileobj=context, custom_context=True, tag=name,
                     labels={INPUTS_LABEL: inputs, "org.workbench.kind": kind}, **extra)

@@ -25,11 +25,8 @@ from pathlib import Path
 
 from workbench import interrupts
 from workbench.clusters import (
-    cassandra_local,
     cgroups,
     distributions,
-    ferretdb_local,
-    hbase_local,
     java,
     journal,
     paths,
@@ -42,25 +39,28 @@ from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import NodePlan, NotReady, StartupError, best_log, start_cluster, tail
 from workbench.clusters.progress import OnProgress, report
 from workbench.clusters.specs import ClusterSpec, data_home
+from workbench.databases import resolve, server
 from workbench.errors import ClusterError
 
-KINDS = {"cassandra": cassandra_local, "hbase": hbase_local, "ferretdb": ferretdb_local}
-# The node that serves clients, where a kind has nodes that do not (HBase's master, PostgreSQL).
-CLIENTS = {"hbase": ("thrift",), "ferretdb": ("ferretdb",)}
+
+def _kind(kind: str):
+    """The kind module that renders, starts and watches a server of this kind (its descriptor's
+    `local`, databases/): cassandra_local, hbase_local, ferretdb_local."""
+    return resolve(server(kind).local)
 
 
 def _needs_java(kind: str) -> bool:
-    return getattr(KINDS[kind], "NEEDS_JAVA", True)
+    return server(kind).needs_java
 
 
 def _stop_signal(kind: str, node: str) -> signal.Signals:
-    return getattr(KINDS[kind], "STOP_SIGNALS", {}).get(node, signal.SIGTERM)
+    return getattr(_kind(kind), "STOP_SIGNALS", {}).get(node, signal.SIGTERM)
 
 
 def server_version(spec: ClusterSpec) -> str:
     """What the servers are: the pinned release ("5.0.9", "4.1.10"), or a name and version
     (FerretDB)."""
-    describe = getattr(KINDS[spec.kind], "describe", None)
+    describe = getattr(_kind(spec.kind), "describe", None)
     return describe(spec) if describe else ""
 
 
@@ -81,7 +81,7 @@ class LocalProvider:
         """Start the cluster `spec` describes and return once it serves clients."""
         run_dir = store.cluster_dir(self.root, spec.name)
         reuse = self._clear_previous(spec, run_dir)
-        kind = KINDS[spec.kind]
+        kind = _kind(spec.kind)
         jdk = java.choose() if _needs_java(spec.kind) else None
         if hasattr(kind, "fetch"):  # a native server built or fetched its own way
             lib = kind.fetch(self.cache, self.progress)
@@ -89,7 +89,7 @@ class LocalProvider:
             lib = distributions.fetch(spec.kind, self.cache, progress=self.progress,
                                       version=spec.version)
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
-                          clients=CLIENTS.get(spec.kind, ()), server_version=server_version(spec))
+                          clients=server(spec.kind).client_nodes, server_version=server_version(spec))
         plans: dict[str, NodePlan] = {}
         cpus = getattr(spec, "cpus", 0.0)
         cgroups.require(cpus)  # caps asked for where they cannot be set: one line, nothing started
@@ -120,7 +120,7 @@ class LocalProvider:
             raise ClusterError(f"cluster {spec.name!r} is already running ({', '.join(running)})",
                                hint=f"`workbench cluster down {spec.name}` first")
         # (a kept cluster that grew or shrank since its `up` is not what the spec starts)
-        started = [name for group in KINDS[spec.kind].launch_groups(spec, run_dir) for name in group]
+        started = [name for group in _kind(spec.kind).launch_groups(spec, run_dir) for name in group]
         if phase == "kept" and old.kind == spec.kind and old.spec == spec and \
                 sorted(n.name for n in old.nodes) == sorted(started):
             return True
@@ -162,7 +162,7 @@ class LocalProvider:
     def _stop_nodes(self, nodes: tuple[Node, ...], timeout: float, kind: str) -> dict[str, str]:
         # SIGTERM everyone first so the nodes shut down in parallel, then wait and escalate; what
         # the others need to shut down (HBase's own ZooKeeper) after them.
-        last = getattr(KINDS[kind], "STOP_LAST", ())
+        last = getattr(_kind(kind), "STOP_LAST", ())
         if any(n.name in last for n in nodes) and any(n.name not in last for n in nodes):
             first = self._stop_nodes(tuple(n for n in nodes if n.name not in last), timeout, kind)
             return {**first, **self._stop_nodes(tuple(n for n in nodes if n.name in last), timeout, kind)}
@@ -233,7 +233,7 @@ class LocalProvider:
         jdk = java.choose() if _needs_java(cluster.kind) else None
         plan = NodePlan(old.name, old.address, old.port, old.dir, old.log, old.console_log,
                         old.argv, ())
-        before = getattr(KINDS[cluster.kind], "before_restart", None)
+        before = getattr(_kind(cluster.kind), "before_restart", None)
         if before is not None:
             before(old)
         fresh = self._launch(plan, jdk, name, old.cpus)  # its cap again, in the same group
@@ -242,7 +242,7 @@ class LocalProvider:
         store.save(cluster, phase)
         deadline = time.monotonic() + cluster.spec.start_timeout
         try:
-            KINDS[cluster.kind].wait_ready(cluster.spec, [node], False, deadline,
+            _kind(cluster.kind).wait_ready(cluster.spec, [node], False, deadline,
                                            lambda: _check_alive(cluster), cluster.run_dir)
         except NotReady as exc:
             raise StartupError(f"{cluster.kind} {node} {exc.what} after restart",
@@ -279,7 +279,7 @@ class LocalProvider:
         _check_alive(cluster)
 
     def leave(self, cluster: Cluster, kind, node: Node, others: list[str], deadline: float) -> None:
-        if cluster.kind == "cassandra":
+        if hasattr(kind, "decommission"):  # Cassandra: nodetool decommission streams its data away
             from workbench.clusters import settle
 
             kind.decommission(lambda args: settle.nodetool(node, args, deadline),

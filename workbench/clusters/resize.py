@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workbench import interrupts
-from workbench.clusters import cassandra_local, hbase_local, journal
+from workbench.clusters import journal
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.launch import NotReady, StartupError, best_log
 from workbench.clusters.progress import OnProgress, report
+from workbench.databases import resolve, server, servers
 from workbench.errors import ClusterError
 
-KINDS = {"cassandra": cassandra_local, "hbase": hbase_local}
 MAX_NODES = 9  # as a preset's `nodes`
 
 
@@ -54,19 +54,15 @@ class Host(Protocol):
 
 
 def resizable(cluster: Cluster, verb: str):
-    """The kind module of a cluster that can grow and shrink (Cassandra; HBase with RegionServers
-    of their own), else one line."""
-    if cluster.kind == "cassandra" or (cluster.kind == "hbase" and cluster.spec.distributed):
-        return KINDS[cluster.kind]
-    if cluster.kind == "hbase":
-        raise ClusterError(f"{verb}: {cluster.name!r} is standalone HBase (one master with its "
-                           "RegionServer in one JVM); RegionServers can be added to and removed from "
-                           "HBase with RegionServers of their own",
-                           hint="`workbench cluster up hbase-3` (a master and three RegionServers)")
-    what, which = {"ferretdb": ("FerretDB (one server on its database)", "a FerretDB")}.get(
-        cluster.kind, (cluster.kind, f"a {cluster.kind}"))
-    raise ClusterError(f"{verb} works for Cassandra and HBase clusters here; {what} not yet: "
-                       f"{cluster.name!r} is {which} cluster")
+    """The kind module of a cluster that can grow and shrink (its server's resize step says:
+    Cassandra; HBase with RegionServers of their own), else one line."""
+    found = server(cluster.kind)
+    if found.resize:
+        return resolve(found.resize)(cluster, verb)
+    able = " and ".join(s.label or s.kind for s in servers() if s.resize)
+    name = found.label or cluster.kind
+    raise ClusterError(f"{verb} works for {able} clusters here; {name} not yet: "
+                       f"{cluster.name!r} is a {name} cluster")
 
 
 def members(cluster: Cluster, kind) -> list[Node]:
@@ -208,7 +204,7 @@ def drop(cluster: Cluster, node: Node, phase: str, keep_log: bool) -> None:
     import shutil
 
     store.save(_with(cluster, tuple(n for n in cluster.nodes if n.name != node.name)), phase)
-    for folder in KINDS[cluster.kind].node_dirs(cluster.spec, cluster.run_dir, node.name):
+    for folder in resolve(server(cluster.kind).local).node_dirs(cluster.spec, cluster.run_dir, node.name):
         folder = Path(folder)
         if not keep_log:
             shutil.rmtree(folder, ignore_errors=True)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.cassandra_local import jmx_port
+from workbench.databases import resolve, server
 from workbench.errors import ClusterError
 
 NODETOOL_CLASS = "org.apache.cassandra.tools.NodeTool"
@@ -44,21 +45,30 @@ def settle(cluster: Cluster, *, keyspace: str, table: str, timeout: float = 600.
         raise ClusterError(f"settle = flush needs a cluster the workbench started locally, not a "
                            f"{cluster.provider} one", 'use settle = "none" for this experiment')
     started = time.monotonic()
-    if cluster.kind == "cassandra":
-        _settle_cassandra(cluster, keyspace, table, started + timeout)
-        what = f"{keyspace}.{table}"
-    elif cluster.kind == "hbase":
-        _settle_hbase(cluster, table, timeout)
-        what = table
-    elif cluster.kind == "ferretdb":
-        what = _settle_ferretdb(cluster, timeout)
-    else:
+    step = server(cluster.kind).settle  # the server's own step (databases/)
+    if not step:
         raise ClusterError(f"settle = flush does not know how to flush a {cluster.kind} cluster")
+    done = resolve(step)(cluster, keyspace, table, timeout)
     seconds = time.monotonic() - started
     if say:
-        done = what if cluster.kind == "ferretdb" else f"{what} flushed, no compaction running"
         say(f"  settled: {done} ({seconds:.1f} s)")
     return seconds
+
+
+# The servers' settle steps, named by their descriptors: (cluster, keyspace, table, timeout) ->
+# what was settled.
+def settle_cassandra(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+    _settle_cassandra(cluster, keyspace, table, time.monotonic() + timeout)
+    return f"{keyspace}.{table} flushed, no compaction running"
+
+
+def settle_hbase(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+    _settle_hbase(cluster, table, timeout)
+    return f"{table} flushed, no compaction running"
+
+
+def settle_ferretdb(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+    return _settle_ferretdb(cluster, timeout)
 
 
 def _settle_ferretdb(cluster: Cluster, timeout: float) -> str:

@@ -52,6 +52,7 @@ class Server:
     docker: Ref = ""  # the Docker planner class (clusters/docker_plans.py)
     image: Ref = ""  # (kind) -> {context path: (text, mode)} of the workbench's Docker image
     image_inputs: Ref = ""  # (kind) -> bytes: what, beyond those files, an image is built from
+    image_content: Ref = ""  # (kind, cache, progress) -> ({context path: source}, build options)
     version: Ref = ""  # (kind) -> the server's pinned version, as an image's tag
     needs_java: bool = True  # a JDK is chosen before it starts
     client_nodes: tuple[str, ...] = ()  # the nodes that serve clients where others do not

@@ -53,6 +53,7 @@ CASSANDRA = Database(
         docker="workbench.clusters.docker_plans:CassandraPlanner",
         image="workbench.clusters.images:cassandra_files",
         image_inputs="workbench.clusters.images:distribution_inputs",
+        image_content="workbench.clusters.images:distribution_content",
         version="workbench.clusters.images:distribution_version",
         listens_on="workbench.clusters.cassandra_local:listens_on",
         shape="workbench.clusters.cassandra_local:shape",

@@ -53,6 +53,7 @@ HBASE = Database(
         docker="workbench.clusters.docker_plans:HBasePlanner",
         image="workbench.clusters.images:hbase_files",
         image_inputs="workbench.clusters.images:distribution_inputs",
+        image_content="workbench.clusters.images:distribution_content",
         version="workbench.clusters.images:distribution_version",
         client_nodes=("thrift",),
         listens_on="workbench.clusters.hbase_local:listens_on",

@@ -50,6 +50,7 @@ FERRETDB = Server(
     docker="workbench.clusters.docker_plans:FerretDBPlanner",
     image="workbench.clusters.images:ferretdb_files",
     image_inputs="workbench.clusters.images:ferretdb_inputs",
+    image_content="workbench.clusters.images:ferretdb_content",
     version="workbench.clusters.images:ferretdb_version",
     needs_java=False,
     client_nodes=("ferretdb",),

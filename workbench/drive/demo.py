@@ -106,7 +106,8 @@ def demo_task(databases: list[str], records: int, bound: list[str], threads: int
         for db in databases:
             if session.stopping:
                 return
-            provider = None if database(db).in_process else session.provider(progress=lambda e: say(e.message))
+            in_process = database(db).in_process
+            provider = None if in_process else session.provider(progress=lambda e: say(e.message))
             with DemoServer(db, say, provider) as server:
                 for phase, workload in RUNS:
                     say(f"{phase} {workload} on {db}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from workbench import interrupts
 from workbench.clusters.ports import require_free
 from workbench.config.spec import spec_from_args
+from workbench.databases import database, resolve, server
 from workbench.drive.phase import execute_phase
 from workbench.errors import ClusterError, ConfigError, WorkbenchError
 from workbench.experiments.elastic import NodeAdder
@@ -118,9 +119,11 @@ def check(experiment: Experiment, scale: str, ports_too: bool = True) -> None:
                            [f"db={run.step.target.db}", *experiment.overrides(run, scale, 1000.0)], phase)
     servers = {(r.step.target, r.step.cluster_values): r.step for r in experiment.runs()
                if r.step.target.preset is not None}
+    java_needed = False
     for (target, shape), step in servers.items():
         try:
             spec = experiment.cluster_spec(step)
+            java_needed = java_needed or server(spec.kind).needs_java
             if ports_too:
                 for address, port, what in _listens_on(spec):
                     require_free(address, port, what)
@@ -128,30 +131,16 @@ def check(experiment: Experiment, scale: str, ports_too: bool = True) -> None:
             key = "sweep." + shape[-1][0] if shape else "databases"
             where = " ".join([target.name, *(f"{k}={v}" for k, v in shape)])
             raise ConfigError(f"{experiment.path}: key '{key}': {where}: {exc.message}", exc.hint) from None
-    if any(target.db in ("cassandra", "hbase") for target, _ in servers):
+    if java_needed:
         from workbench.clusters import java
 
         java.choose()  # no JDK (or only an unsupported one): one line now, not after the first database
 
 
 def _listens_on(spec) -> list[tuple[str, int, str]]:
-    """The client and peer ports a local cluster of this spec needs free."""
-    from workbench.clusters import cassandra_local
-
-    if spec.kind == "cassandra":
-        out = []
-        for i in range(1, spec.nodes + 1):
-            a = spec.address(i)
-            out += [(a, cassandra_local.STORAGE_PORT, "Cassandra storage"),
-                    (a, cassandra_local.CQL_PORT, "Cassandra CQL"),
-                    ("127.0.0.1", cassandra_local.jmx_port(a), "Cassandra JMX")]
-        return out
-    if spec.kind == "ferretdb":
-        pg = [("127.0.0.1", spec.postgres_port, "PostgreSQL")] if spec.backend == "postgresql" else []
-        return [(spec.address, spec.port, "FerretDB"), *pg]
-    a = spec.address
-    return [(a, spec.zookeeper_port, "HBase ZooKeeper"), (a, spec.master_port, "HBase master"),
-            (a, spec.regionserver_port, "HBase RegionServer"), (a, spec.thrift_port, "HBase Thrift")]
+    """The client and peer ports a local cluster of this spec needs free (its server's)."""
+    found = server(spec.kind)
+    return resolve(found.listens_on)(spec) if found.listens_on else []
 
 
 def run_experiment(experiment: Experiment, scale: str, *, store: object = None, say: Say = print,
@@ -294,8 +283,11 @@ def _ended_below(experiment: Experiment, step, scale: str, store: object) -> str
     return None
 
 
-# Bindings with a `<db>.drop` property: a load starts from an empty table, a run keeps the load's.
-DROPS = ("cassandra", "hbase", "mongodb")
+def _drop(db: str, value: str) -> list[str]:
+    """A database's drop property (its descriptor's): a load starts from an empty table (true),
+    a run keeps the load's (false)."""
+    drop = database(db).drop
+    return [f"{drop}={value}"] if drop else []
 
 
 def _load_group(experiment: Experiment, run: PlannedRun, overrides: list[str]) -> tuple:
@@ -309,7 +301,7 @@ def _load_group(experiment: Experiment, run: PlannedRun, overrides: list[str]) -
 def _load(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
           scale: str, store: object, say: Say) -> None:
     workload = experiment.workload_file(run.step.workload)
-    drop = [f"{run.step.target.db}.drop=true"] if run.step.target.db in DROPS else []
+    drop = _drop(run.step.target.db, "true")
     spec, props = spec_from_args([str(workload)], [*overrides, *drop], "load")
     say(f"  load {spec.recordcount:,} records for {run.step.workload} on {run.step.target.name}")
     tag = ExperimentTag(experiment.name, f"load {run.step.target.name}/{run.step.workload}", 0, scale)
@@ -344,7 +336,7 @@ def _settle(experiment: Experiment, run: PlannedRun, overrides: list[str], clust
 def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,
          scale: str, store: object, progress: Progress, say: Say) -> int:
     workload = experiment.workload_file(run.step.workload)
-    keep = [f"{run.step.target.db}.drop=false"] if run.step.target.db in DROPS else []
+    keep = _drop(run.step.target.db, "false")
     spec, props = spec_from_args([str(workload)], [*overrides, *keep,
                                                    f"label={experiment.name}"], "run")
     n = progress.done_before + progress.done_now + 1

@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Log, ProgressBar, 
 from workbench.clusters import presets
 from workbench.clusters.base import Cluster
 from workbench.clusters.progress import ProgressEvent
+from workbench.databases import resolve, serving
 from workbench.errors import WorkbenchError
 
 POLL_S = 2.0  # how often the list, the nodes and the log are read again while visible
@@ -432,13 +433,8 @@ class ClustersScreen(Screen):
 
 
 def _preset_shape(spec) -> tuple[str, str]:
-    """(processes, where clients connect) of a preset that is not started."""
+    """(processes, where clients connect) of a preset that is not started (its server's shape)."""
     if spec is None:
         return "?", ""
-    if spec.kind == "cassandra":
-        return str(spec.nodes), spec.first_address
-    if spec.kind == "hbase":
-        # the master and the Thrift gateway; distributed: ZooKeeper and the RegionServers too
-        processes = 2 + (1 + spec.regionservers if spec.distributed else 0)
-        return str(processes), f"{spec.address}:{spec.thrift_port}"
-    return ("2" if spec.backend == "postgresql" else "1"), f"{spec.address}:{spec.port}"  # FerretDB
+    found = serving(spec.kind)[1]
+    return resolve(found.shape)(spec) if found is not None and found.shape else ("?", "")

@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 from textual.worker import get_current_worker
 
+from workbench import databases
 from workbench.config.compose import (
     DISTRIBUTION_PARAMS,
     LOAD,
@@ -34,7 +35,6 @@ from workbench.config.compose import (
     shipped_workloads,
     workload_path,
 )
-from workbench import databases
 from workbench.config.spec import DISTRIBUTIONS, WorkloadSpec
 from workbench.drive.session import RunRequest
 from workbench.errors import WorkbenchError

@@ -7,7 +7,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from workbench.databases import serving
 from workbench.drive.background import BackgroundRun
+from workbench.errors import WorkbenchError
 from workbench.ui.views import fmt_duration, fmt_rate, node_line, progress
 
 
@@ -28,8 +30,7 @@ class RunStatus(Static):
         else:
             text.append("▶ running ", style="bold green")
         cluster = getattr(run, "cluster", None)  # a BackgroundRun has one; a replayed run may not
-        ferret = cluster is not None and cluster.kind == "ferretdb"
-        text.append(f"{run.title} · {spec.db}{' (FerretDB)' if ferret else ''}")
+        text.append(f"{run.title} · {spec.db}{_served_by(cluster)}")
         if node:
             text.append(f" · node {node}")
         if state is not None:
@@ -62,3 +63,14 @@ class RunStatus(Static):
     def idle(self, message: str) -> None:
         self.styles.height = 2
         self.update(message)
+
+
+def _served_by(cluster) -> str:
+    """" (FerretDB)" where the cluster's server is not its database's namesake (databases/)."""
+    if cluster is None:
+        return ""
+    try:
+        db, server = serving(cluster.kind)
+    except WorkbenchError:
+        return ""
+    return f" ({server.label})" if server is not None and server.label and server.label != db.title else ""

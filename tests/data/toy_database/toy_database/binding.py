@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.bindings.base import Binding, Status
-
 from toy_database.options import parse
+from workbench.bindings.base import Binding, Status
 
 _STORES: dict[str, dict[str, dict[str, bytes]]] = {}
 
