@@ -25,6 +25,7 @@ from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.importers import import_file
 from workbench.results.manifest_text import manifest_lines
 from workbench.results.model import RunResult
+from workbench.results.paced import DELIVERED_WORD, lag_s, run_pacing
 from workbench.results.server_summary import SUMMARY_COLUMNS, NodeSummary, node_summaries, summary_cells
 from workbench.results.store import STATUSES, RunRow, RunStore
 from workbench.results.ycsb_text import write_ycsb_text
@@ -187,6 +188,10 @@ def show_command(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
         sys.stdout.flush()
+    paced = run_pacing(result)  # a paced run: what its throughput is (results/paced.py)
+    if paced is not None:
+        console.print(f"paced: {paced.line()}", highlight=False, markup=False,
+                      style=None if paced.verdict == DELIVERED_WORD else "yellow")
     if result.intervals:
         console.print(_intervals_table(result))
     nodes = result.node_totals()
@@ -252,13 +257,17 @@ def _intervals_table(result: RunResult) -> Table:
         ops += [n for n in interval.measurements if n not in ops and _shown(n)]
     table = Table(title="intervals (service time)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   header_style="bold")
-    for name in ("s", "ops", "ops/s", "lanes", "target"):
+    behind = any(i.behind is not None for i in result.intervals)  # paced, and recorded
+    for name in ("s", "ops", "ops/s", "lanes", "target") + (("behind s",) if behind else ()):
         table.add_column(name, justify="right")
     for name in ops:
         table.add_column(f"{name}\np50/p99 µs", justify="right")
     for i in result.intervals:
         cells = [f"{i.elapsed_s:.1f}", f"{i.operations:,}", f"{i.throughput:,.0f}", str(i.lanes),
                  _figure(i.target) + (" paused" if i.paused else "")]
+        if behind:  # how far behind its schedule the interval ended (results/paced.py)
+            lag = lag_s(i)
+            cells.append("-" if lag is None else f"{lag:,.1f}")
         for name in ops:
             m = i.measurements.get(name)
             cells.append("" if m is None or not m.count else
