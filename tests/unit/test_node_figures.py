@@ -136,3 +136,40 @@ def test_an_external_cluster_says_its_processes_are_not_here(tmp_path):
     sources = sources_for(cluster, "no-such-db")
     with pytest.raises(Exception, match="not on this machine"):
         sources[1].sample(time.time())
+
+
+def test_a_docker_node_is_read_from_the_engine_one_shot(tmp_path):
+    class NotFound(Exception):
+        pass
+
+    class Api:
+        def __init__(self) -> None:
+            self.cpu_ns, self.calls = 0, []
+
+        def stats(self, container, stream=True, one_shot=None):
+            self.calls.append((container, stream, one_shot))
+            if container == "gone":
+                raise NotFound(container)
+            self.cpu_ns += 1_500_000_000  # 1.5 s of CPU between two answers
+            return {"cpu_stats": {"cpu_usage": {"total_usage": self.cpu_ns}},
+                    "memory_stats": {"usage": 10, "stats": {"anon": 7}}, "blkio_stats": {}}
+
+    class Client:
+        api = Api()
+
+        def close(self) -> None:
+            pass
+
+    def container(name: str, address: str, cid: str) -> Node:
+        return Node(name, address, 9042, 0, 0, tmp_path / "l", tmp_path / "c", tmp_path, container=cid)
+
+    cluster = Cluster("d", "cassandra", CassandraSpec(name="d"),
+                      (container("node1", "127.0.0.2", "abc"), container("node2", "127.0.0.3", "gone")),
+                      tmp_path, provider="docker")
+    reader = process_reader(cluster)
+    reader._client = Client()
+    assert reader.read(time.time()) == {"127.0.0.2": {"rss_bytes": 7.0}}  # no rate yet; node2 gone
+    time.sleep(0.5)
+    cpu = reader.read(time.time())["127.0.0.2"]["cpu"]
+    assert cpu == pytest.approx(3.0, rel=0.15)  # 1.5 s of CPU over about 0.5 s
+    assert {c[1:] for c in Client.api.calls} == {(False, True)}  # stream=False, one_shot=True
