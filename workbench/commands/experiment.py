@@ -219,7 +219,9 @@ def _summary(e: plan.Experiment, scale: str, store: object, console: Console) ->
                     named[step] = database + step[len(row.db):] if step.startswith(row.db) else step
     if not by_step:
         return
-    table = Table(title=f"{e.name} at scale {scale}: throughput per step (completed repetitions)",
+    paced = _paced_summary(e, scale, store, console)  # latency at the offered load first
+    table = Table(title=f"{e.name} at scale {scale}: throughput per step (completed repetitions)"
+                  + (", a check that the offered load was delivered" if paced else ""),
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
     for column in ("step", "n", "mean ops/s", "sd", "95% CI"):
         table.add_column(column, justify="left" if column == "step" else "right", no_wrap=True)
@@ -235,6 +237,31 @@ def _summary(e: plan.Experiment, scale: str, store: object, console: Console) ->
     if len(e.targets) >= 2:
         _welch_table(e, scale, by_step, console)
     print(f"every run: workbench runs list --label {e.name}", file=sys.stderr)
+
+
+def _paced_summary(e: plan.Experiment, scale: str, store: object, console: Console) -> bool:
+    """A paced experiment's latency at the offered load and whether each run delivered it
+    (experiments/paced_report.py); False, printing nothing, for any other experiment."""
+    from workbench.experiments.analysis import collect
+    from workbench.experiments.paced_report import TITLE, is_paced, latency_table, notes
+
+    try:
+        records = collect(e, scale, store)
+    except WorkbenchError:
+        return False
+    if not is_paced(e, records):
+        return False
+    header, rows = latency_table(e, records)
+    table = Table(title=f"{e.name} at scale {scale}: {TITLE.lower()}", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False, header_style="bold")
+    for i, column in enumerate(header):
+        table.add_column(column, justify="left" if i in (0, len(header) - 1) else "right")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for line in notes(records):
+        console.print(line, style="yellow", highlight=False, markup=False)
+    return True
 
 
 def _welch_table(e: plan.Experiment, scale: str, by_step: dict[str, list[float]], console: Console) -> None:

@@ -21,6 +21,7 @@ from workbench.errors import WorkbenchError
 from workbench.experiments.elastic import Join, join_windows, series, streamed
 from workbench.experiments.plan import RATE, SATURATED, UNTHROTTLED, Experiment, Step
 from workbench.experiments.stats import AnovaRow, anova2, cell
+from workbench.results.paced import Pacing, pacing
 from workbench.results.store import RunStore
 
 OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE")
@@ -58,6 +59,9 @@ class RunRecord:
     streamed: str | None = None
     series: list[tuple[float, float, float]] = field(default_factory=list)
     marks: list[tuple[float, str]] = field(default_factory=list)
+    # a paced run: its measured window's achieved against offered rate and its schedule at the
+    # window's start and end (results/paced.py): delivered, not delivered or catching up
+    pacing: Pacing | None = None
 
     @property
     def database(self) -> str:
@@ -95,6 +99,7 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
                                server=_server(result), client=result.client)
             measured = [i for i in result.intervals if not i.warmup and i.duration_s >= 0.5]
             record.interval_rates = [i.throughput for i in measured]
+            record.pacing = pacing(result.intervals)
             sampled = [i for i in measured if i.in_flight is not None]
             if sampled:
                 record.in_flight = (sum(i.in_flight * i.duration_s for i in sampled)
@@ -163,7 +168,8 @@ def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -
     swept = [p for p, _ in e.sweep]
     header = ["experiment", "scale", "run_id", "database", "server", "client", "workload", *swept,
               "repetition", "throughput_ops_s", "offered_ops_s", "runtime_ms", "operation", "count",
-              "mean_us", *[f"{label}_us" for _, label in PERCENTILES], "max_us"]
+              "mean_us", *[f"{label}_us" for _, label in PERCENTILES], "max_us",
+              "offered_load", "behind_at_start_s"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(header)
@@ -174,7 +180,16 @@ def write_csv(e: Experiment, scale: str, records: list[RunRecord], path: Path) -
                             *[values[p] for p in swept], r.repetition, round(r.throughput, 3),
                             "" if r.target is None else round(r.target), r.runtime_ms, name, op.count,
                             round(op.mean_us, 3),
-                            *[op.percentiles[label] for _, label in PERCENTILES], op.max_us])
+                            *[op.percentiles[label] for _, label in PERCENTILES], op.max_us,
+                            *_paced_cells(r.pacing)])
+
+
+def _paced_cells(p: Pacing | None) -> list[object]:
+    """A paced run's offered load (delivered, not delivered, catching up) and how far behind its
+    schedule its window started (s); empty for an unthrottled run or one not recorded."""
+    if p is None:
+        return ["", ""]
+    return [p.verdict, "" if p.behind_start_s is None else round(p.behind_start_s, 3)]
 
 
 # -- statistics over the records -----------------------------------------------------------------

@@ -154,6 +154,20 @@ def latency_chart(e: Experiment, records: list[RunRecord], op: str,
                       colours=report_colours(e, records) if colours is None else colours)
 
 
+def response_chart(e: Experiment, records: list[RunRecord], value, title: str,
+                   colours: dict[str, str] | None = None) -> str:
+    """A paced experiment's latency at the offered load (experiments/paced_report.py): p50 and
+    p99 per series, `value(runs, pct)` the figure of a step's runs (None: no point drawn)."""
+    lines = []
+    for label, points in _series(e, records):
+        for pct in ("p50", "p99"):
+            pts = [(xv, v, None, None) for xv, rs in points if (v := value(rs, pct)) is not None]
+            if pts:
+                lines.append((f"{label} {pct}", pts))
+    return svg_chart(title, _x_param(e) or "workload", lines, e, log_y=True, kind="response",
+                     records=records, colours=report_colours(e, records) if colours is None else colours)
+
+
 def svg_chart(title: str, xlabel: str, lines, e: Experiment, log_y: bool, kind: str,
                records: list[RunRecord] = (), colours: dict[str, str] | None = None) -> str:
     """`lines`: (label, [(x, mean, ci low, ci high)...]); on a log_y (latency) chart a label ends

@@ -34,6 +34,7 @@ from workbench.experiments.charts import (
     throughput_chart,
 )
 from workbench.experiments.elastic_report import caps_note, elastic_html
+from workbench.experiments.paced_report import delivered, is_paced, paced_html
 from workbench.experiments.plan import RATE, Experiment
 from workbench.experiments.stats import NOISY, AnovaRow, cell, welch
 
@@ -61,16 +62,20 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
     elif caps_note(e):
         parts.append(f"<p>{esc(caps_note(e))}</p>")
     colours = report_colours(e, records)  # one series, one colour, in every chart
+    paced = is_paced(e, records)  # latency at the offered load leads; throughput checks it
+    if paced:
+        parts += paced_html(e, records, html_table, esc, colours)
     if RATE in dict(e.sweep):
         parts += _saturation_section(e, records, colours)
-    parts.append("<h2>Throughput</h2>")
+    parts.append("<h2>Throughput: a check that the offered load was delivered</h2>" if paced else
+                 "<h2>Throughput</h2>")
     parts.append(throughput_chart(e, records, colours))
     ops = [name for name in OPERATIONS if any(name in r.ops for r in records)]
     parts.append("<h2>Latency by operation</h2>")
     for name in ops:
         parts.append(latency_chart(e, records, name, colours))
     parts.append("<h2>Every step</h2>")
-    parts.append(_steps_table(e, records))
+    parts.append(_steps_table(e, records, paced))
     if len(e.targets) >= 2:
         parts.append(_welch_html(e, records))
     if e.anova:
@@ -123,7 +128,7 @@ def html_table(header: list[str], rows: list[list[object]], caption: str = "") -
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _steps_table(e: Experiment, records: list[RunRecord]) -> str:
+def _steps_table(e: Experiment, records: list[RunRecord], paced: bool = False) -> str:
     steps = by_step(records)
     rows = []
     noisy = 0
@@ -133,10 +138,12 @@ def _steps_table(e: Experiment, records: list[RunRecord]) -> str:
         noisy += c.noisy
         read = [r.ops[op].percentiles["p99"] for r in rs for op in ("READ",) if op in r.ops]
         rows.append([step.key, c.n, f"{c.mean:,.0f}", "-" if c.sd is None else f"{c.sd:,.0f}",
-                     c.interval(), f"{sum(read) / len(read):,.0f}" if read else "-"])
+                     c.interval(), f"{sum(read) / len(read):,.0f}" if read else "-"]
+                    + ([f"{len(delivered(rs))} of {len(rs)}"] if paced else []))
     note = (f"<p class=noisy>{noisy} step(s) {NOISY}: the 95% interval is wider than the mean; "
             "more repetitions or a longer measure_s narrow it.</p>" if noisy else "")
     header = ["step", "n", "mean ops/s", "sd", "95% interval (t on the log scale)", "READ p99 µs (mean)"]
+    header += ["offered load delivered"] if paced else []
     return html_table(header, rows) + note
 
 

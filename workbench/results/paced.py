@@ -113,7 +113,8 @@ def pacing(intervals: Sequence[Interval], start_s: float | None = None,
         window = [i for i in intervals if not i.warmup]
         before = [i for i in intervals if i.warmup]
     else:
-        window = [i for i in intervals if start_s < i.elapsed_s <= (end_s if end_s is not None else float("inf"))]
+        end = float("inf") if end_s is None else end_s
+        window = [i for i in intervals if start_s < i.elapsed_s <= end]
         before = [i for i in intervals if i.elapsed_s <= start_s]
     paced = [i for i in window if i.target and not i.paused and i.duration_s > 0]
     if not paced:
