@@ -31,6 +31,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.results import baseline as baseline_file
 from workbench.results.check_verdicts import judge, junit, parse_tolerances, table, worse
 from workbench.results.comparable import FIELDS, FieldDifference, differing
+from workbench.results.paced import DELIVERED_WORD, run_pacing
 
 EXIT_OK, EXIT_WORSE, EXIT_BAD = 0, 1, 2
 
@@ -97,6 +98,10 @@ def check_command(args: argparse.Namespace) -> int:
     from rich.console import Console  # noqa: PLC0415
 
     Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table(verdicts, said))
+    paced = run_pacing(done.results["paced"]) if "paced" in done.results else None
+    if paced is not None:  # what its p99 figures are: latency at the offered load, or not
+        said = "" if paced.verdict == DELIVERED_WORD else "; its p99s are not latency at the offered load"
+        print(f"workbench: check: the paced run: {paced.line()}{said}")
     ids = ", ".join(f"{p} #{done.run_ids.get(p)}" for p in baseline_file.PHASES if done.run_ids.get(p))
     if ids:
         print(f"workbench: check recorded as runs {ids}")

@@ -16,7 +16,8 @@
     --quick   3 s      12 s     16 s each                 48 s + the load
 
 Every run's lanes run in a worker process (as in the app), so that the controller's per-second
-ticks never wait for a lane: a paced lane behind its schedule on the memory binding never yields.
+ticks never wait for a lane. The paced run's achieved rate against the offered one, and whether
+the load was delivered (results/paced.py), print under the verdicts.
 Each run is recorded in the run store like any other (source "check", workload "workbench-check
 A|C|paced|load"). -p overrides go after the check's own settings (so `-p maxexecutiontime=...`
 changes them), except the table. WORKBENCH_CHECK_SCALE (for tests) multiplies every duration and
