@@ -97,3 +97,36 @@ def test_the_pacer_counts_the_slots_due_that_no_lane_took():
     assert pacer.behind(start + 99_500_000) == 100 - 5
     pacer.set_rate(0)
     assert pacer.behind(start + 200_000_000) == 0  # unpaced: no schedule to be behind
+
+
+def _paced_result(rates: list[float], behind: list[int], target: float = 1000.0) -> RunResult:
+    intervals = _run(rates, behind, target=target)
+    measured = [i for i in intervals if not i.warmup]
+    total = sum(i.operations for i in measured)
+    return RunResult("run", "memory", len(measured) * 1000, total, total / len(measured),
+                     intervals=intervals, properties={"target": str(target)})
+
+
+def test_runs_compare_says_each_runs_offered_load_and_names_one_catching_up(tmp_path):
+    from rich.console import Console
+
+    from workbench.results.compare import compare, comparison_table, write_comparison_csv
+
+    on_time = _paced_result([1000] * 5, [0] * 5)
+    late = _paced_result([400, 400, 1600, 1600, 1000], [600, 3000, 2400, 1800, 0])
+    c = compare([on_time, late], ["#1", "#2"])
+    console = Console(width=200, record=True, color_system=None)
+    console.print(comparison_table(c))
+    shown = console.export_text()
+    (row,) = [line for line in shown.splitlines() if line.startswith(" offered ops/s")]
+    assert row.split()[-2:] == ["1,000", "1,000"]
+    assert "100.0% delivered" in shown and "140.0% catching up" in shown
+    said = " ".join(shown.split())  # the caption wraps
+    assert ("note: #2: 1,400 of 1,000 ops/s offered (140.0%): behind schedule at the window's start "
+            "(3.0 s of its offered rate due and not started): catching up, not capacity") in said
+    assert "note: #1" not in shown  # the run that delivered its load needs no note
+    write_comparison_csv(c, tmp_path / "c.csv")
+    rows = [r for r in (tmp_path / "c.csv").read_text().splitlines() if ",offered_ops_s," in r]
+    assert rows[0].startswith("#1,OVERALL,offered_ops_s,1000.0,")
+    assert "the offered load was delivered" in rows[0]
+    assert rows[1].startswith("#2,OVERALL,offered_ops_s,1000.0,") and "catching up, not capacity" in rows[1]

@@ -24,6 +24,7 @@ from rich.console import Group
 from rich.table import Table
 
 from workbench.results.model import RunResult, error_total
+from workbench.results.paced import DELIVERED_WORD, Pacing, run_pacing
 from workbench.results.server_summary import cpu_by_node
 from workbench.results.verdicts import Tested, against_baseline, significance_rows, significance_table
 
@@ -52,6 +53,8 @@ class Comparison:
     tested: tuple[Tested, ...] = ()  # throughput, then each operation's mean and p99
     # node -> each run's mean CPU in cores (results/server_summary.py)
     server_cpu: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    # each run's offered load and what its throughput was (results/paced.py), None unpaced
+    pacing: tuple[Pacing | None, ...] = ()
 
 
 def compare(results: Sequence[RunResult], labels: Sequence[str],
@@ -67,7 +70,8 @@ def compare(results: Sequence[RunResult], labels: Sequence[str],
     ops = {name: tuple(_figures(r, name) for r in results) for name in names}
     return Comparison(tuple(labels), tuple(r.throughput for r in results), ops,
                       tuple(spec_differences(results)), tuple(r.client for r in results),
-                      against_baseline(results, names, tolerances), cpu_by_node(results))
+                      against_baseline(results, names, tolerances), cpu_by_node(results),
+                      tuple(run_pacing(r) for r in results))
 
 
 def _is_operation(name: str) -> bool:
@@ -145,6 +149,9 @@ def comparison_table(c: Comparison) -> Table:
         table.add_row("client", *c.clients)
     table.add_row("throughput ops/s", *[f"{t:,.0f}" + ("" if i == 0 else f"\n{difference(first, t, True)}")
                                         for i, t in enumerate(c.throughput)])
+    if any(p is not None for p in c.pacing):  # a paced run: what its throughput is
+        table.add_row("offered ops/s", *["-" if p is None else f"{p.offered:,.0f}\n{p.share:.1%} {p.verdict}"
+                                         for p in c.pacing])
     for name, per_run in c.ops.items():
         table.add_section()
         base = per_run[0]
@@ -167,8 +174,11 @@ def comparison_table(c: Comparison) -> Table:
         table.add_section()
     for node, per_run in c.server_cpu.items():
         table.add_row(f"cpu {node} cores", *["-" if v is None else f"{v:.2f}" for v in per_run])
-    if c.differences:
-        table.caption = "note: the runs differ in more than the database: " + "; ".join(c.differences)
+    notes = [f"the runs differ in more than the database: {'; '.join(c.differences)}"] * bool(c.differences)
+    notes += [f"{label}: {p.line()}" for label, p in zip(c.labels, c.pacing, strict=False)
+              if p is not None and p.verdict != DELIVERED_WORD]
+    if notes:
+        table.caption = "\n".join(f"note: {n}" for n in notes)
         table.caption_justify = "left"
     return table
 
@@ -192,6 +202,10 @@ def comparison_rows(c: Comparison) -> list[list[object]]:
             rows.append([label, "OVERALL", "client", c.clients[i], "", *pad, role])
         rows.append([label, "OVERALL", "throughput_ops_s", t, _pct(c.throughput[0], t) if i else "",
                      *pad, role])
+        paced = c.pacing[i] if i < len(c.pacing) else None
+        if paced is not None:  # its offered rate, and what its throughput was, in the note
+            rows.append([label, "OVERALL", "offered_ops_s", round(paced.offered, 3), "", "", "", "",
+                         paced.note(), "", "", role])
         for name, per_run in c.ops.items():
             f, base = per_run[i], per_run[0]
             if f is None:
