@@ -130,3 +130,18 @@ def test_runs_compare_says_each_runs_offered_load_and_names_one_catching_up(tmp_
     assert rows[0].startswith("#1,OVERALL,offered_ops_s,1000.0,")
     assert "the offered load was delivered" in rows[0]
     assert rows[1].startswith("#2,OVERALL,offered_ops_s,1000.0,") and "catching up, not capacity" in rows[1]
+
+
+def test_a_lessons_figures_say_what_a_paced_runs_throughput_was():
+    from workbench.lessons.checks import figure_paths, unit
+    from workbench.lessons.figures import run_figures
+
+    late = run_figures(_paced_result([400, 400, 1600, 1600, 1000], [600, 3000, 2400, 1800, 0]))
+    assert late["offered_share"] == 1.4 and late["catching_up"] == 1.0 and late["load_delivered"] == 0.0
+    assert late["behind_start"] == 3.0 and late["behind_end"] == 0.0
+    on_time = run_figures(_paced_result([1000] * 5, [0] * 5))
+    assert on_time["load_delivered"] == 1.0 and on_time["catching_up"] == 0.0
+    unpaced = RunResult("run", "memory", 1000, 10, 10.0)
+    assert "offered_share" not in run_figures(unpaced)
+    assert {"offered_share", "behind_start", "load_delivered", "catching_up"} <= set(figure_paths())
+    assert unit("behind_start") == "s"

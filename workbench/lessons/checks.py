@@ -19,8 +19,14 @@ from dataclasses import dataclass
 # response_mean / service_mean: mean latency over every operation (ms), for Little's law:
 # in_flight = throughput x response_mean / 1000 in a steady state.
 # faults: the node faults (pause, resume, kill, restart) that happened during the run.
+# A paced run (results/paced.py): offered_share, its measured window's throughput over the
+# offered rate; behind_start / behind_end, how far behind its schedule the window started and
+# ended; load_delivered 1 when it delivered the offered load, catching_up 1 when it started
+# behind or ran above it (its throughput then is a backlog paid off, not capacity).
 SCALARS = {"throughput": "ops/s", "operations": "", "errors": "", "seconds": "s", "target": "ops/s",
-           "in_flight": "", "response_mean": "ms", "service_mean": "ms", "faults": ""}
+           "in_flight": "", "response_mean": "ms", "service_mean": "ms", "faults": "",
+           "offered_share": "", "behind_start": "s", "behind_end": "s", "load_delivered": "",
+           "catching_up": ""}
 OPERATIONS = {"read": "READ", "update": "UPDATE", "insert": "INSERT", "scan": "SCAN",
               "rmw": "READ-MODIFY-WRITE", "delete": "DELETE"}
 # Per operation, as response time (from the intended start: what a user waits) by default, or

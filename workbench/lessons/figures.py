@@ -12,6 +12,7 @@ from __future__ import annotations
 from workbench.experiments.elastic import join_windows
 from workbench.lessons.checks import KEYS, OPERATIONS, PLACES, STATS
 from workbench.results.model import Measurement, RunResult, error_total
+from workbench.results.paced import CATCHING_UP, DELIVERED_WORD, run_pacing
 
 
 def _stats(m: Measurement) -> dict[str, float]:
@@ -63,8 +64,23 @@ def run_figures(result: RunResult) -> dict[str, float]:
     if counted:
         out["service_mean"] = weighted["service"] / counted / 1000
         out["response_mean"] = weighted["response"] / counted / 1000
-    return (out | key_figures(result) | place_figures(result, "nodes") | place_figures(result, "regions")
-            | join_figures(result))
+    return (out | paced_figures(result) | key_figures(result) | place_figures(result, "nodes")
+            | place_figures(result, "regions") | join_figures(result))
+
+
+def paced_figures(result: RunResult) -> dict[str, float]:
+    """A paced run's achieved rate against the offered one and what its throughput was
+    (results/paced.py; checks.SCALARS names them); none for a run without a target."""
+    paced = run_pacing(result)
+    if paced is None:
+        return {}
+    out = {"offered_share": paced.share, "load_delivered": float(paced.verdict == DELIVERED_WORD),
+           "catching_up": float(paced.verdict == CATCHING_UP)}
+    if paced.behind_start_s is not None:
+        out["behind_start"] = paced.behind_start_s
+    if paced.behind_end_s is not None:
+        out["behind_end"] = paced.behind_end_s
+    return out
 
 
 def join_figures(result: RunResult) -> dict[str, float]:
