@@ -94,3 +94,31 @@ def test_an_unthrottled_experiment_has_no_such_section(tmp_path):
         r.pacing = None
     assert not is_paced(e, rs)
     assert "Latency at the offered load" not in render_html(e, "full", rs)
+
+
+def test_the_join_table_marks_a_window_catching_up_after_a_slow_one():
+    from workbench.experiments.analysis import _elastic
+    from workbench.experiments.elastic_report import join_table
+    from workbench.results.model import Event, Interval, RunResult
+
+    # 1,000 offered: on time before the join, 600 during it (falling 400 behind a second), then
+    # 1,400 after it while it pays the backlog off
+    rates = [1000] * 12 + [600] * 8 + [1400] * 8 + [1000] * 2
+    behind, late = [], 0
+    for rate in rates:
+        late = max(late + 1000 - rate, 0)
+        behind.append(late)
+    intervals = [Interval(t + 1.0, 1.0, rate, 0, target=1000.0, warmup=t < 5, behind=b)
+                 for t, (rate, b) in enumerate(zip(rates, behind, strict=True))]
+    events = [Event(5.0, "measuring", 5.0), Event(12.0, "cluster", "+ node3 joining"),
+              Event(20.0, "cluster", "node3 normal")]
+    run = RunResult("run", "cassandra", 25_000, 25_000, 1000.0, intervals=intervals, events=events,
+                    started_at=1.0e9, warmup_s=5.0)
+    step = plan.Step(plan.Target("cassandra", "cassandra-2"), "workloada", ())
+    r = RunRecord(7, step, 1, run.throughput, run.runtime_ms, 1.0e9, 1000.0)
+    _elastic(r, run)
+    header, rows = join_table([r])
+    row = dict(zip(header, rows[0], strict=True))
+    assert row["before: ops/s (95% CI)"].endswith("; 100% of offered")
+    assert row["during: ops/s (95% CI)"].endswith("; 60% of offered, not delivered")
+    assert row["after: ops/s (95% CI)"].endswith("; 132% of offered, catching up")

@@ -62,6 +62,8 @@ class RunRecord:
     # a paced run: its measured window's achieved against offered rate and its schedule at the
     # window's start and end (results/paced.py): delivered, not delivered or catching up
     pacing: Pacing | None = None
+    # and with add_node_at_s, each of the join's windows (before, during, after) the same way
+    window_pacing: dict[str, Pacing | None] = field(default_factory=dict)
 
     @property
     def database(self) -> str:
@@ -125,6 +127,9 @@ def _elastic(record: RunRecord, result) -> None:
     record.streamed = streamed(result, record.join.node) if record.join else None
     record.series = [(end, rate, p99 or 0.0) for _, end, rate, p99 in series(result)]
     record.marks = [(e.elapsed_s, str(e.value)) for e in result.events if e.kind == journal.KIND]
+    if record.join is not None:  # a window after a slow one may be catching up (results/paced.py)
+        record.window_pacing = {w.name: pacing(result.intervals, w.start_s, w.end_s)
+                                for w in record.join.windows}
 
 
 def _server(result) -> str:

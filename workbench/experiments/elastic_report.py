@@ -13,6 +13,7 @@ from workbench.experiments.analysis import RunRecord, ms
 from workbench.experiments.charts import COLOURS, FRAME, chart_open, esc, legend_entry, num
 from workbench.experiments.elastic import WINDOWS, Window
 from workbench.experiments.plan import Experiment
+from workbench.results.paced import DELIVERED_WORD, Pacing
 
 
 def caps_note(e: Experiment) -> str | None:
@@ -58,6 +59,14 @@ def _cell(window: Window | None, which: str) -> str:
     return f"{ms(value.mean)} ms ({scaled.interval('{:,.3g}')})"
 
 
+def _paced(p: Pacing | None) -> str:
+    """A paced window's share of its offered rate, and what it was when not the load delivered
+    (a window after a slow one catching up: its throughput is no capacity)."""
+    if p is None:
+        return ""
+    return f"; {p.share:.0%} of offered" + ("" if p.verdict == DELIVERED_WORD else f", {p.verdict}")
+
+
 def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
     """(header, rows): one row per run that had a node join."""
     header = ["step", "rep", "node", "join (s)", "streamed"]
@@ -78,7 +87,8 @@ def join_table(records: list[RunRecord]) -> tuple[list[str], list[list[str]]]:
         found = {w.name: w for w in r.join.windows}
         for name in WINDOWS:
             w = found.get(name)
-            row += ["-" if w is None else f"{w.length_s:.0f}", _cell(w, "throughput"), _cell(w, "p99"),
+            row += ["-" if w is None else f"{w.length_s:.0f}",
+                    _cell(w, "throughput") + _paced(r.window_pacing.get(name)), _cell(w, "p99"),
                     "-" if w is None else f"{w.errors:,}"]
         rows.append(row)
     return header, rows
