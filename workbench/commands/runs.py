@@ -19,7 +19,8 @@ from rich.table import Table
 from workbench.commands.bench import add_store_arguments
 from workbench.commands.rerun import add_parser as add_rerun_parser
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.results.comparable import differing
+from workbench.results.check_verdicts import parse_tolerances
+from workbench.results.comparable import not_comparable_lines
 from workbench.results.compare import compare, comparison_view, write_comparison_csv
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.importers import import_file
@@ -27,6 +28,7 @@ from workbench.results.manifest_text import manifest_lines
 from workbench.results.model import RunResult
 from workbench.results.paced import DELIVERED_WORD, lag_s, run_pacing
 from workbench.results.server_summary import SUMMARY_COLUMNS, NodeSummary, node_summaries, summary_cells
+from workbench.results.significance import TOLERANCES
 from workbench.results.store import STATUSES, RunRow, RunStore
 from workbench.results.ycsb_text import write_ycsb_text
 
@@ -66,6 +68,9 @@ def register(subparsers) -> None:
                    help="two runs or more; the first is the baseline the others are measured against")
     p.add_argument("--csv", metavar="FILE", help="also write the comparison as CSV rows (the figures, each "
                    "difference with its interval and verdict, which run is the baseline)")
+    p.add_argument("--tolerance", nargs="+", action="extend", default=[], metavar="FIGURE=PERCENT",
+                   help="how much worse is still the same (as in check): throughput=10 (%% lower), "
+                        "mean=10, p99=25 (%% higher)")
     p.set_defaults(func=compare_command)
 
     p = sub.add_parser("export", help="write a run as any --export kind, as the live run would have")
@@ -284,17 +289,17 @@ def _shown(name: str) -> bool:
 def compare_command(args: argparse.Namespace) -> int:
     if len(args.ids) < 2:
         raise ConfigError("runs compare needs two runs or more", "give two IDs or more (see runs list)")
+    tolerances = parse_tolerances(args.tolerance, TOLERANCES)
     with _open(args) as store:
         rows = [store.row(i) for i in args.ids]
         results = [store.result(i) for i in args.ids]
     labels = [f"#{r.id} {res.database}" + (f" {r.workload}" if r.workload else "")
               + ("" if r.status == "completed" else f" ({r.status})")
               for r, res in zip(rows, results, strict=True)]
-    comparison = compare(results, labels)
+    comparison = compare(results, labels, {k: float(v) for k, v in tolerances.items()})
     _console().print(comparison_view(comparison))
-    for label, result in zip(labels[1:], results[1:], strict=True):  # said out loud (results/comparable.py)
-        for diff in differing(results[0].manifest, result.manifest, results[0].properties, result.properties):
-            print(diff.line(f"{labels[0]}, baseline", label))
+    for line in not_comparable_lines(results, labels):  # said out loud (results/comparable.py)
+        print(line)
     if args.csv:
         try:
             write_comparison_csv(comparison, args.csv)

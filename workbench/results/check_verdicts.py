@@ -48,15 +48,17 @@ class FigureVerdict:
     note: str = ""
 
 
-def parse_tolerances(items: Sequence[str]) -> dict[str, float | str]:
-    """--tolerance FIGURE=PERCENT ...: throughput, p99 or errors (errors also takes "any")."""
-    out = dict(DEFAULT_TOLERANCES)
+def parse_tolerances(items: Sequence[str],
+                     defaults: Mapping[str, float | str] = DEFAULT_TOLERANCES) -> dict[str, float | str]:
+    """--tolerance FIGURE=PERCENT ...: check's throughput, p99 or errors (errors also takes "any");
+    `defaults` names the figures and their defaults (runs compare: significance.TOLERANCES)."""
+    out = dict(defaults)
     for item in items:
         name, sep, value = item.partition("=")
-        if name not in DEFAULT_TOLERANCES or not sep:
+        if name not in defaults or not sep:
             raise ConfigError(f"--tolerance {item}: unknown figure {name!r}" if sep else
                               f"--tolerance {item} is not FIGURE=PERCENT",
-                              f"one of {', '.join(DEFAULT_TOLERANCES)}, e.g. --tolerance throughput=5 p99=30")
+                              f"one of {', '.join(defaults)}, e.g. --tolerance throughput=5 p99=30")
         if name == "errors" and value == "any":
             out[name] = "any"
             continue

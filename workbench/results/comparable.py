@@ -2,6 +2,7 @@
 
     for diff in differing(base.manifest, other.manifest, base.properties, other.properties):
         print(diff.line())   # not comparable: server.version differs: 5.0.2 (baseline), 4.1.7 (this run)
+    not_comparable_lines([base, other, ...], labels)   # the same lines for runs side by side
 
 A run's figures depend on more than its workload: the server's product and version, the client,
 the record count, the cores the client had, the CPU caps on the servers and the consistency asked
@@ -16,7 +17,7 @@ nothing to compare: no field is said to differ.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,3 +107,13 @@ def differing(baseline: Manifest | None, other: Manifest | None, baseline_props:
         if str(a) != str(b):
             out.append(FieldDifference(name, a, b))
     return out
+
+
+def not_comparable_lines(results: Sequence[Any], labels: Sequence[str]) -> list[str]:
+    """What `runs compare` prints and the Compare screen shows: for each run after the first (the
+    baseline), a line per result-changing field that differs from the baseline's. `results` are
+    RunResults (anything with .manifest and .properties), `labels` how each run is called."""
+    base = results[0]
+    return [diff.line(f"{labels[0]}, baseline", label)
+            for label, result in zip(labels[1:], results[1:], strict=True)
+            for diff in differing(base.manifest, result.manifest, base.properties, result.properties)]

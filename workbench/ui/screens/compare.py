@@ -3,11 +3,13 @@
 Space selects runs; the first selected (the earliest made) is the baseline the others are measured
 against, labelled so in every column header and in the chart's legend. The figures, differences,
 their 95% intervals and verdicts come from `workbench.results.compare` (the same tables as the
-command line), computed in a thread worker (the per-second statistics load numpy and scipy the
-first time); the chart overlays the selected runs' latency percentiles for one operation (o for the
-next). i imports a YCSB text (or our JSON) file, h adds the run store's recent history (runs of
-earlier sessions and of the command line), e writes the selection as YCSB text and CSV plus a
-comparison CSV. File and store reads and writes run in thread workers.
+command line), above them "not comparable" for each result-changing manifest field that differs
+from the baseline's (results/comparable.py, the lines `runs compare` prints); all computed in a
+thread worker (the per-second statistics load numpy and scipy the first time). The chart overlays
+the selected runs' latency percentiles for one operation (o for the next). i imports a YCSB text
+(or our JSON) file, h adds the run store's recent history (runs of earlier sessions and of the
+command line), e writes the selection as YCSB text and CSV plus a comparison CSV. File and store
+reads and writes run in thread workers.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rich.console import Group
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,6 +28,7 @@ from textual.widgets import Footer, Header, Input, Label, SelectionList, Static
 
 from workbench.drive.session import FinishedRun
 from workbench.errors import WorkbenchError
+from workbench.results.comparable import not_comparable_lines
 from workbench.results.compare import Comparison, compare, comparison_view, write_comparison_csv
 from workbench.results.model import RunResult
 from workbench.ui.widgets.percentile_overlay import PercentileOverlay
@@ -139,12 +144,16 @@ class CompareScreen(Screen):
     @work(thread=True, group="compare")
     def _compare(self, drawn: int, results: list[RunResult], labels: list[str]) -> None:
         comparison = compare(results, labels)
-        self.app.call_from_thread(self._show, drawn, comparison, results)
+        differ = not_comparable_lines(results, labels)
+        self.app.call_from_thread(self._show, drawn, comparison, results, differ)
 
-    def _show(self, drawn: int, comparison: Comparison, results: list[RunResult]) -> None:
+    def _show(self, drawn: int, comparison: Comparison, results: list[RunResult], differ: list[str]) -> None:
         if drawn != self._drawn:
             return  # the selection changed meanwhile: a newer comparison is on its way
-        self.query_one("#table", Static).update(comparison_view(comparison))
+        # "not comparable" first, a line per differing field, as runs compare says it
+        said = [Text(line, style="bold red") for line in differ]
+        view = comparison_view(comparison)
+        self.query_one("#table", Static).update(Group(*said, "", view) if said else view)
         ops = list(comparison.ops)
         labels = [f"{label} (baseline)" if i == 0 else label for i, label in enumerate(comparison.labels)]
         self.query_one(PercentileOverlay).show(results, labels, ops[self._op % len(ops)] if ops else None)
