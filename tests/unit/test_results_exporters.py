@@ -11,14 +11,14 @@ from workbench.results.importers import import_file
 from workbench.results.ycsb_text import format_ycsb_text
 
 
-def test_registry_names_the_five_kinds() -> None:
-    assert set(EXPORTERS) == {"ycsb", "csv", "timeseries", "hdr", "json"}
+def test_registry_names_the_seven_kinds() -> None:
+    assert set(EXPORTERS) == {"ycsb", "csv", "timeseries", "hdr", "json", "server-csv", "server-events"}
 
 
 @pytest.mark.parametrize(("kind", "start"), [
     ("ycsb", "[OVERALL], RunTime(ms), "), ("csv", "measurement,operations,"),
     ("timeseries", "elapsed_s,duration_s,"), ("hdr", "#[Logged with workbench"),
-    ("json", "{"),
+    ("json", "{"), ("server-csv", "elapsed_s,node"), ("server-events", "elapsed_s,node,kind,seconds,detail"),
 ])
 def test_each_kind_writes_its_file(tmp_path, kind: str, start: str) -> None:
     path = tmp_path / f"out.{kind}"
