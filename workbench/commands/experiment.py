@@ -92,7 +92,7 @@ def show_command(args: argparse.Namespace) -> int:
     typical, longest = e.expected_s(args.scale)
     window = e.window_s(args.scale)
     cap = e.calibration_cap_s(args.scale)
-    servers = any(t.db != "memory" for t in e.targets)
+    servers = any(t.preset is not None for t in e.targets)  # a cluster the runner starts
     if window or e.warmup_s:
         console.print(f"each run: {e.warmup_s:g} s of warm-up (not measured), then at least "
                       f"{window:g} s measured"

@@ -3,7 +3,16 @@ built-ins) and found through the `workbench.databases` entry point group (regist
 built-ins as a third party's. The rest of the program asks these instead of naming a database."""
 
 from workbench.databases.base import Database, Server, resolve
-from workbench.databases.registry import database, databases, find, names, server, servers, serving
+from workbench.databases.registry import (
+    database,
+    databases,
+    find,
+    in_process,
+    names,
+    server,
+    servers,
+    serving,
+)
 
-__all__ = ["Database", "Server", "database", "databases", "find", "names", "resolve", "server",
-           "servers", "serving"]
+__all__ = ["Database", "Server", "database", "databases", "find", "in_process", "names", "resolve",
+           "server", "servers", "serving"]

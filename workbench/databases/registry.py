@@ -57,6 +57,13 @@ def find(name: str) -> Database | None:
     return _installed().get(name)
 
 
+def in_process(name: str) -> bool:
+    """Whether the database `name` runs inside the workbench (no cluster). A binding registered at
+    run time without a descriptor (tests) has no cluster either."""
+    found = _installed().get(name)
+    return found is None or found.in_process
+
+
 def serving(kind: str) -> tuple[Database, Server | None]:
     """The database a cluster of this kind serves, and its Server (None: an external cluster,
     whose kind is the database's name)."""

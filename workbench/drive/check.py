@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.config.spec import spec_from_args
+from workbench.databases import in_process
 from workbench.drive.phase import StoreChoice, execute_phase
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.results import baseline as baseline_file
@@ -143,7 +144,7 @@ def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True
     """Load when needed, then A, C and the paced run, each recorded in the run store."""
     out = CheckRun()
     spec, _, _, _ = plan.spec("A")
-    if spec.db != "memory" and not _probe(plan):  # memory: each run's worker process preloads it
+    if not in_process(spec.db) and not _probe(plan):  # in-process: each run's worker preloads it
         say(f"workbench: check: loading {RECORDCOUNT if 'recordcount' not in _user_keys(plan) else 'the'} "
             f"records into its own table {TABLE}")
         _phase(plan, "load", out, store, status)

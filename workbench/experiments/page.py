@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from workbench.databases import in_process
 from workbench.experiments.analysis import (
     OPERATIONS,
     RunRecord,
@@ -52,7 +53,8 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
              f"{e.repetitions} repetitions, order {esc(e.order)} · report of "
              f"{datetime.now().strftime('%Y-%m-%d %H:%M')}</p>"]
     measured_by = clients(records)
-    rows = [[name, "; ".join(found) or ("in-process (no server)" if name == "memory" else "not recorded"),
+    rows = [[name, "; ".join(found) or ("in-process (no server)" if in_process(name.partition(":")[0])
+                                        else "not recorded"),
              "; ".join(measured_by.get(name, ())) or "not recorded"]
             for name, found in servers(records).items()]
     parts.append(html_table(["database", "server, as it answered", "client that measured it"], rows,

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.databases import databases, find, in_process
 from workbench.errors import WorkbenchError
 from workbench.lessons import checks
 from workbench.lessons.during import NODE_ACTIONS, During, parse_during
@@ -398,9 +399,10 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         problem(at("node"), f"step {step_id!r}: node only goes with pause, kill, resume, restart",
                 "remove it, or use a during = [...] entry inside a run")
     db = raw.get("db")
-    if db not in (None, "memory"):
-        problem(at("db"), f"step {step_id!r}: db = {db!r}", 'the only db a step can name is "memory" '
-                "(the others come from the cluster the lesson started)")
+    if db is not None and not (isinstance(db, str) and find(db) is not None and in_process(db)):
+        local = " or ".join(f'"{d.name}"' for d in databases() if d.in_process)
+        problem(at("db"), f"step {step_id!r}: db = {db!r}", f"the only db a step can name is {local}, "
+                "in-process (the others come from the cluster the lesson started)")
     during = parse_during(raw.get("during", []), step_id, action, started, at, problem)
     repeat = raw.get("repeat", 1)
     if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 10:

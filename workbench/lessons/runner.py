@@ -20,7 +20,8 @@ from pathlib import Path
 
 from workbench import interrupts
 from workbench.config import catalog
-from workbench.config.spec import spec_from_args
+from workbench.config.spec import WorkloadSpec, spec_from_args
+from workbench.databases import serving
 from workbench.drive.session import RunRequest, Session
 from workbench.errors import WorkbenchError
 from workbench.lessons import checks as checks_module
@@ -33,6 +34,8 @@ from workbench.results.store import RunStore
 
 # Every lesson run records response time beside service time (checks read both).
 ALWAYS = ("measurement.interval=both",)
+
+DEFAULT_DB = WorkloadSpec.db  # a step without a cluster or a db of its own (memory)
 
 
 def default_student() -> str:
@@ -406,10 +409,12 @@ class LessonRunner:
         """The -p overrides of a step's load or run."""
         from workbench.drive.targets import binding_overrides
 
-        cluster = None if step.db == "memory" else self.state.cluster
-        where = binding_overrides(cluster) if cluster is not None else ["db=memory"]
-        if cluster is not None and step.action == "load":
-            where.append(f"{cluster.kind}.drop=true")
+        # a step that names a db names an in-process one (model.py): the lesson's cluster is not used
+        cluster = None if step.db is not None else self.state.cluster
+        where = binding_overrides(cluster) if cluster is not None else [f"db={step.db or DEFAULT_DB}"]
+        drop = serving(cluster.kind)[0].drop if cluster is not None else ""
+        if drop and step.action == "load":
+            where.append(f"{drop}=true")
         props = _props(self.lesson, step, self.state.extra, self.forced, self.forced_steps)
         if step.rate_of is not None:  # a share of an earlier unthrottled run's throughput
             measured = self.figures.get(step.rate_of, {}).get("throughput")
@@ -423,8 +428,8 @@ class LessonRunner:
         files = (str(workload_path(step, self.lesson)),)
         overrides = self.overrides(step)
         spec, _ = spec_from_args(list(files), overrides, step.action)  # bad input: refused here
-        cluster = None if step.db == "memory" or self.state.cluster is None else self.state.cluster.name
-        where = cluster or "memory"
+        cluster = None if step.db is not None or self.state.cluster is None else self.state.cluster.name
+        where = cluster or step.db or DEFAULT_DB
         shown = {**self.state.extra, **step.properties}
         if step.rate_of is not None:
             target = next(o for o in overrides if o.startswith("target="))
