@@ -95,6 +95,8 @@ def test_the_pacer_counts_the_slots_due_that_no_lane_took():
         pacer.slot += 1  # five lanes took a slot each
     assert pacer.behind(start + 2_000_000) == 0  # 3 due, 5 taken: every lane waits
     assert pacer.behind(start + 99_500_000) == 100 - 5
+    pacer.set_rate(2000.0)  # a new target: the 5 slots taken before count on both sides
+    assert pacer.before == 5 and pacer.behind(pacer.anchor + 9_750_000) == 20
     pacer.set_rate(0)
     assert pacer.behind(start + 200_000_000) == 0  # unpaced: no schedule to be behind
 
