@@ -28,6 +28,7 @@ def test_a_run_behind_its_schedule_says_so_and_one_on_schedule_too(tmp_path):  #
                      "-q", "-p", "recordcount=1000", "-p", "operationcount=0", "-p", "maxexecutiontime=3",
                      "-p", "measurement.warmup=1", "--export", f"json={exported}")
     assert over.returncode == 0, over.stderr  # it ends: the lane behind its schedule lets the ticks run
+    assert "workbench: paced: " in over.stderr and "not delivered" in over.stderr, over.stderr
     run = json.loads(exported.read_text())["run"]
     whole = [i for i in run["intervals"] if i["duration_s"] >= 0.5]
     assert len(whole) >= 3 and all(i["behind"] > 0 for i in whole)

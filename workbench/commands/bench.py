@@ -20,6 +20,7 @@ from workbench.drive.phase import StoreChoice, execute_phase
 from workbench.errors import WorkbenchError
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.model import RunResult
+from workbench.results.paced import run_pacing
 from workbench.results.store import ENV
 from workbench.results.ycsb_text import write_ycsb_text
 
@@ -131,6 +132,9 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
         result, store_error = done.result, done.store_error
     write_ycsb_text(result, sys.stdout, layout=args.ycsb_layout)
     sys.stdout.flush()
+    paced = run_pacing(result)  # a paced run: what its throughput is (results/paced.py)
+    if paced is not None:
+        print(f"workbench: paced: {paced.line()}", file=sys.stderr)
     failed = False
     for item in args.export:  # one that fails still leaves the others (and stdout) written
         try:
