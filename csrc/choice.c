@@ -3,7 +3,7 @@
  * it: the same draws from the lane's random stream in the same order as the Python, so both
  * give the same transactions (tests/unit/test_speedups.py compares them).
  */
-#include "speedups.h"
+#include "choice.h"
 
 /* A double from a call of the lane's Random.random. */
 static inline int

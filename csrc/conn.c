@@ -1,37 +1,67 @@
 /* conn.c: a connection's side of both native clients (workbench/protocols/wire.py's
- * BufferedConnection and SharedConnection, with CqlConnection's and RpcConnection's own slots).
+ * BufferedConnection and SharedConnection), which knows no protocol (conn.h):
  *
  *   conn_setup(cls, kind)
- *                     the slots of a connection class (kind "cql": CqlConnection, "hbase":
- *                     RpcConnection), which cql.c and hbase.c read at their offsets
- *   hooks(conn, kind) a connection's get_buffer, buffer_updated and _flush as builtins
+ *                     the slots of a connection class of a protocol (kind: its name, "cql" for
+ *                     CqlConnection, "hbase" for RpcConnection), read at their offsets
+ *   hooks(conn, kind) a connection's get_buffer, buffer_updated (its protocol's) and _flush as
+ *                     builtins
  *
- * and the steps every receive path shares (wb_receive_begin, wb_receive_end, wb_schedule_flush,
- * wb_arm_timer, wb_count_sent). tests/unit/test_cassandra_native.py and test_hbase_native.py run
- * the connections with these and with the Python methods.
+ * and the steps every receive path shares (wb_receive, wb_schedule_flush, wb_arm_timer,
+ * wb_count_sent). tests/unit/test_cassandra_native.py and test_hbase_native.py run the
+ * connections with these and with the Python methods.
  */
-#include "speedups.h"
+#include "conn.h"
 
-/* -- a connection's slots --------------------------------------------------------------------- */
+/* -- the protocols, and their connections' slots ---------------------------------------------- */
 
-WbConnLayout wb_conn_layouts[WB_KINDS];
+WbConnLayout wb_conn_layouts[WB_PROTOCOLS];
+static const WbProtocol *protocols[WB_PROTOCOLS]; /* in wb_conn_protocol's order, as the layouts */
+static int protocol_count;
 
-/* Which kinds' classes have each slot, in wb_conn_slot_names's order: wire.py's slots are both
- * kinds', version, _orphans and _stream CqlConnection's own, _call_id RpcConnection's, and each
- * has its own sent. conn_setup refuses a class without one of its kind's slots. */
-#define BOTH ((1 << WB_CQL) | (1 << WB_HBASE))
-static const unsigned char conn_slot_kinds[WB_CONN_SLOTS] = {
-    BOTH, BOTH, BOTH, BOTH, BOTH,          /* _n, _in, _view, _receiving, broken */
-    BOTH, BOTH, BOTH, BOTH, BOTH,          /* _inflight, _out, _timer, loop, transport */
-    1 << WB_CQL, 1 << WB_CQL, 1 << WB_CQL, /* _orphans, _stream, version */
-    1 << WB_HBASE, BOTH,                   /* _call_id, sent */
+/* wire.py's slots, every connection class's, in wb_conn_layouts's order */
+static PyObject **const wire_slots[WB_WIRE_SLOTS] = {
+    &wb_names.n, &wb_names.in, &wb_names.view, &wb_names.receiving, &wb_names.broken, &wb_names.inflight,
+    &wb_names.out, &wb_names.timer, &wb_names.loop, &wb_names.transport, &wb_names.sent,
 };
 
-/* conn_setup(cls, kind): the slots of a connection class (kind "cql": CqlConnection, "hbase":
- * RpcConnection), all of its kind's or none (wb_find_slots): a class without one of them is
- * refused, and the class in use for that kind stays in use. A connection of exactly that class
- * is then read and written at its slots' offsets (wb_cget, wb_cset); any other object, and a
- * name that is not one of its kind's slots, by PyObject_GetAttr. */
+int
+wb_conn_protocol(const WbProtocol *protocol)
+{
+    for (int t = 0; t < protocol_count; t++)
+        if (protocols[t] == protocol) /* (the module started again after a failed start) */
+            return 0;
+    if (protocol_count == WB_PROTOCOLS) {
+        PyErr_Format(PyExc_SystemError, "conn.c: more than %d protocols", WB_PROTOCOLS);
+        return -1;
+    }
+    protocols[protocol_count++] = protocol;
+    return 0;
+}
+
+/* The protocol named `kind`, or -1 with ValueError "<who>: kind is "cql" or "hbase", not ...". */
+static int
+protocol_named(const char *who, const char *kind)
+{
+    for (int t = 0; t < protocol_count; t++)
+        if (strcmp(protocols[t]->name, kind) == 0)
+            return t;
+    PyObject *known = PyUnicode_FromString("");
+    for (int t = 0; known != NULL && t < protocol_count; t++)
+        Py_SETREF(known, PyUnicode_FromFormat("%U%s\"%s\"", known, t == 0 ? "" : t + 1 < protocol_count ? ", " : " or ",
+                                              protocols[t]->name));
+    if (known != NULL) {
+        PyErr_Format(PyExc_ValueError, "%s: kind is %U, not %.50s", who, known, kind);
+        Py_DECREF(known);
+    }
+    return -1;
+}
+
+/* conn_setup(cls, kind): the slots of a connection class of the protocol `kind` (wire.py's and
+ * the protocol's own), all or none (wb_find_slots): a class without one of them is refused, and
+ * the class in use for that protocol stays in use. A connection of exactly that class is then
+ * read and written at its slots' offsets (wb_cget, wb_cset); any other object, and a name that
+ * is not one of its slots, by PyObject_GetAttr. */
 PyObject *
 wb_conn_setup(PyObject *module, PyObject *args)
 {
@@ -39,24 +69,27 @@ wb_conn_setup(PyObject *module, PyObject *args)
     const char *kind;
     if (!PyArg_ParseTuple(args, "O!s:conn_setup", &PyType_Type, &cls, &kind))
         return NULL;
-    int t = strcmp(kind, "cql") == 0 ? WB_CQL : strcmp(kind, "hbase") == 0 ? WB_HBASE : -1;
-    if (t < 0) {
-        PyErr_Format(PyExc_ValueError, "conn_setup: kind is \"cql\" or \"hbase\", not %.50s", kind);
+    int t = protocol_named("conn_setup", kind);
+    if (t < 0)
         return NULL;
-    }
+    PyObject *names[WB_CONN_SLOTS];
     Py_ssize_t found[WB_CONN_SLOTS];
     WbSlot slots[WB_CONN_SLOTS];
-    size_t count = 0;
-    for (int k = 0; k < WB_CONN_SLOTS; k++) {
-        found[k] = -1;
-        if (conn_slot_kinds[k] & (1 << t))
-            slots[count++] = (WbSlot){cls, *wb_conn_slot_names[k], &found[k]};
-    }
-    if (wb_find_slots("conn_setup", slots, count) < 0)
+    int count = 0;
+    for (int k = 0; k < WB_WIRE_SLOTS; k++)
+        names[count++] = *wire_slots[k];
+    for (int k = 0; k < WB_OWN_SLOTS && protocols[t]->own[k] != NULL; k++)
+        names[count++] = *protocols[t]->own[k];
+    for (int k = 0; k < count; k++)
+        slots[k] = (WbSlot){cls, names[k], &found[k]};
+    if (wb_find_slots("conn_setup", slots, (size_t)count) < 0)
         return NULL;
-    Py_CLEAR(wb_conn_layouts[t].type); /* (no layout while it changes) */
-    memcpy(wb_conn_layouts[t].offset, found, sizeof(found));
-    wb_conn_layouts[t].type = Py_NewRef(cls);
+    WbConnLayout *layout = &wb_conn_layouts[t];
+    Py_CLEAR(layout->type); /* (no layout while it changes) */
+    memcpy(layout->names, names, sizeof(names));
+    memcpy(layout->offset, found, sizeof(found));
+    layout->count = count;
+    layout->type = Py_NewRef(cls);
     Py_RETURN_NONE;
 }
 
@@ -132,10 +165,12 @@ wb_arm_timer(PyObject *conn)
     return 0;
 }
 
+/* -- buffer_updated, every protocol's ------------------------------------------------------- */
+
 /* buffer_updated's start: n becomes _n + nbytes, _receiving is set; the buffer (a new reference),
  * or NULL with an error. */
-PyObject *
-wb_receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
+static PyObject *
+receive_begin(PyObject *conn, Py_ssize_t nbytes, Py_ssize_t *n)
 {
     PyObject *n_obj = wb_cget(conn, wb_names.n);
     if (n_obj == NULL)
@@ -165,8 +200,8 @@ static PyObject *conn_flush(PyObject *conn, PyObject *unused);
 /* buffer_updated's end (its finally, then the write): the first `at` bytes, answered, leave the
  * buffer even after an error (`failed`: one is set, and kept), _receiving is cleared, and the
  * requests the answers made go out in one write. Steals buf. */
-PyObject *
-wb_receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int failed)
+static PyObject *
+receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int failed)
 {
     PyObject *exc_type, *exc_value, *exc_tb;
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
@@ -197,13 +232,58 @@ wb_receive_end(PyObject *conn, PyObject *buf, Py_ssize_t n, Py_ssize_t at, int f
     Py_RETURN_NONE;
 }
 
+/* The loop both protocols' buffer_updated share (CqlConnection's and RpcConnection's are the same
+ * but for the header): while a frame's header is in and the connection stands (an answer's
+ * callback may break it), a frame of a length no server sends is _malformed, and the stream
+ * lost; a whole one goes to the protocol's answer; part of one waits for the next read. */
+PyObject *
+wb_receive(PyObject *conn, PyObject *nbytes, const WbProtocol *protocol)
+{
+    Py_ssize_t more = PyLong_AsSsize_t(nbytes);
+    if (more == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n;
+    PyObject *buf = receive_begin(conn, more, &n);
+    if (buf == NULL)
+        return NULL;
+    Py_ssize_t at = 0;
+    int failed = 0;
+    while (n - at >= protocol->header) {
+        int healthy = wb_attr_is_none(conn, wb_names.broken);
+        if (healthy <= 0) {
+            failed = healthy < 0;
+            break;
+        }
+        uint32_t word = wb_be32((const unsigned char *)PyByteArray_AS_STRING(buf) + at + protocol->length_at);
+        int64_t size = protocol->signed_length ? (int64_t)(int32_t)word : (int64_t)word;
+        if (size < 0 || size > protocol->max_body) {
+            PyObject *why = PyUnicode_FromFormat("a %s of %lld bytes", protocol->unit, (long long)size);
+            PyObject *r = why ? PyObject_CallMethodOneArg(conn, wb_names.malformed, why) : NULL; /* a MalformedAnswer */
+            Py_XDECREF(why);
+            if (r == NULL)
+                failed = 1;
+            Py_XDECREF(r);
+            break;
+        }
+        Py_ssize_t end = at + protocol->header + (Py_ssize_t)size;
+        if (end > n)
+            break;
+        if (protocol->answer(conn, buf, &at, end) < 0) {
+            failed = 1;
+            break;
+        }
+    }
+    return receive_end(conn, buf, n, at, failed);
+}
+
 
 /* -- a connection's loop hooks, without a Python frame a wake-up ------------------------------ *
  *
  * hooks(conn, kind) gives (get_buffer, buffer_updated, _flush) as builtins bound to conn, for
  * the connection to set on itself (the loop then calls them as it would its methods, and a
  * request's call_soon(self._flush) finds the compiled one): BufferedConnection.get_buffer,
- * cql_receive or hbase_receive (kind "cql" or "hbase"), and SharedConnection._flush. Each wake-up
+ * the protocol's buffer_updated (WbProtocol.receive: wb_receive with its answer), and
+ * SharedConnection._flush. Each wake-up
  * of the loop calls all three; as methods, that is three Python frames a wake-up. */
 
 static PyObject *s_write, *join_bytes; /* join_bytes: b"".join */
@@ -278,30 +358,9 @@ done:
     return result;
 }
 
-static PyObject *
-conn_cql_receive(PyObject *conn, PyObject *nbytes)
-{
-    Py_ssize_t n = PyLong_AsSsize_t(nbytes);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    return wb_cql_receive(conn, n);
-}
-
-static PyObject *
-conn_hbase_receive(PyObject *conn, PyObject *nbytes)
-{
-    Py_ssize_t n = PyLong_AsSsize_t(nbytes);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    return wb_hbase_receive(conn, n);
-}
-
 static PyMethodDef hook_get_buffer = {"get_buffer", conn_get_buffer, METH_O,
                                       PyDoc_STR("BufferedConnection.get_buffer, compiled.")};
 static PyMethodDef hook_flush = {"_flush", conn_flush, METH_NOARGS, PyDoc_STR("SharedConnection._flush, compiled.")};
-static PyMethodDef hook_cql = {"buffer_updated", conn_cql_receive, METH_O, PyDoc_STR("cql_receive(conn, nbytes).")};
-static PyMethodDef hook_hbase = {"buffer_updated", conn_hbase_receive, METH_O,
-                                 PyDoc_STR("hbase_receive(conn, nbytes).")};
 
 PyObject *
 wb_hooks(PyObject *module, PyObject *args)
@@ -310,11 +369,10 @@ wb_hooks(PyObject *module, PyObject *args)
     const char *kind;
     if (!PyArg_ParseTuple(args, "Os:hooks", &conn, &kind))
         return NULL;
-    PyMethodDef *receive = strcmp(kind, "cql") == 0 ? &hook_cql : strcmp(kind, "hbase") == 0 ? &hook_hbase : NULL;
-    if (receive == NULL) {
-        PyErr_Format(PyExc_ValueError, "hooks: kind is \"cql\" or \"hbase\", not %.50s", kind);
+    int t = protocol_named("hooks", kind);
+    if (t < 0)
         return NULL;
-    }
+    PyMethodDef *receive = (PyMethodDef *)&protocols[t]->receive; /* (PyCFunction_New keeps it, unchanged) */
     PyObject *get_buffer = PyCFunction_New(&hook_get_buffer, conn);
     PyObject *updated = get_buffer ? PyCFunction_New(receive, conn) : NULL;
     PyObject *flush = updated ? PyCFunction_New(&hook_flush, conn) : NULL;

@@ -1,41 +1,44 @@
-/* cql.c: the CQL protocol's hot path.
+/* cql.c: the CQL protocol's hot path, a connection's side.
  *
- *   pending(...)      the first loop of bindings/cassandra.py's CassandraBinding.sequence: a
- *                     sequence's prepared statements and values
  *   cql_setup(_Chain, LazyRow, NativeSession._route)
- *                     the classes (and their slots) cql_receive knows
- *   cql_receive       (hooks(conn, "cql")'s buffer_updated, conn.c) CqlConnection.buffer_updated
- *                     with _answer, _Chain.answered, _Chain.go and CqlConnection.send's usual path
+ *                     the classes (and their slots) the CQL answers know
+ *   hooks(conn, "cql")'s buffer_updated
+ *                     (conn.c's wb_receive with cql_answer) CqlConnection.buffer_updated with
+ *                     _answer, _Chain.answered, _Chain.go and CqlConnection.send's usual path
  *
- * mirroring workbench/protocols/cql.py (the codec: LazyRow, Statement), cql_connection.py
- * (CqlConnection, _Chain), cql_session.py (NativeSession._route) and bindings/cassandra.py:
- * tests/unit/test_cassandra_native.py and test_parsers_fuzz.py run both, answer for answer and
- * byte for byte.
+ * mirroring workbench/protocols/cql.py (the codec: LazyRow), cql_connection.py (CqlConnection,
+ * _Chain) and cql_session.py (NativeSession._route); a statement's values and a sequence's
+ * statements are cql_statements.c's. tests/unit/test_cassandra_native.py and
+ * test_parsers_fuzz.py run both, answer for answer and byte for byte.
  *
- * cql_receive(conn, nbytes) is CqlConnection.buffer_updated: it answers every whole frame in the
- * connection's buffer, keeps what is left of a frame for the next read, and writes the requests
- * the answers' callbacks made in one go. Most frames are the answer to a chain's step (a read's
- * one row of the usual layout, or an update's Void), and for those it does in C what
- * CqlConnection._answer, _Chain.answered, _Chain.go and CqlConnection.send do: record the answer,
- * ask the lane whether to go on, and send the next step. Every other frame (an error, a set-up
- * answer, an event, rows of another shape, flags) and every step that does not go as usual (a
- * value its statement cannot take, no node, no free stream id) goes to that Python code, which
- * stays the reference (tests/unit/test_cassandra_native.py runs both).
+ * CqlConnection.buffer_updated answers every whole frame in the connection's buffer, keeps what
+ * is left of a frame for the next read, and writes the requests the answers' callbacks made in
+ * one go (conn.c's loop, every protocol's). Most frames are the answer to a chain's step (a
+ * read's one row of the usual layout, or an update's Void), and for those cql_answer does in C
+ * what CqlConnection._answer, _Chain.answered, _Chain.go and CqlConnection.send do: record the
+ * answer, ask the lane whether to go on, and send the next step. Every other frame (an error, a
+ * set-up answer, an event, rows of another shape, flags) and every step that does not go as
+ * usual (a value its statement cannot take, no node, no free stream id) goes to that Python
+ * code, which stays the reference (tests/unit/test_cassandra_native.py runs both).
  */
-#include "speedups.h"
+#include "cql.h"
+#include "cql_statements.h"
+#include "conn.h"
+#include "deadline.h"
 
 static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
 static PyObject *route_function;              /* NativeSession._route */
 /* the names cql.c alone reads (wb_names has those it shares) */
 static PyObject *s_stmt, *s_columns, *s_layout, *s_retried, *s_go, *s_done, *s_set_result, *s_body, *s_route,
-    *s_send, *s_size, *s_done_method, *s_text_head, *s_arity, *s_conns, *s_lr_columns, *s_lr_layout, *s_lr_buf,
-    *s_lr_i;
+    *s_send, *s_size, *s_done_method, *s_conns, *s_lr_columns, *s_lr_layout, *s_lr_buf, *s_lr_i;
+static PyObject *s_orphans, *s_stream, *s_version; /* CqlConnection's own slots (the CQL protocol's) */
 
 #define CQL_RESULT 0x08
 #define CQL_EXECUTE 0x0A
 #define CQL_ROWS 2
 #define CQL_NO_METADATA 0x0004
 #define CQL_MAX_FRAME (256 * 1024 * 1024) /* protocols/cql.py's MAX_FRAME */
+#define CQL_HEADER 9 /* a frame's header: protocols/cql.py's HEADER */
 
 /* _Chain's slots (its own and _Call's) and LazyRow's, found by cql_setup */
 static Py_ssize_t ch_t0, ch_stmt, ch_body, ch_retried, ch_items, ch_more, ch_answers, ch_done, ch_route;
@@ -78,8 +81,8 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     PyObject *inflight = NULL, *orphans = NULL, *stream = NULL, *out = NULL, *version = NULL;
     PyObject *next = NULL, *header = NULL, *t0 = NULL;
     inflight = wb_cget(conn, wb_names.inflight);
-    orphans = inflight ? wb_cget(conn, wb_names.orphans) : NULL;
-    stream = orphans ? wb_cget(conn, wb_names.stream) : NULL;
+    orphans = inflight ? wb_cget(conn, s_orphans) : NULL;
+    stream = orphans ? wb_cget(conn, s_stream) : NULL;
     if (stream == NULL)
         goto done;
     if (!PyDict_CheckExact(inflight) || !PyLong_CheckExact(stream) || !PyBytes_CheckExact(body)) {
@@ -100,7 +103,7 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     }
     next = PyLong_FromLong((sid + 1) & 0x7FFF);
     out = next ? wb_cget(conn, wb_names.out) : NULL;
-    version = out ? wb_cget(conn, wb_names.version) : NULL;
+    version = out ? wb_cget(conn, s_version) : NULL;
     if (version == NULL)
         goto done;
     if (!PyList_CheckExact(out)) {
@@ -110,7 +113,7 @@ send_fast(PyObject *conn, PyObject *call, PyObject *body)
     long v = PyLong_AsLong(version);
     if (v == -1 && PyErr_Occurred())
         goto done;
-    if (wb_cset(conn, wb_names.stream, next) < 0)
+    if (wb_cset(conn, s_stream, next) < 0)
         goto done;
     if (wb_schedule_flush(conn, out) < 0)
         goto done;
@@ -161,71 +164,6 @@ go_python(PyObject *call)
         return -1;
     Py_DECREF(r);
     return 0;
-}
-
-/* Statement.body(params) of a statement whose values are all text (every YCSB statement but a
- * scan's; Statement.text_head is then its head), for params that are all str: head, then each
- * value's length and UTF-8. 1 made, 0 not such a statement or such values (the caller uses
- * Statement.body), -1 error. */
-static int
-text_body(PyObject *stmt, PyObject *params, PyObject **body)
-{
-    PyObject *head = PyObject_GetAttr(stmt, s_text_head);
-    if (head == NULL)
-        return -1;
-    int result = 0;
-    if (!PyBytes_CheckExact(head) || !PyTuple_CheckExact(params))
-        goto done;
-    PyObject *arity = PyObject_GetAttr(stmt, s_arity);
-    if (arity == NULL) {
-        result = -1;
-        goto done;
-    }
-    Py_ssize_t n = PyLong_AsSsize_t(arity);
-    Py_DECREF(arity);
-    if (n == -1 && PyErr_Occurred()) {
-        result = -1;
-        goto done;
-    }
-    if (PyTuple_GET_SIZE(params) != n)
-        goto done;
-    Py_ssize_t size = PyBytes_GET_SIZE(head);
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *value = PyTuple_GET_ITEM(params, k);
-        if (!PyUnicode_CheckExact(value))
-            goto done;
-        Py_ssize_t length;
-        if (PyUnicode_AsUTF8AndSize(value, &length) == NULL) { /* e.g. a lone surrogate */
-            PyErr_Clear();
-            goto done;
-        }
-        if (length > 0x7FFFFFFF)
-            goto done;
-        size += 4 + length;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, size);
-    if (out == NULL) {
-        result = -1;
-        goto done;
-    }
-    char *at = PyBytes_AS_STRING(out);
-    memcpy(at, PyBytes_AS_STRING(head), (size_t)PyBytes_GET_SIZE(head));
-    at += PyBytes_GET_SIZE(head);
-    for (Py_ssize_t k = 0; k < n; k++) {
-        Py_ssize_t length;
-        const char *data = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(params, k), &length);
-        at[0] = (char)(length >> 24);
-        at[1] = (char)(length >> 16);
-        at[2] = (char)(length >> 8);
-        at[3] = (char)length;
-        memcpy(at + 4, data, (size_t)length);
-        at += 4 + length;
-    }
-    *body = out;
-    result = 1;
-done:
-    Py_DECREF(head);
-    return result;
 }
 
 /* NativeSession._route(stmt, params) of a session with one connection: that connection while it
@@ -318,7 +256,7 @@ chain_go(PyObject *conn, PyObject *call)
     if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2)
         goto python;
     PyObject *stmt = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
-    int made = text_body(stmt, params, &body);
+    int made = wb_cql_text_body(stmt, params, &body);
     if (made < 0)
         goto fallback;
     if (made == 0) {
@@ -497,151 +435,63 @@ done:
     return result;
 }
 
-PyObject *
-wb_cql_receive(PyObject *conn, Py_ssize_t nbytes)
+/* One whole frame, buf[*at:end] (WbProtocol.answer): as CqlConnection.buffer_updated, its body
+ * copied and the frame read before it is answered, here (answer_fast) or by _answer. */
+static int
+cql_answer(PyObject *conn, PyObject *buf, Py_ssize_t *at, Py_ssize_t end)
 {
-    Py_ssize_t n;
-    PyObject *buf = wb_receive_begin(conn, nbytes, &n);
-    if (buf == NULL)
-        return NULL;
-    Py_ssize_t at = 0;
-    int failed = 0;
-    while (n - at >= 9) {
-        int healthy = wb_attr_is_none(conn, wb_names.broken); /* (an answer's callback may break it) */
-        if (healthy <= 0) {
-            failed = healthy < 0;
-            break;
-        }
-        const unsigned char *p = (const unsigned char *)PyByteArray_AS_STRING(buf) + at;
-        int flags = p[1], opcode = p[4];
-        int sid = (int16_t)(((unsigned)p[2] << 8) | p[3]);
-        int32_t size = (int32_t)wb_be32(p + 5);
-        if (size < 0 || size > CQL_MAX_FRAME) { /* a frame no server sends: the stream is lost */
-            PyObject *why = PyUnicode_FromFormat("a frame of %d bytes", (int)size);
-            PyObject *r = why ? PyObject_CallMethodOneArg(conn, wb_names.malformed, why) : NULL; /* a MalformedAnswer */
-            Py_XDECREF(why);
-            if (r == NULL)
-                failed = 1;
-            Py_XDECREF(r);
-            break;
-        }
-        Py_ssize_t end = at + 9 + (Py_ssize_t)size;
-        if (end > n)
-            break;
-        PyObject *body = PyByteArray_FromStringAndSize((const char *)p + 9, size);
-        if (body == NULL) {
-            failed = 1;
-            break;
-        }
-        at = end;
-        PyObject *inflight = wb_cget(conn, wb_names.inflight);
-        int done = inflight ? answer_fast(conn, inflight, flags, sid, opcode, body) : -1;
-        Py_XDECREF(inflight);
-        if (done == 0) {
-            PyObject *r = PyObject_CallMethod(conn, "_answer", "iiiO", flags, sid, opcode, body);
-            done = r ? 1 : -1;
-            Py_XDECREF(r);
-        }
-        Py_DECREF(body);
-        if (done < 0) {
-            failed = 1;
-            break;
-        }
+    const unsigned char *p = (const unsigned char *)PyByteArray_AS_STRING(buf) + *at;
+    int flags = p[1], opcode = p[4];
+    int sid = (int16_t)(((unsigned)p[2] << 8) | p[3]);
+    PyObject *body = PyByteArray_FromStringAndSize((const char *)p + CQL_HEADER, end - *at - CQL_HEADER);
+    if (body == NULL)
+        return -1;
+    *at = end;
+    PyObject *inflight = wb_cget(conn, wb_names.inflight);
+    int done = inflight ? answer_fast(conn, inflight, flags, sid, opcode, body) : -1;
+    Py_XDECREF(inflight);
+    if (done == 0) {
+        PyObject *r = PyObject_CallMethod(conn, "_answer", "iiiO", flags, sid, opcode, body);
+        done = r ? 1 : -1;
+        Py_XDECREF(r);
     }
-    return wb_receive_end(conn, buf, n, at, failed);
+    Py_DECREF(body);
+    return done < 0 ? -1 : 0;
 }
 
-/* -- pending: a CQL sequence's statements and values ------------------------------------------- *
- *
- * pending(steps, READ, read_every, updates) is the first loop of CassandraBinding.sequence where
- * every statement is prepared already: a read of every field (arg None) is (read_every, (key,)),
- * an update (op, key, values) is (updates[tuple(values)], (*values.values(), key)). None where a
- * step needs the Python loop (a read of some fields, no read_every, an update of a shape not
- * prepared yet, values that are not a dict), or steps are not a list. */
+static PyObject *cql_receive(PyObject *conn, PyObject *nbytes);
 
-PyObject *
-wb_pending(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* The CQL protocol, as conn.c knows it: CqlConnection's own slots, a frame's header (version,
+ * flags, stream, opcode, then the body's length, an int), and its answer. */
+static WbProtocol cql = {
+    .name = "cql",
+    .own = {&s_orphans, &s_stream, &s_version, NULL},
+    .header = CQL_HEADER,
+    .length_at = 5,
+    .signed_length = 1,
+    .max_body = CQL_MAX_FRAME,
+    .unit = "frame",
+    .answer = cql_answer,
+    .receive = {"buffer_updated", cql_receive, METH_O, PyDoc_STR("CqlConnection.buffer_updated, compiled.")},
+};
+
+static PyObject *
+cql_receive(PyObject *conn, PyObject *nbytes)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "pending(steps, READ, read_every, updates)");
-        return NULL;
-    }
-    PyObject *READ = args[1], *read_every = args[2], *updates = args[3];
-    if (!PyList_CheckExact(args[0]) || !PyDict_CheckExact(updates))
-        Py_RETURN_NONE;
-    PyObject *steps = args[0];
-    Py_ssize_t count = PyList_GET_SIZE(steps);
-    PyObject *out = PyList_New(count);
-    if (out == NULL)
-        return NULL;
-    for (Py_ssize_t k = 0; k < count; k++) {
-        PyObject *step = PyList_GET_ITEM(steps, k);
-        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 3) {
-            PyErr_SetString(PyExc_TypeError, "pending: a step is (op, key, arg)");
-            goto fail;
-        }
-        PyObject *key = PyTuple_GET_ITEM(step, 1), *arg = PyTuple_GET_ITEM(step, 2), *bind, *params;
-        int is_read = PyObject_RichCompareBool(PyTuple_GET_ITEM(step, 0), READ, Py_EQ);
-        if (is_read < 0)
-            goto fail;
-        if (is_read) {
-            if (arg != Py_None || read_every == Py_None)
-                goto python;
-            bind = read_every;
-            params = PyTuple_Pack(1, key);
-            if (params == NULL)
-                goto fail;
-        } else {
-            if (!PyDict_CheckExact(arg))
-                goto python;
-            Py_ssize_t n = PyDict_GET_SIZE(arg), pos = 0, i = 0;
-            PyObject *shape = PyTuple_New(n), *field, *value;
-            if (shape == NULL)
-                goto fail;
-            params = PyTuple_New(n + 1);
-            if (params == NULL) {
-                Py_DECREF(shape);
-                goto fail;
-            }
-            while (i < n && PyDict_Next(arg, &pos, &field, &value)) {
-                PyTuple_SET_ITEM(shape, i, Py_NewRef(field));
-                PyTuple_SET_ITEM(params, i, Py_NewRef(value));
-                i++;
-            }
-            PyTuple_SET_ITEM(params, n, Py_NewRef(key));
-            bind = i == n ? PyDict_GetItemWithError(updates, shape) : NULL; /* borrowed */
-            Py_DECREF(shape);
-            if (bind == NULL) {
-                Py_DECREF(params);
-                if (PyErr_Occurred())
-                    goto fail;
-                goto python;
-            }
-        }
-        PyObject *item = PyTuple_Pack(2, bind, params);
-        Py_DECREF(params);
-        if (item == NULL)
-            goto fail;
-        PyList_SET_ITEM(out, k, item);
-    }
-    return out;
-python:
-    Py_DECREF(out);
-    Py_RETURN_NONE;
-fail:
-    Py_DECREF(out);
-    return NULL;
+    return wb_receive(conn, nbytes, &cql);
 }
 
 int
 wb_cql_init(void)
 {
     const WbName names[] = {
+        {&s_orphans, "_orphans"}, {&s_stream, "_stream"}, {&s_version, "version"},
         {&s_stmt, "stmt"}, {&s_columns, "columns"}, {&s_layout, "layout"}, {&s_retried, "retried"}, {&s_go, "go"},
         {&s_done, "done"}, {&s_set_result, "set_result"}, {&s_body, "body"}, {&s_route, "route"}, {&s_send, "send"},
-        {&s_size, "size"}, {&s_done_method, "done"}, {&s_text_head, "text_head"}, {&s_arity, "arity"},
-        {&s_conns, "conns"}, {&s_lr_columns, "_columns"}, {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"},
+        {&s_size, "size"}, {&s_done_method, "done"}, {&s_conns, "conns"}, {&s_lr_columns, "_columns"}, {&s_lr_layout, "_layout"}, {&s_lr_buf, "_buf"},
         {&s_lr_i, "_i"},
     };
-    return wb_intern(names, sizeof(names) / sizeof(names[0]));
+    if (wb_intern(names, sizeof(names) / sizeof(names[0])) < 0)
+        return -1;
+    return wb_conn_protocol(&cql);
 }

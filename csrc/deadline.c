@@ -3,7 +3,7 @@
  * (None, a Deadline without a call, or the Python closure), as both native clients' chains do
  * before each step (cql.c, hbase.c). tests/unit/test_speedups.py compares it with the closure.
  */
-#include "speedups.h"
+#include "deadline.h"
 
 /* A lane's more(): may a sequence go on? Not while its engine is halted (paused, stopping), and
  * not past the deadline (perf_counter_ns) the lane sets before each sequence. The closure in

@@ -1,37 +1,42 @@
 /* hbase.c: the HBase RPC protocol's hot path.
  *
  *   hbase_setup(_Chain, _finish, _METHODS, CALL_IDS, found_cells, decode_mutate, LazyCells)
- *                     what hbase_receive knows (the classes, with their slots, and functions)
+ *                     what hbase_answer knows (the classes, with their slots, and functions)
  *   hbase_make(ctx, step)
  *                     NativeBinding._maker's make for a table of one region, its usual steps
- *   hbase_receive     (hooks(conn, "hbase")'s buffer_updated, conn.c) RpcConnection.buffer_updated
- *                     with _answer, _next and _send's usual path
+ *   hooks(conn, "hbase")'s buffer_updated
+ *                     (conn.c's wb_receive with hbase_answer) RpcConnection.buffer_updated with
+ *                     _answer, _next and _send's usual path
  *
  * mirroring workbench/protocols/hbase_messages.py (the messages: found_cells, LazyCells),
  * hbase_rpc.py (RpcConnection, _Chain) and bindings/hbase_native.py (the make):
  * tests/unit/test_hbase_native.py, test_hbase_protobuf_reference.py and test_parsers_fuzz.py run
  * both, byte for byte.
  *
- * hbase_receive(conn, nbytes) is RpcConnection.buffer_updated. An answer whose header is the
+ * RpcConnection.buffer_updated is conn.c's loop, every protocol's. An answer whose header is the
  * call id alone (nearly all are) to a chain's call is answered here as RpcConnection._answer,
  * _next and _send do: its body decoded as the chain's decode would (found_cells's usual answer,
  * a LazyCells, and decode_mutate's None are made here; any other decode is called), the lane
  * asked, the next request made by the chain's make (Python) and framed here. Every other
  * answer, and every step that does not go as usual, goes to that Python code.
  */
-#include "speedups.h"
+#include "hbase.h"
+#include "conn.h"
+#include "deadline.h"
 
 static PyObject *hchain_type, *hfinish, *hmethods; /* _Chain, _finish, _METHODS (hbase_setup) */
 static PyObject *hfound_cells, *hdecode_mutate, *hcells_type; /* found_cells, decode_mutate, LazyCells */
 static long hcall_ids;
 #define HBASE_MAX_MESSAGE 0x7FFFFFFFu /* hbase_messages.MAX_MESSAGE */
+#define HBASE_HEADER 4 /* a message's header: its length */
 static PyObject *s_decode, *s_make, *s_hsend, *s_lc_body, *s_failed_answer; /* (hbase.c's own names) */
+static PyObject *s_call_id; /* RpcConnection's own slot (the HBase protocol's) */
 
 /* hbase_rpc._Chain's slots, found by hbase_setup (its chains are checked to be of exactly it),
  * and LazyCells's */
 static Py_ssize_t hc_items, hc_make, hc_more, hc_answers, hc_decode, hc_t0, lc_body, lc_row;
 
-/* hbase_setup(...): what hbase_receive knows. _Chain's and LazyCells's slots, all or none
+/* hbase_setup(...): what hbase_answer knows. _Chain's and LazyCells's slots, all or none
  * (wb_find_slots): a class without one of them is refused, and the classes in use stay in use. */
 PyObject *
 wb_hbase_setup(PyObject *module, PyObject *args)
@@ -134,7 +139,7 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
         goto done;
     if (!PyDict_CheckExact(inflight) || PyDict_GET_SIZE(inflight) >= hcall_ids)
         goto python;
-    last = wb_cget(conn, wb_names.call_id);
+    last = wb_cget(conn, s_call_id);
     if (last == NULL)
         goto done;
     long call_id = PyLong_AsLong(last);
@@ -151,7 +156,7 @@ hbase_send(PyObject *conn, PyObject *chain, Py_ssize_t step)
         if (!taken)
             break;
     }
-    if (wb_cset(conn, wb_names.call_id, key) < 0)
+    if (wb_cset(conn, s_call_id, key) < 0)
         goto done;
     wb_slot_set(chain, hc_decode, decode);
     /* RequestHeader: call_id = 1, then the method's constant fields; the message: total length,
@@ -483,47 +488,43 @@ done:
     return result;
 }
 
-PyObject *
-wb_hbase_receive(PyObject *conn, Py_ssize_t nbytes)
+/* One whole message, buf[*at:end] (WbProtocol.answer): as RpcConnection.buffer_updated, answered
+ * (here, or by _answer) before it counts as read. */
+static int
+hbase_answer(PyObject *conn, PyObject *buf, Py_ssize_t *at, Py_ssize_t end)
 {
-    Py_ssize_t n;
-    PyObject *buf = wb_receive_begin(conn, nbytes, &n);
-    if (buf == NULL)
-        return NULL;
-    Py_ssize_t at = 0;
-    int failed = 0;
-    while (n - at >= 4) {
-        int healthy = wb_attr_is_none(conn, wb_names.broken); /* (an answer's callback may break it) */
-        if (healthy <= 0) {
-            failed = healthy < 0;
-            break;
-        }
-        uint32_t size = wb_be32((const unsigned char *)PyByteArray_AS_STRING(buf) + at);
-        if (size > HBASE_MAX_MESSAGE) { /* a message no server sends: the stream is lost */
-            PyObject *why = PyUnicode_FromFormat("a message of %lu bytes", (unsigned long)size);
-            PyObject *r = why ? PyObject_CallMethodOneArg(conn, wb_names.malformed, why) : NULL; /* a MalformedAnswer */
-            Py_XDECREF(why);
-            if (r == NULL)
-                failed = 1;
-            Py_XDECREF(r);
-            break;
-        }
-        Py_ssize_t end = at + 4 + (Py_ssize_t)size;
-        if (end > n)
-            break;
-        int done = hbase_answer_fast(conn, buf, at + 4, end);
-        if (done == 0) {
-            PyObject *r = PyObject_CallMethod(conn, "_answer", "Onn", buf, at + 4, end);
-            done = r ? 1 : -1;
-            Py_XDECREF(r);
-        }
-        if (done < 0) {
-            failed = 1;
-            break;
-        }
-        at = end;
+    int done = hbase_answer_fast(conn, buf, *at + HBASE_HEADER, end);
+    if (done == 0) {
+        PyObject *r = PyObject_CallMethod(conn, "_answer", "Onn", buf, *at + HBASE_HEADER, end);
+        done = r ? 1 : -1;
+        Py_XDECREF(r);
     }
-    return wb_receive_end(conn, buf, n, at, failed);
+    if (done < 0)
+        return -1;
+    *at = end;
+    return 0;
+}
+
+static PyObject *hbase_receive(PyObject *conn, PyObject *nbytes);
+
+/* The HBase RPC protocol, as conn.c knows it: RpcConnection's own slot, a message's header (its
+ * length, an unsigned int), and its answer. */
+static WbProtocol hbase = {
+    .name = "hbase",
+    .own = {&s_call_id, NULL},
+    .header = HBASE_HEADER,
+    .length_at = 0,
+    .signed_length = 0,
+    .max_body = HBASE_MAX_MESSAGE,
+    .unit = "message",
+    .answer = hbase_answer,
+    .receive = {"buffer_updated", hbase_receive, METH_O, PyDoc_STR("RpcConnection.buffer_updated, compiled.")},
+};
+
+static PyObject *
+hbase_receive(PyObject *conn, PyObject *nbytes)
+{
+    return wb_receive(conn, nbytes, &hbase);
 }
 
 int
@@ -531,7 +532,9 @@ wb_hbase_init(void)
 {
     const WbName names[] = {
         {&s_decode, "decode"}, {&s_make, "make"}, {&s_hsend, "_send"}, {&s_lc_body, "_body"},
-        {&s_failed_answer, "_failed_answer"},
+        {&s_failed_answer, "_failed_answer"}, {&s_call_id, "_call_id"},
     };
-    return wb_intern(names, sizeof(names) / sizeof(names[0]));
+    if (wb_intern(names, sizeof(names) / sizeof(names[0])) < 0)
+        return -1;
+    return wb_conn_protocol(&hbase);
 }

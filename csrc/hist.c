@@ -6,7 +6,7 @@
  * (mean, percentiles): thousands of distinct values a second, and 23,552 buckets to walk per
  * histogram. Both loops here are the Python's (from_counts, summarize), value for value.
  */
-#include "speedups.h"
+#include "hist.h"
 
 /* The 8-byte counts of an hdrh histogram (h.counts, a ctypes array), or -1 with an exception. */
 static int

@@ -14,7 +14,7 @@
  * evaluates it; setup.py compiles with -ffp-contract=off so that no multiply-add is fused,
  * and pow() is the C library's, which Python's float ** calls too.
  */
-#include "speedups.h"
+#include "keys.h"
 
 #include <math.h>
 

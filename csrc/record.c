@@ -4,7 +4,7 @@
  * (Meter.record, metrics). tests/unit/test_speedups.py and test_cassandra_native.py compare them
  * with the Python, value for value.
  */
-#include "speedups.h"
+#include "record.h"
 
 /* -- record: a sequence's outcomes into the lane's meters ------------------------------------ *
  *

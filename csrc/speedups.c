@@ -9,10 +9,12 @@
  * and test_hbase_native.py compare them), so a run's results do not depend on which one it
  * used; the run records which (environment.speedups).
  *
- * This file is the module: its functions' table, PyInit__speedups, the names the files share
- * and wb_find_slots, with which every *_setup finds the slots it reads. Each job is a file of
- * its own, along the seams of the Python it mirrors (speedups.h lists them):
+ * This file is the module alone: its functions' table and PyInit__speedups, which starts each
+ * file in turn. Each job is a file of its own, with its header, along the seams of the Python it
+ * mirrors:
  *
+ *   common.c    what every file stands on: the names they share, wb_find_slots (with which every
+ *                     *_setup finds the slots it reads), the clock; it calls no other file
  *   keys.c      fnvhash64(n), KeyNamer(zeropadding, ordered)(n), ZipfianKeys(...)()
  *                     YCSB's key numbers and names, and the scrambled zipfian's next key
  *                     (workbench/config/keys.py, core/workload.py's _key_source), draw for draw
@@ -28,90 +30,30 @@
  *                     (workbench/metrics/histograms.py, snapshot.py), value for value
  *   conn.c      conn_setup(cls, kind), hooks(conn, kind)
  *                     a connection's slots, and its get_buffer, buffer_updated and _flush as
- *                     builtins (protocols/wire.py)
- *   cql.c       cql_setup(...), pending(...), and hooks(conn, "cql")'s buffer_updated
- *                     CassandraBinding._statements where every statement is prepared, and the
- *                     native CQL client's usual answers and next requests (protocols/cql*.py)
- *   hbase.c     hbase_setup(...), hbase_make(ctx, step), and hooks(conn, "hbase")'s buffer_updated
+ *                     builtins (protocols/wire.py); it knows no protocol: each protocol hands it
+ *                     its receive function and frames (a WbProtocol) when the module starts
+ *   cql.c       cql_setup(...), and hooks(conn, "cql")'s answers
+ *                     the native CQL client's usual answers and next requests
+ *                     (protocols/cql_connection.py, cql_session.py)
+ *   cql_statements.c  pending(...)
+ *                     CassandraBinding._statements where every statement is prepared, and a
+ *                     statement's text values (protocols/cql.py's Statement.body)
+ *   hbase.c     hbase_setup(...), hbase_make(ctx, step), and hooks(conn, "hbase")'s answers
  *                     the native HBase client's usual requests and answers (protocols/hbase_*.py)
+ *
+ * The files call each other in one direction only: this module calls every file; cql.c and
+ * hbase.c call conn.c and deadline.c (and cql.c cql_statements.c); every file calls common.c,
+ * which calls none (tests/unit/test_csrc_layers.py checks it, and that no file is over 600 lines).
  */
-#include "speedups.h"
-
-WbNames wb_names;
-
-int
-wb_intern(const WbName *names, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        PyObject *name = PyUnicode_InternFromString(names[i].text);
-        if (name == NULL)
-            return -1;
-        Py_XSETREF(*names[i].at, name);
-    }
-    return 0;
-}
-
-/* -- slots by offset -------------------------------------------------------------------------- */
-
-/* The offset of type's slot `name`: 1 found, 0 not a writable object slot of type (no member
- * descriptor by that name, or one of another kind), -1 another error. */
-static int
-slot_offset(PyObject *type, PyObject *name, Py_ssize_t *offset)
-{
-    PyObject *descr = PyObject_GetAttr(type, name);
-    if (descr == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type)
-             && ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX
-             && !(((PyMemberDescrObject *)descr)->d_member->flags & READONLY);
-    if (ok)
-        *offset = ((PyMemberDescrObject *)descr)->d_member->offset;
-    Py_DECREF(descr);
-    return ok;
-}
-
-/* Every setup's refusal: TypeError "<setup>: <module>.<qualname> has no writable slot '<name>'". */
-static void
-refuse(const char *setup, PyObject *type, PyObject *name)
-{
-    PyObject *module = PyObject_GetAttrString(type, "__module__");
-    PyObject *qualname = module ? PyType_GetQualName((PyTypeObject *)type) : NULL;
-    if (qualname != NULL && PyUnicode_Check(module))
-        PyErr_Format(PyExc_TypeError, "%s: %U.%U has no writable slot %R", setup, module, qualname, name);
-    else {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s: %R has no writable slot %R", setup, type, name);
-    }
-    Py_XDECREF(module);
-    Py_XDECREF(qualname);
-}
-
-#define MAX_SLOTS 32
-
-int
-wb_find_slots(const char *setup, const WbSlot *slots, size_t count)
-{
-    Py_ssize_t found[MAX_SLOTS]; /* all or none: the classes in use keep theirs if one is missing */
-    if (count > MAX_SLOTS) {
-        PyErr_Format(PyExc_SystemError, "%s: more than %d slots", setup, MAX_SLOTS);
-        return -1;
-    }
-    for (size_t k = 0; k < count; k++) {
-        int ok = slot_offset(slots[k].type, slots[k].name, &found[k]);
-        if (ok <= 0) {
-            if (ok == 0)
-                refuse(setup, slots[k].type, slots[k].name);
-            return -1;
-        }
-    }
-    for (size_t k = 0; k < count; k++)
-        *slots[k].offset = found[k];
-    return 0;
-}
+#include "choice.h"
+#include "conn.h"
+#include "cql.h"
+#include "cql_statements.h"
+#include "deadline.h"
+#include "hbase.h"
+#include "hist.h"
+#include "keys.h"
+#include "record.h"
 
 /* -- the module ---------------------------------------------------------------------------- */
 
@@ -155,22 +97,13 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    const WbName names[] = {
-        {&wb_names.n, "_n"}, {&wb_names.in, "_in"}, {&wb_names.view, "_view"}, {&wb_names.receiving, "_receiving"},
-        {&wb_names.broken, "broken"}, {&wb_names.inflight, "_inflight"}, {&wb_names.out, "_out"},
-        {&wb_names.timer, "_timer"}, {&wb_names.loop, "loop"}, {&wb_names.transport, "transport"},
-        {&wb_names.orphans, "_orphans"}, {&wb_names.stream, "_stream"}, {&wb_names.version, "version"},
-        {&wb_names.call_id, "_call_id"}, {&wb_names.sent, "sent"},
-        {&wb_names.t0, "t0"}, {&wb_names.items, "items"}, {&wb_names.more, "more"},
-        {&wb_names.answers, "answers"}, {&wb_names.row, "_row"}, {&wb_names.malformed, "_malformed"},
-    };
-    if (wb_intern(names, sizeof(names) / sizeof(names[0])) < 0)
+    if (wb_common_init() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     if (wb_keys_init(m) < 0 || wb_deadline_init(m) < 0 || wb_record_init() < 0 || wb_conn_init() < 0
-        || wb_cql_init() < 0 || wb_hbase_init() < 0) {
+        || wb_cql_statements_init() < 0 || wb_cql_init() < 0 || wb_hbase_init() < 0) {
         Py_DECREF(m);
         return NULL;
     }
