@@ -49,6 +49,13 @@ def fetch(cache: Path, progress: object) -> Path:
     return gobuild.fetch(cache, progress)  # type: ignore[arg-type]
 
 
+def fetch_report(cache: Path | None, progress: bool) -> str:
+    """`workbench servers fetch ferretdb`: the binary built (or found) and verified, in one line."""
+    binary = gobuild.fetch(cache, progress=progress)
+    return (f"ferretdb {gobuild.VERSION}: built from {gobuild.MODULE} (module sum {gobuild.PINNED_SUM}), "
+            f"verified: {binary}")
+
+
 @functools.cache
 def postgres_bin() -> Path:
     """The directory of the newest PostgreSQL server binaries installed (Debian's layout, or

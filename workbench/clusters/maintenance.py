@@ -21,23 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from workbench.clusters.base import Cluster, Node
+from workbench.databases import resolve, server, servers
 from workbench.errors import ClusterError
 
 ACTIONS = ("flush", "compact")
 TIMEOUT_S = 300.0
 
 
-def targets(cluster: Cluster, node: str | None) -> list[Node]:
+def targets(cluster: Cluster, node: str | None, holders: list[Node]) -> list[Node]:
     """The nodes the action runs on: `node` (one line naming the cluster's nodes if it has no
     such node, or if it is one that holds no data), or every node that holds data."""
-    if cluster.kind == "cassandra":
-        holders = list(cluster.nodes)
-    elif cluster.kind == "hbase":
-        servers = [n for n in cluster.nodes if n.name.startswith("rs")]
-        holders = servers or [n for n in cluster.nodes if n.name == "master"]  # standalone: its own
-    else:
-        raise ClusterError(f"cluster {cluster.name!r} is {cluster.kind}: flush and compact are for "
-                           "Cassandra and HBase clusters")
     if node is None:
         return holders
     chosen = cluster.node(node)  # one line if there is no such node
@@ -54,10 +47,24 @@ def run(provider: Any, cluster: Cluster, action: str, node: str | None = None) -
     if cluster.provider not in ("local", "docker"):
         raise ClusterError(f"{action} is not available for {cluster.provider} clusters (the workbench "
                            "did not start them)", hint="use the database's own tools on them")
-    chosen = targets(cluster, node)
-    if cluster.kind == "cassandra":
-        return [_cassandra(provider, cluster, n, action) for n in chosen]
-    return _hbase(provider, cluster, chosen, action, whole=node is None)
+    step = server(cluster.kind).maintain  # the server's own flush and compact (databases/)
+    if not step:
+        able = " and ".join(s.label or s.kind for s in servers() if s.maintain)
+        raise ClusterError(f"cluster {cluster.name!r} is {cluster.kind}: flush and compact are for "
+                           f"{able} clusters")
+    return resolve(step)(provider, cluster, node, action)
+
+
+# The servers' flush and compact, named by their descriptors: (provider, cluster, node or None
+# for every node that holds data, action) -> one line per node.
+def maintain_cassandra(provider: Any, cluster: Cluster, node: str | None, action: str) -> list[str]:
+    return [_cassandra(provider, cluster, n, action) for n in targets(cluster, node, list(cluster.nodes))]
+
+
+def maintain_hbase(provider: Any, cluster: Cluster, node: str | None, action: str) -> list[str]:
+    regionservers = [n for n in cluster.nodes if n.name.startswith("rs")]
+    holders = regionservers or [n for n in cluster.nodes if n.name == "master"]  # standalone: its own
+    return _hbase(provider, cluster, targets(cluster, node, holders), action, whole=node is None)
 
 
 def _cassandra(provider: Any, cluster: Cluster, node: Node, action: str) -> str:

@@ -13,8 +13,9 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from workbench.clusters.specs import SPEC_TYPES, ClusterSpec
+from workbench.clusters.specs import ClusterSpec, spec_type
 from workbench.config import catalog
+from workbench.databases import servers
 from workbench.errors import ClusterError
 
 
@@ -36,12 +37,19 @@ def _find(name_or_path: str) -> Path:
     )
 
 
+def _takes(kind: object, field: str) -> bool:
+    """Whether a preset of this kind has the field (its server's spec class, databases/)."""
+    typed = spec_type(kind) if isinstance(kind, str) else None
+    return typed is not None and field in {f.name for f in dataclasses.fields(typed)}
+
+
 def _table_to_fields(path: Path, data: dict) -> dict:
     fields = {k: v for k, v in data.items() if k not in ("kind", "description", "replication")}
     replication = data.get("replication")
     if replication is not None:
-        if data.get("kind") != "cassandra" or not isinstance(replication, dict):
-            raise ClusterError(f"{path}: key 'replication' is only a table for cassandra presets")
+        if not _takes(data.get("kind"), "replication_class") or not isinstance(replication, dict):
+            able = " and ".join(s.kind for s in servers() if _takes(s.kind, "replication_class"))
+            raise ClusterError(f"{path}: key 'replication' is only a table for {able} presets")
         for key, value in replication.items():
             if key not in ("class", "replication_factor"):
                 raise ClusterError(f"{path}: unknown key 'replication.{key}'",
@@ -58,10 +66,11 @@ def load(name_or_path: str, **overrides: object) -> ClusterSpec:
     except tomllib.TOMLDecodeError as exc:
         raise ClusterError(f"{path}: not valid TOML: {exc}") from exc
     kind = data.get("kind")
-    if kind not in SPEC_TYPES:
-        raise ClusterError(f"{path}: key 'kind' must be one of {', '.join(SPEC_TYPES)}")
-    spec_type = SPEC_TYPES[kind]
-    known = {f.name: f for f in dataclasses.fields(spec_type) if f.name != "kind"}
+    typed = spec_type(kind) if isinstance(kind, str) else None
+    if typed is None:
+        kinds = [s.kind for s in servers() if s.spec]
+        raise ClusterError(f"{path}: key 'kind' must be one of {', '.join(kinds)}")
+    known = {f.name: f for f in dataclasses.fields(typed) if f.name != "kind"}
     fields = {"name": path.stem, **_table_to_fields(path, data)}
     fields.update({k: v for k, v in overrides.items() if v is not None})
     for key, value in fields.items():
@@ -77,7 +86,7 @@ def load(name_or_path: str, **overrides: object) -> ClusterSpec:
         if not ok:
             raise ClusterError(f"{path}: key {key!r} must be {wanted}, not {value!r}")
     try:
-        return spec_type(**fields)
+        return typed(**fields)
     except ClusterError as exc:
         raise ClusterError(f"{path}: {exc.message}", hint=exc.hint) from exc
 

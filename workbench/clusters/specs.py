@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from workbench.databases import resolve, servers
 from workbench.errors import ClusterError
 
 _SIZE = re.compile(r"^\d+(M|G)$")
@@ -304,4 +305,7 @@ def data_home(spec: ClusterSpec, run_dir: Path) -> Path:
         return run_dir
     tag = hashlib.sha256(str(run_dir).encode()).hexdigest()[:8]
     return Path(spec.data_dir) / f"workbench-{spec.name}-{tag}"
-SPEC_TYPES: dict[str, type] = {"cassandra": CassandraSpec, "hbase": HBaseSpec, "ferretdb": FerretDBSpec}
+def spec_type(kind: str) -> type | None:
+    """The spec class of a preset's kind: its server's (databases/), None for a kind no server has."""
+    found = next((s for s in servers() if s.kind == kind and s.spec), None)
+    return resolve(found.spec) if found is not None else None

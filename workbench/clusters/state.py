@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.specs import SPEC_TYPES
+from workbench.clusters.specs import spec_type
 
 STATE_FILE = "state.json"
 
@@ -51,7 +51,7 @@ def load(run_dir: Path) -> tuple[Cluster, str] | None:
         doc = json.loads((run_dir / STATE_FILE).read_text())
     except FileNotFoundError:
         return None
-    spec = SPEC_TYPES[doc["kind"]](**doc["spec"])
+    spec = spec_type(doc["kind"])(**doc["spec"])
     nodes = tuple(
         Node(**{**n, "log": Path(n["log"]), "console_log": Path(n["console_log"]),
                 "dir": Path(n["dir"]), "argv": tuple(n["argv"])})

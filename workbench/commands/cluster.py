@@ -26,6 +26,7 @@ from workbench import interrupts
 from workbench.clusters import base, external, presets
 from workbench.clusters.base import Cluster
 from workbench.config import catalog
+from workbench.databases import serving
 from workbench.errors import ClusterError
 
 PROVIDERS = ("local", "docker", "external")
@@ -178,8 +179,8 @@ def print_cluster(cluster: Cluster) -> None:
         print(f"  {node.name:<8} {node.status:<8} {node.address}:{node.port:<6} {which}{capped} "
               f"log {node.log}")
     points = " ".join(f"{h}:{p}" for h, p in cluster.contact_points)
-    memory = (f"PostgreSQL shared_buffers {spec.heap}" if spec.kind == "ferretdb" else f"heap {spec.heap}"
-              ) if spec.heap else "no memory setting"
+    sized = serving(spec.kind)[1]  # what `heap` sizes is its server's (FerretDB: PostgreSQL's buffers)
+    memory = f"{sized.heap_label if sized else 'heap'} {spec.heap}" if spec.heap else "no memory setting"
     print(f"  contact points: {points}  ({memory})")
 
 

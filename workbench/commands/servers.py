@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.clusters import distributions, gobuild, java
+from workbench.clusters import distributions, java
+from workbench.databases import resolve, server, servers
 from workbench.errors import ClusterError
 
 
@@ -40,7 +41,9 @@ def register(subparsers) -> None:
     jdks.set_defaults(func=cmd_jdks)
 
 
-SERVERS = (*distributions.VERSIONS, "ferretdb")
+# the jar distributions, then the servers built another way (their kind module's fetch: FerretDB)
+SERVERS = (*distributions.VERSIONS, *(s.kind for s in servers() if s.kind not in distributions.VERSIONS
+                                      and hasattr(resolve(s.local), "fetch_report")))
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -57,10 +60,8 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         series = " or ".join(distributions.SERIES[names[0]])
         distributions.resolve(names[0], args.version, hint=f"use --version {series}")
     for name in names:
-        if name == "ferretdb":
-            binary = gobuild.fetch(args.cache_dir, progress=not args.quiet)
-            print(f"ferretdb {gobuild.VERSION}: built from {gobuild.MODULE} "
-                  f"(module sum {gobuild.PINNED_SUM}), verified: {binary}")
+        if name not in distributions.VERSIONS:  # built its own way (its kind module says how)
+            print(resolve(server(name).local).fetch_report(args.cache_dir, not args.quiet))
             continue
         target = distributions.fetch(name, args.cache_dir, progress=not args.quiet, version=args.version)
         count = len(distributions.read_lock(name, args.version))

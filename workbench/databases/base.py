@@ -58,8 +58,11 @@ class Server:
     client_nodes: tuple[str, ...] = ()  # the nodes that serve clients where others do not
     listens_on: Ref = ""  # (spec) -> [(address, port, what)]: the ports a local cluster needs free
     shape: Ref = ""  # (spec) -> (processes, where clients connect) of a preset not started
+    heap_label: str = "heap"  # what a preset's `heap` sizes, as `cluster status` says it
     settle: Ref = ""  # (cluster, keyspace, table, timeout) -> what was settled (clusters/settle.py)
     resize: Ref = ""  # (cluster, verb) -> the kind module that adds and removes its nodes, or raises
+    # (provider, cluster, node or None, "flush" | "compact") -> one line a node (`cluster flush`)
+    maintain: Ref = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class Database:
     # (properties) -> the client's name as a run records it ("native CQL v4"); raises the
     # binding's ConfigError for properties it refuses. Empty: the description's first words.
     client_name: Ref = ""
+    drivers: tuple[str, ...] = ()  # the client packages whose versions a run records
     servers: tuple[Server, ...] = ()  # the cluster kinds that serve it; () runs in-process
     overrides: Ref = ""  # (cluster) -> the -p overrides that point its binding at the cluster
     default_preset: str = ""  # the preset an experiment starts when it names only the database
@@ -90,6 +94,8 @@ class Database:
     external_port: int = 0  # an external cluster file's default port (0: no external clusters)
     external_check: Ref = ""  # (ExternalSpec) -> (version, nodes): the cluster answers, or raises
     external_keys: frozenset[str] = frozenset()  # the cluster file's keys past hosts and port
+    # (props, spec or None) -> the server settings that change the figures, for a run's manifest
+    settings: Ref = ""
     # (cluster) -> the server's figures for a run (issue 54 fills them in)
     server_sources: Callable[[Any], list] = field(default=no_server_sources, compare=False)
     order: int = 100  # where lists show it: the built-ins first, then the others by name

@@ -22,6 +22,7 @@ from workbench import __version__, speedups
 from workbench.bindings.clients import client_record
 from workbench.core.controller import PhaseOutcome, StoredInterval
 from workbench.core.spill import SpillList
+from workbench.databases import find
 from workbench.metrics.histograms import new_histogram
 from workbench.metrics.keycounts import summarize as summarize_keys
 from workbench.metrics.server import ServerEvent
@@ -55,9 +56,6 @@ def view(histograms: dict[str, HdrHistogram], mode: str) -> dict[str, HdrHistogr
     out = dict(service)
     out.update({"Intended-" + n: h for n, h in intended.items()})
     return out
-
-
-_DRIVERS = {"cassandra": ("cassandra-driver",), "hbase": ("happybase", "thriftpy2")}
 
 
 def _memory_bytes() -> int | None:
@@ -94,8 +92,9 @@ def environment(spec: WorkloadSpec | None = None, cluster: Cluster | None = None
     }
     if spec is not None:
         env["client"] = client_record(spec.db, dict(spec.binding_properties))
-    if spec is not None and spec.db in _DRIVERS:
-        env["drivers"] = _versions(_DRIVERS[spec.db])
+    described = find(spec.db) if spec is not None else None
+    if described is not None and described.drivers:  # the packages its descriptor names
+        env["drivers"] = _versions(described.drivers)
     if cluster is not None:
         # a local Cassandra or HBase names its pinned release ("4.1.10"); a cluster started
         # before clusters named theirs: its spec's (the default, if it has no version field)

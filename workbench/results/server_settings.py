@@ -13,12 +13,13 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from workbench.databases import find, serving
+from workbench.errors import ConfigError
+
 if TYPE_CHECKING:
     from workbench.clusters.base import Cluster
 
 UNKNOWN = "unknown"
-PRODUCTS = {"cassandra": "Cassandra", "hbase": "HBase", "mongodb": "MongoDB", "ferretdb": "FerretDB",
-            "memory": "memory (in-process)"}
 # HBase's own default share of the heap for the block cache (hbase-default.xml).
 HBASE_BLOCK_CACHE_DEFAULT = "0.4"
 
@@ -31,18 +32,50 @@ def server(db: str, props: dict[str, str], cluster: Cluster | None) -> dict[str,
     if cluster is not None:
         pinned = getattr(cluster.spec, "release", "") if cluster.provider == "local" else ""
         version = cluster.server_version or pinned or UNKNOWN
-    if kind == "memory":
-        from workbench import __version__  # noqa: PLC0415
-
-        version = __version__
-    product = PRODUCTS.get(kind, kind)
-    if kind in ("mongodb", "ferretdb"):  # a ferretdb preset may run another image (mongo:7.0)
-        named = [name for name in ("FerretDB", "MongoDB") if name in version]
+    described = find(kind)  # a database's name (no cluster, or an external one), else a server kind
+    served = described.server(kind) if described is not None else None
+    if described is None:
+        try:
+            described, served = serving(kind)
+        except ConfigError:  # a binding registered at run time (tests): no descriptor
+            return {"product": kind, "version": version, "settings": {}}
+    if described.in_process:  # the database is the package its binding comes from
+        version = _package_version(described.binding)
+        product = f"{described.name} (in-process)"
+    else:
+        product = served.label if served is not None and served.label else described.title
+        # a server of another product's protocol may run instead (a ferretdb preset's mongo:7.0)
+        named = [n for n in (*(s.label for s in described.servers), described.title) if n and n in version]
         product = named[0] if named else product
     spec = cluster.spec if ours else None
-    settings = {"cassandra": _cassandra, "hbase": _hbase, "mongodb": _mongodb,
-                "ferretdb": _mongodb}.get(kind, lambda props, spec: {})(props, spec)
+    settings = described.load("settings")(props, spec) if described.settings else {}
     return {"product": product, "version": version, "settings": settings}
+
+
+def _package_version(binding: str) -> str:
+    """The installed version of the package a binding's module belongs to."""
+    from importlib import metadata  # noqa: PLC0415
+
+    top = binding.partition(".")[0].partition(":")[0]
+    for dist in metadata.packages_distributions().get(top, []):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return UNKNOWN
+
+
+# Each database's settings, named by its descriptor (databases/): (props, spec) -> settings.
+def cassandra_settings(props: dict[str, str], spec: Any) -> dict[str, Any]:
+    return _cassandra(props, spec)
+
+
+def hbase_settings(props: dict[str, str], spec: Any) -> dict[str, Any]:
+    return _hbase(props, spec)
+
+
+def mongodb_settings(props: dict[str, str], spec: Any) -> dict[str, Any]:
+    return _mongodb(props, spec)
 
 
 def _cassandra(props: dict[str, str], spec: Any) -> dict[str, Any]:
@@ -108,7 +141,7 @@ def _block_cache() -> str:
 
 def _mongodb(props: dict[str, str], spec: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"write_concern": write_concern(props)}
-    if spec is not None and getattr(spec, "kind", "") == "ferretdb":
+    if spec is not None and hasattr(spec, "backend"):  # FerretDB on its storage
         out["backend"] = spec.backend
         if spec.backend == "postgresql":
             out["shared_buffers"] = spec.shared_buffers
