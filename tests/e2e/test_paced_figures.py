@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,14 +32,15 @@ def test_a_run_behind_its_schedule_says_so_and_one_on_schedule_too(tmp_path):  #
     assert "workbench: paced: " in over.stderr and "not delivered" in over.stderr, over.stderr
     run = json.loads(exported.read_text())["run"]
     whole = [i for i in run["intervals"] if i["duration_s"] >= 0.5]
-    assert len(whole) >= 3 and all(i["behind"] > 0 for i in whole)
+    # (a busy worker answers a tick late: on a loaded machine 3 s may be two long intervals)
+    assert len(whole) >= 2 and all(i["behind"] > 0 for i in whole)
     assert whole[-1]["behind"] > whole[0]["behind"]  # further behind every second
     shown = workbench(store, "runs", "show", "1")
     assert shown.returncode == 0, shown.stderr
     (line,) = [x for x in shown.stdout.splitlines() if x.startswith("paced:")]
     assert "of 10,000,000 ops/s offered" in line, line
     assert "behind schedule all through the window" in line and "not delivered" in line, line
-    assert "behind s" in shown.stdout  # the intervals' column
+    assert re.search(r"target +behind s ", shown.stdout), shown.stdout  # the intervals' column
 
     on_time = workbench(store, "run", "-db", "memory", "-threads", "2", "-target", "300", "-q",
                         "-p", "recordcount=1000", "-p", "operationcount=0", "-p", "maxexecutiontime=3")
