@@ -29,6 +29,8 @@ SHORT = ("[2026-11-29T09:12:22.100+0000][1.055s][info][gc          ] GC(7) Pause
 CONCURRENT = ("[2026-11-29T09:12:22.300+0000][1.255s][info][gc          ] GC(8) Concurrent Mark Cycle "
               "123.456ms")
 USING = "[2026-11-29T09:12:21.052+0000][0.007s][info][gc] Using G1"
+ZGC = "[2026-11-29T09:39:47.835+0000][2.453s][info][gc,phases   ] GC(0) Pause Mark Start 0.014ms"  # -XX:+UseZGC
+ZGC_HEAP = "[2026-11-29T09:39:47.840+0000][2.458s][info][gc,heap     ] GC(0) Pause Mark Start 0.014ms"
 T_YOUNG = datetime.fromisoformat("2026-11-29T09:12:21.672+00:00").timestamp()
 T_FULL = datetime.fromisoformat("2026-11-29T09:12:21.925+00:00").timestamp()
 
@@ -39,9 +41,10 @@ def test_a_pause_line_gives_its_end_length_and_kind():
     assert pause.started == pytest.approx(T_YOUNG - 0.010979)
     assert gc_log.short(pause) == "Pause Young (Normal) (G1 Evacuation Pause) 11.0 ms"
     assert gc_log.parse_line(FULL) == gc_log.Pause(T_FULL, 13.991, "Pause Full (System.gc()) 39M->22M(80M)")
+    assert gc_log.parse_line(ZGC).ms == 0.014  # ZGC's pauses are phases
 
 
-@pytest.mark.parametrize("line", [YOUNG_START, PHASE, HEAP, CPU, FULL_PHASE, CONCURRENT, USING, "",
+@pytest.mark.parametrize("line", [YOUNG_START, PHASE, HEAP, CPU, FULL_PHASE, CONCURRENT, USING, "", ZGC_HEAP,
                                   "[garbage][x][info][gc] GC(1) Pause Young 3.0ms"])
 def test_other_lines_are_no_pause(line):
     assert gc_log.parse_line(line) is None

@@ -3,8 +3,8 @@ reader that tails it.
 
 The local and Docker providers start every Cassandra node and HBase process with Java's unified
 logging of the `gc*` tags into a file beside its own log (`beside`, `flag`), decorated with
-the wall-clock time, the JVM's uptime, the level and the tags. A pause line (tags exactly `gc`)
-reads, on Java 17 with G1:
+the wall-clock time, the JVM's uptime, the level and the tags. A pause line reads, on Java 17
+with G1 (ZGC's are tagged gc,phases: "GC(0) Pause Mark Start 0.014ms"):
 
     [2026-11-29T09:12:21.672+0000][0.627s][info][gc          ] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 12M->4M(256M) 10.979ms
 
@@ -22,7 +22,9 @@ from datetime import datetime
 from pathlib import Path
 
 FILE_COUNT, FILE_SIZE = 5, "20M"  # at most 100 MB of GC log per node
-_PAUSE = re.compile(r"^\[(?P<time>[^\]]+)\]\[[^\]]*\]\[[^\]]*\]\[gc\s*\]\s+GC\(\d+\)\s+"
+# tags `gc` (G1, Parallel, Serial, Shenandoah) or `gc,phases` (ZGC's pauses); G1's other lines
+# under gc,phases name phases, never a "Pause"
+_PAUSE = re.compile(r"^\[(?P<time>[^\]]+)\]\[[^\]]*\]\[[^\]]*\]\[gc(?:,phases)?\s*\]\s+GC\(\d+\)\s+"
                     r"(?P<what>Pause .*?)\s+(?P<ms>\d+(?:\.\d+)?)ms\s*$")
 _HEAP = re.compile(r"\s+\d+[KMGT]?->\d+[KMGT]?\(\d+[KMGT]?\)$")
 
