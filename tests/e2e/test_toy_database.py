@@ -67,11 +67,14 @@ def test_run_on_the_toy_and_runs_show_names_its_client(toy_env):
     assert shown.returncode == 0, shown.stderr
     assert "run 1: run - on toy, completed" in shown.stdout
     assert "client: toy store 'mine' (in-process)" in shown.stdout
+    assert "server: toy (in-process) 0.1.0" in shown.stdout  # its package's version
 
 
 @pytest.mark.parametrize(("prop", "said"), [
     ("toy.bogus=1", "unknown toy property 'toy.bogus' (valid ones: toy.store, toy.preload)"),
     ("toy.preload=maybe", "toy.preload='maybe' is not true or false (write true or false)"),
+    ("recordcount=0", "the toy would preload 2,147,483,647 records before this run (set recordcount to "
+                      "1,000,000 or fewer, or -p toy.preload=false)"),
 ])
 def test_its_properties_are_refused_like_the_others(toy_env, prop, said):
     done = workbench(toy_env, "run", "-db", "toy", "-p", "operationcount=10", "-p", prop)

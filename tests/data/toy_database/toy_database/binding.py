@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from toy_database.options import parse
 from workbench.bindings.base import Binding, Status
+from workbench.errors import ConfigError
 
+PRELOAD_LIMIT = 1_000_000
 _STORES: dict[str, dict[str, dict[str, bytes]]] = {}
 
 
@@ -17,6 +19,10 @@ class ToyBinding(Binding):
         super().__init__(spec, properties, context)
         self.options = parse(properties)  # a refused property ends the run before it starts
         self.rows = _STORES.setdefault(self.options.store, {})
+        records = spec.insert_total if self.options.preload and context.get("phase") == "run" else 0
+        if records > PRELOAD_LIMIT:  # recordcount=0 is YCSB's largest int: more than memory holds
+            raise ConfigError(f"the toy would preload {records:,} records before this run",
+                              f"set recordcount to {PRELOAD_LIMIT:,} or fewer, or -p toy.preload=false")
 
     async def init(self) -> None:
         source = self.context.get("record_source")
