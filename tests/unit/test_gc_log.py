@@ -29,7 +29,8 @@ SHORT = ("[2026-11-29T09:12:22.100+0000][1.055s][info][gc          ] GC(7) Pause
 CONCURRENT = ("[2026-11-29T09:12:22.300+0000][1.255s][info][gc          ] GC(8) Concurrent Mark Cycle "
               "123.456ms")
 USING = "[2026-11-29T09:12:21.052+0000][0.007s][info][gc] Using G1"
-ZGC = "[2026-11-29T09:39:47.835+0000][2.453s][info][gc,phases   ] GC(0) Pause Mark Start 0.014ms"  # -XX:+UseZGC
+# -XX:+UseZGC: its pauses are phases
+ZGC = "[2026-11-29T09:39:47.835+0000][2.453s][info][gc,phases   ] GC(0) Pause Mark Start 0.014ms"
 ZGC_HEAP = "[2026-11-29T09:39:47.840+0000][2.458s][info][gc,heap     ] GC(0) Pause Mark Start 0.014ms"
 T_YOUNG = datetime.fromisoformat("2026-11-29T09:12:21.672+00:00").timestamp()
 T_FULL = datetime.fromisoformat("2026-11-29T09:12:21.925+00:00").timestamp()

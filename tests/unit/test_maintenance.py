@@ -22,7 +22,8 @@ CASSANDRA = Cluster("c3", "cassandra", CassandraSpec(name="c3", nodes=3),
                     (node("node1"), node("node2", "127.0.0.2"), node("node3", "127.0.0.3")), Path("/x"))
 STANDALONE = Cluster("h", "hbase", HBaseSpec(name="h"), (node("master"), node("thrift")), Path("/x"))
 DISTRIBUTED = Cluster("h3", "hbase", HBaseSpec(name="h3", regionservers=2),
-                      (node("zookeeper"), node("master"), node("rs1"), node("rs2", "127.0.0.2"), node("thrift")),
+                      (node("zookeeper"), node("master"), node("rs1"), node("rs2", "127.0.0.2"),
+                       node("thrift")),
                       Path("/x"))
 
 
@@ -55,5 +56,6 @@ def test_clusters_the_workbench_did_not_start_are_refused():
     with pytest.raises(ClusterError, match="flush is not available for external clusters"):
         maintenance.run(None, external, "flush")
     ferret = Cluster("f", "ferretdb", None, (node("ferretdb"),), Path("/x"))
-    with pytest.raises(ClusterError, match="is ferretdb: flush and compact are for Cassandra and HBase clusters"):
+    with pytest.raises(ClusterError, match="is ferretdb: flush and compact are for Cassandra and "
+                                           "HBase clusters"):
         maintenance.run(None, ferret, "compact")

@@ -9,7 +9,8 @@ from workbench.databases import mongodb_figures as mf
 from workbench.metrics.server import NodeSample
 
 FERRETDB = {"host": "vm", "version": "7.0.42", "process": "ferretdb", "pid": 14486, "uptime": 0.99,
-            "metrics": {"commands": {"endSessions": {"total": 1, "failed": 1}, "ismaster": {"total": 4, "failed": 0},
+            "metrics": {"commands": {"endSessions": {"total": 1, "failed": 1},
+                                     "ismaster": {"total": 4, "failed": 0},
                                      "update": {"total": 1, "failed": 0}, "find": {"total": 1, "failed": 0},
                                      "dropDatabase": {"total": 1, "failed": 0}}},
             "ferretdbVersion": "v1.24.2", "ok": 1.0,

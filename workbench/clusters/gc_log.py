@@ -6,7 +6,8 @@ logging of the `gc*` tags into a file beside its own log (`beside`, `flag`), dec
 the wall-clock time, the JVM's uptime, the level and the tags. A pause line reads, on Java 17
 with G1 (ZGC's are tagged gc,phases: "GC(0) Pause Mark Start 0.014ms"):
 
-    [2026-11-29T09:12:21.672+0000][0.627s][info][gc          ] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 12M->4M(256M) 10.979ms
+    [2026-11-29T09:12:21.672+0000][0.627s][info][gc          ] GC(0) Pause Young (Normal)
+        (G1 Evacuation Pause) 12M->4M(256M) 10.979ms      (one line in the file)
 
 It is written when the pause ends; its time is that moment. `GcLogTail` remembers how far it has
 read (a line still being written waits for its newline) and follows the JVM's own rotation (the

@@ -118,7 +118,8 @@ def _hbase(provider: Any, cluster: Cluster, nodes: list[Node], action: str, whol
             lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
             if "jdk.compiler" in proc.stderr:
                 raise ClusterError(f"{cluster.name}: HBase's {action} runs a Java source file, and this "
-                                   "Java has no compiler", hint="install a JDK (Debian: openjdk-17-jdk-headless)")
+                                   "Java has no compiler",
+                                   hint="install a JDK (Debian: openjdk-17-jdk-headless)")
             raise ClusterError(f"{cluster.name}: HBase's {action} failed: {(lines[-1:] or ['?'])[0][:300]}",
                                hint=f"see {master.dir / 'logs' / 'admin.log'}")
         out = proc.stdout
@@ -131,7 +132,8 @@ def _tool_copy(master: Node) -> Path:
     """tools/HBaseServers.java copied under the master's folder, which its container also sees."""
     target = master.dir / "tmp" / "HBaseServers.java"
     target.parent.mkdir(parents=True, exist_ok=True)
-    with resources.as_file(resources.files("workbench.clusters").joinpath("tools", "HBaseServers.java")) as src:
+    tool = resources.files("workbench.clusters").joinpath("tools", "HBaseServers.java")
+    with resources.as_file(tool) as src:
         shutil.copyfile(src, target)
     return target
 

@@ -19,15 +19,17 @@ of that one node: virtual tables are per node), three reads a second, sent to ev
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from workbench.metrics.server import NodeSample, ServerEvent, SourceUnavailable
 
-POOLS = "SELECT name, active_tasks, pending_tasks, blocked_tasks, completed_tasks FROM system_views.thread_pools"
+POOLS = ("SELECT name, active_tasks, pending_tasks, blocked_tasks, completed_tasks "
+         "FROM system_views.thread_pools")
 TASKS = "SELECT keyspace_name, table_name, task_id, kind FROM system_views.sstable_tasks"
 HISTORY = ("SELECT id, keyspace_name, columnfamily_name, compacted_at, bytes_in, bytes_out "
            "FROM system.compaction_history WHERE compacted_at > %s ALLOW FILTERING")
@@ -46,7 +48,8 @@ def pool_figures(rows: list[Any]) -> dict[str, float]:
         out[f"queue.{row.name}.pending"] = float(row.pending_tasks or 0)
         out[f"queue.{row.name}.active"] = float(row.active_tasks or 0)
         out[f"queue.{row.name}.blocked"] = float(row.blocked_tasks or 0)
-    for pool, figure in (("CompactionExecutor", "compactions_pending"), ("MemtableFlushWriter", "flushes_pending")):
+    for pool, figure in (("CompactionExecutor", "compactions_pending"),
+                         ("MemtableFlushWriter", "flushes_pending")):
         if pool in by_name:
             out[figure] = float((by_name[pool].pending_tasks or 0) + (by_name[pool].active_tasks or 0))
     return out
@@ -77,7 +80,7 @@ def started_at(task_id: Any, fallback: float) -> float:
 def epoch(moment: Any) -> float:
     """A driver timestamp (a naive datetime in UTC) as epoch seconds."""
     if isinstance(moment, datetime):
-        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
     return float(moment)
 
 
@@ -149,7 +152,7 @@ def history_since(state: NodeState) -> datetime:
     """The compaction_history rows to ask for: those that ended since the last one seen (a few
     seconds of margin for a node's clock and the row written after its log line)."""
     newest = max(state.ended.values(), default=state.since)
-    return datetime.fromtimestamp(newest - 5.0, tz=timezone.utc)
+    return datetime.fromtimestamp(newest - 5.0, tz=UTC)
 
 
 def only_node(address: str, port: int) -> Any:
@@ -219,9 +222,22 @@ class CqlFigures:
         self._tried: dict[str, float] = {}
         started = time.time()
         self._states = {node: NodeState(since=started) for node, _, _ in nodes}
-        self._unknown_table = False
+        self._lock = threading.Lock()
+        # connect now, beside the run's start, so that the first second's answer is not late
+        threading.Thread(target=self._connect_all, name="workbench-cql-connect", daemon=True).start()
+
+    def _connect_all(self) -> None:
+        for node, address, port in self._nodes:
+            try:
+                self._session(node, address, port)
+            except Exception:  # noqa: BLE001, S112 - the first sample tries again and says why
+                continue
 
     def _session(self, node: str, address: str, port: int) -> Any:
+        with self._lock:
+            return self._connect(node, address, port)
+
+    def _connect(self, node: str, address: str, port: int) -> Any:
         if node in self._sessions:
             return self._sessions[node]
         if time.monotonic() - self._tried.get(node, -RECONNECT_S) < RECONNECT_S:
@@ -274,6 +290,10 @@ class CqlFigures:
         return out
 
     def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         for driver in self._drivers.values():
             try:
                 driver.shutdown()

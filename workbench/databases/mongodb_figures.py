@@ -24,7 +24,8 @@ def counted(status: dict[str, Any]) -> float | None:
     ops = status.get("opcounters")
     if isinstance(ops, dict):
         return float(sum(v for v in ops.values() if isinstance(v, int | float) and not isinstance(v, bool)))
-    commands = (status.get("metrics") or {}).get("commands") if isinstance(status.get("metrics"), dict) else None
+    metrics = status.get("metrics")
+    commands = metrics.get("commands") if isinstance(metrics, dict) else None
     if isinstance(commands, dict):
         return float(sum(c.get("total", 0) for c in commands.values()
                          if isinstance(c, dict) and isinstance(c.get("total", 0), int | float)))
@@ -88,8 +89,8 @@ class ServerStatus:
         if missing and not self.notes:
             server = "FerretDB" if "ferretdbVersion" in status else str(status.get("process") or "the server")
             self.notes.append(f"{server} answers serverStatus without {', '.join(missing)}: "
-                              f"{'only its command counts (requests)' if total is not None else 'no figures'} "
-                              "are seen")
+                              + ("only its command counts (requests) are seen" if total is not None
+                                 else "nothing is seen"))
         return [NodeSample(self.node, figures)]
 
     def close(self) -> None:
@@ -103,7 +104,8 @@ def server_sources(cluster: Any) -> list[Any]:
     from workbench.databases.gc_figures import node_keys
     from workbench.databases.mongodb import mongodb_url
 
-    serving = [n for n in cluster.nodes if not cluster.clients or n.name in cluster.clients] or list(cluster.nodes)
+    serving = [n for n in cluster.nodes if not cluster.clients or n.name in cluster.clients]
+    serving = serving or list(cluster.nodes)
     if not serving:
         return []
     url = mongodb_url(cluster)
