@@ -48,6 +48,10 @@ def test_the_distribution_has_a_name_of_its_own_and_both_commands(wheel):
         scripts = z.read(next(n for n in z.namelist() if n.endswith("/entry_points.txt"))).decode()
     assert meta["Name"] == "ycsb-workbench"  # "workbench" on PyPI is someone else's project
     assert "workbench = workbench.cli:main" in scripts and "ycsb-workbench = workbench.cli:main" in scripts
+    # the databases, found only through their entry point group (workbench/databases/registry.py)
+    group = scripts.split("[workbench.databases]")[1].split("\n[")[0]
+    assert sorted(line.split(" = ")[0] for line in group.strip().splitlines()) == [
+        "cassandra", "hbase", "memory", "mongodb"]
 
 
 def _imported_top_levels() -> set[str]:
