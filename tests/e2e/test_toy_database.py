@@ -3,7 +3,7 @@ pyproject.toml, descriptor, binding, properties), installed with pip into a dire
 and put on PYTHONPATH, works everywhere a database appears, with nothing under workbench/
 naming it: the entry point group lists it, `workbench run -db toy` runs on it, its properties
 are checked and refused like the others, `runs show` names its client, an experiment names it,
-and the app's Workload screen offers it and runs on it."""
+the demo runs on it, and the app's Workload screen offers it and runs on it."""
 
 from __future__ import annotations
 
@@ -108,6 +108,14 @@ def test_an_experiment_names_the_toy(toy_env, tmp_path):
     assert "toy/workloada      1" in done.stdout and "memory/workloada   1" in done.stdout
     shown = workbench(toy_env, "experiment", "show", str(path))
     assert "databases toy, memory" in shown.stdout and "2 runs at scale full: 2 done" in shown.stdout
+
+
+def test_the_demo_runs_on_the_toy(toy_env, tmp_path):
+    done = workbench(toy_env, "demo", "--db", "toy", "--no-tui", "--records", "300", "--operations", "1000",
+                     "--out", str(tmp_path / "demo"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.name for p in (tmp_path / "demo").glob("*.txt")) == [
+        "toy-workloada-load.txt", "toy-workloada-run.txt", "toy-workloadc-run.txt"]
 
 
 COMPOSER = """
