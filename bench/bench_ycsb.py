@@ -200,7 +200,7 @@ class Bench:
                                "cassandra.keyspace=ycsb"]
             return
         if args.db == "mongodb":
-            from workbench.drive.targets import mongodb_url
+            from workbench.databases.mongodb import mongodb_url
 
             self.url = mongodb_url(cluster)  # the workbench gets the same in self.overrides
             self.ycsb_props = [f"mongodb.url={self.url}"]
