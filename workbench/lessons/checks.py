@@ -53,6 +53,19 @@ PLACES = ("count", "max_share", "min_share", "spread", "interval_max_share")
 # p99 response times (ms), and the operations that failed in them.
 JOIN = ("seconds", *(f"{window}.{what}" for window in ("before", "during", "after")
                      for what in ("throughput", "p99", "errors")))
+# The servers' side of the run (issue 54; metrics/server.py, results/server_summary.py), over the
+# cluster's nodes (the client's own processes left out): server.gc_pauses, GC pauses of 1 ms or
+# more; server.gc_pause_ms_max / gc_pause_ms_total, the longest and their sum (ms);
+# server.compactions / server.flushes, those begun (events), else the most pending at once;
+# server.compactions_pending / flushes_pending, the most pending in one second; server.cpu_max,
+# the busiest node's busiest second (cores). None for a run with no server figures (memory).
+SERVER = ("gc_pauses", "gc_pause_ms_max", "gc_pause_ms_total", "compactions", "flushes",
+          "compactions_pending", "flushes_pending", "cpu_max")
+# The run's spikes (results/spikes.py: seconds whose p99 is at least twice the run's median p99):
+# spikes.count, how many; spikes.explained, those a server event overlapped; spikes.gc,
+# spikes.compaction, spikes.flush, those a GC pause, a compaction, a flush overlapped; and
+# spikes.worst_ratio, the worst second's p99 over the run's median p99.
+SPIKES = ("count", "explained", "gc", "compaction", "flush", "worst_ratio")
 FUNCTIONS = {"min": min, "max": max, "abs": abs}
 # welch_p(a.throughput, b.throughput): the p-value of Welch's t-test between the repetitions of two
 # steps made with `repeat = N` (N >= 2); figures of a repeated step are the means of its runs.
@@ -84,6 +97,7 @@ def figure_paths() -> list[str]:
     paths += [f"keys.{k}" for k in KEYS]
     paths += [f"{where}.{k}" for where in ("nodes", "regions") for k in PLACES]
     paths += [f"join.{k}" for k in JOIN]
+    paths += [f"server.{k}" for k in SERVER] + [f"spikes.{k}" for k in SPIKES]
     return paths
 
 
@@ -94,6 +108,8 @@ def unit(path: str) -> str:
     last = path.rsplit(".", 1)[-1]
     if path.startswith("join."):
         return {"seconds": "s", "throughput": "ops/s"}.get(last, "ms")
+    if path.startswith("server."):
+        return "ms" if "_ms_" in last else "cores" if last == "cpu_max" else ""
     if last in SCALARS and "." not in path:
         return SCALARS[last]
     if last in STATS:
@@ -174,7 +190,9 @@ class Expression:
             why = (" (key figures need measurement.keys=true on the step)" if path.startswith("keys.") else
                    " (its client counts no requests per node)" if path.startswith("nodes.") else
                    " (per-region figures come from HBase's native client, hbase.client=native)"
-                   if path.startswith("regions.") else "")
+                   if path.startswith("regions.") else
+                   " (server figures come from a cluster's nodes, sampled during the run)"
+                   if path.startswith("server.") else "")
             raise Unmeasured(f"{step}.{path} was not measured{why}")
         return value
 

@@ -9,10 +9,15 @@ region figures the requests the database client sent to each node and region (pl
 
 from __future__ import annotations
 
+from statistics import median
+
 from workbench.experiments.elastic import join_windows
 from workbench.lessons.checks import KEYS, OPERATIONS, PLACES, STATS
+from workbench.metrics.server import CLIENT, ServerEvent
 from workbench.results.model import Measurement, RunResult, error_total
 from workbench.results.paced import CATCHING_UP, DELIVERED_WORD, run_pacing
+from workbench.results.server_summary import node_summaries
+from workbench.results.spikes import Second, spikes
 
 
 def _stats(m: Measurement) -> dict[str, float]:
@@ -65,7 +70,8 @@ def run_figures(result: RunResult) -> dict[str, float]:
         out["service_mean"] = weighted["service"] / counted / 1000
         out["response_mean"] = weighted["response"] / counted / 1000
     return (out | paced_figures(result) | key_figures(result) | place_figures(result, "nodes")
-            | place_figures(result, "regions") | join_figures(result))
+            | place_figures(result, "regions") | join_figures(result) | server_figures(result)
+            | spike_figures(result))
 
 
 def paced_figures(result: RunResult) -> dict[str, float]:
@@ -134,3 +140,57 @@ def place_figures(result: RunResult, where: str) -> dict[str, float]:
     most, least = max(totals.values()), min(totals.values())
     values = (len(totals), most / everything, least / everything, most / least, busiest / everything)
     return {f"{where}.{name}": float(value) for name, value in zip(PLACES, values, strict=True)}
+
+
+def server_figures(result: RunResult) -> dict[str, float]:
+    """The servers' side of the run over the cluster's nodes (server.*, checks.SERVER), from the
+    per-node summaries `runs show` prints (results/server_summary.py); the client's own processes
+    left out. A figure no node's source saw is absent (a run on the memory binding has none)."""
+    nodes = [n for n in node_summaries(result) if n.node != CLIENT]
+    out: dict[str, float] = {}
+
+    def total(name: str, values) -> None:
+        seen = [v for v in values if v is not None]
+        if seen:
+            out[f"server.{name}"] = float(sum(seen))
+
+    def most(name: str, values) -> None:
+        seen = [v for v in values if v is not None]
+        if seen:
+            out[f"server.{name}"] = float(max(seen))
+
+    total("gc_pauses", (n.gc_pauses for n in nodes))
+    most("gc_pause_ms_max", (n.gc_ms_max for n in nodes))
+    total("gc_pause_ms_total", (n.gc_ms_total for n in nodes))
+    total("compactions", (n.compactions for n in nodes))
+    total("flushes", (n.flushes for n in nodes))
+    most("cpu_max", (n.cpu_max for n in nodes))
+    for name in ("compactions_pending", "flushes_pending"):
+        most(name, (figures.get(name) for i in result.intervals
+                    for node, figures in (i.server or {}).items() if node != CLIENT))
+    return out
+
+
+def spike_figures(result: RunResult) -> dict[str, float]:
+    """The run's spikes (spikes.*, checks.SPIKES; results/spikes.py: its seconds whose p99 is at
+    least twice the median p99) and how many of them a server event of a node overlapped, of
+    any kind and per kind. None for a run without a measured second's p99."""
+    seconds = [Second(i.elapsed_s, i.duration_s,
+                      {op: float(m.percentiles[99.0]) for op, m in i.measurements.items()
+                       if m.count and 99.0 in m.percentiles}, i.warmup)
+               for i in result.intervals]
+    typical = [max((p for op, p in s.p99_us.items() if not op.endswith("-FAILED")), default=0.0)
+               for s in seconds if not s.warmup]
+    typical = [p for p in typical if p > 0]
+    if not typical:
+        return {}
+    events = [(e.elapsed_s, ServerEvent(e.node, 0.0, e.kind, e.seconds, e.detail))
+              for e in result.server_events if e.node != CLIENT]
+    found = spikes(seconds, events)
+    kinds = [{e.kind for _, e in spike.events} for spike in found]
+    return {"spikes.count": float(len(found)),
+            "spikes.explained": float(sum(1 for k in kinds if k)),
+            "spikes.gc": float(sum(1 for k in kinds if "gc" in k)),
+            "spikes.compaction": float(sum(1 for k in kinds if "compaction" in k)),
+            "spikes.flush": float(sum(1 for k in kinds if "flush" in k)),
+            "spikes.worst_ratio": max(typical) / median(typical)}

@@ -13,7 +13,7 @@
 
     [[steps]]
     id = "zipfian"                    # the Markdown section "## Some title {#zipfian}"
-    action = "run"                    # none start stop load run set pause kill resume restart
+    action = "run"                    # none start stop load run set pause kill resume restart settle
     workload = "workloadc"            # a workload name or a file beside the lesson
     properties = { requestdistribution = "zipfian" }
     during = [{ at_s = 5, do = "pause", node = "node2" }, { at_s = 10, do = "resume", node = "node2" }]
@@ -45,7 +45,7 @@ from workbench.errors import WorkbenchError
 from workbench.lessons import checks
 from workbench.lessons.during import NODE_ACTIONS, During, parse_during
 
-ACTIONS = ("none", "start", "stop", "load", "run", "set", "pause", "kill", "resume", "restart")
+ACTIONS = ("none", "start", "stop", "load", "run", "set", "pause", "kill", "resume", "restart", "settle")
 MEASURED = ("load", "run")
 _SIZE = re.compile(r"^\d+(\.\d+)?[MG]$")
 _SECTION = re.compile(r"^##\s+(?P<title>.*?)\s*\{#(?P<id>[A-Za-z0-9_-]+)\}\s*$")
@@ -395,6 +395,9 @@ def _step(raw: dict, index: int, start: int, end: int, lines: _Lines, seen: dict
         if not started:
             problem(at("action"), f"step {step_id!r}: {action} before any cluster was started",
                     'add a step with action = "start" before it')
+    elif action == "settle" and not started:  # flush, then wait out the compactions (clusters/settle.py)
+        problem(at("action"), f"step {step_id!r}: settle before any cluster was started",
+                'add a step with action = "start" before it')
     elif node is not None:
         problem(at("node"), f"step {step_id!r}: node only goes with pause, kill, resume, restart",
                 "remove it, or use a during = [...] entry inside a run")

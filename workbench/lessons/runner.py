@@ -345,9 +345,22 @@ class LessonRunner:
             cluster = self._cluster_name(step)
             self.say(f"  {action} {step.node} of {cluster}")
             self.session.fault(cluster, step.node or "", action)
+        elif action == "settle":
+            self._settle(step)
         elif action in ("load", "run"):
             return self._measure(step)
         return None
+
+    def _settle(self, step: Step) -> None:
+        """Flush the table the runs use and wait until no compaction of it runs (the settle step
+        between an experiment's runs): the next run meets a cluster at rest."""
+        from workbench.clusters.settle import settle
+
+        props = _props(self.lesson, step, self.state.extra, self.forced, self.forced_steps)
+        cluster = self.state.provider.status(self._cluster_name(step))
+        self.say(f"  settling {cluster.name}: flush, then wait for the compactions ...")
+        settle(cluster, keyspace=str(props.get("cassandra.keyspace", "ycsb")),
+               table=str(props.get("table", "usertable")), say=self.say)
 
     def _start(self, step: Step) -> None:
         """Start the step's cluster; one the lesson started before comes down first (a lesson has
