@@ -282,3 +282,31 @@ def test_write_path_measures_both_commit_logs_and_both_hbase_durabilities(tmp_pa
     # it stopped both nodes it started, and left the running HBase up
     assert "stopping cassandra-single\n" in done.stdout and "stopping cassandra-single-batch\n" in done.stdout
     only_the_shared_cluster_runs(shared, before, done.stdout, "hbase-standalone")
+
+
+@pytest.mark.servers
+def test_why_p99_moved_reads_each_runs_servers_side(tmp_path, shared):
+    # its two Cassandra nodes (1G, then 256M heap) take the presets' addresses one after the
+    # other; HBase is shared. 20,000 records and 5-s runs: the checks are judged on what the
+    # servers' side of each run says, not on how much the load left to compact.
+    state = shared.use(None, hbase=True)
+    before = shared.left_alone()
+    done = lesson(tmp_path, "why-p99-moved", "-p", "maxexecutiontime=5", "-p", "recordcount=20000",
+                  state=state)
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert done.stdout.count("  settled: ") == 3, done.stdout[-4000:]
+    found = verdicts(tmp_path, "why-p99-moved")
+    assert list(found) == ["c_up", "c_load", "c_fresh", "c_settle", "c_settled", "h_up", "h_load", "h_fresh",
+                           "h_settle", "h_settled", "g_up", "g_load", "g_settle", "g_small", "down"]
+    # every check judged on the runs' own server figures; a 256M heap under 16 lanes pauses
+    for step in ("c_fresh", "c_settled", "h_settled", "g_small"):
+        assert len(found[step]) >= 2 and None not in found[step], (step, done.stdout[-5000:])
+    assert found["g_small"][0] is True, done.stdout[-5000:]
+    with RunStore(tmp_path / "runs.db") as store:
+        steps = {d.step: d for d in lesson_steps(store, "why-p99-moved", "t")}
+        small = store.result(steps["g_small"].run_id)
+    assert [e for e in small.server_events if e.kind == "gc"], small.server_events
+    assert steps["g_small"].figures["server.gc_pauses"] > 0 and "spikes.count" in steps["g_small"].figures
+    for stopped in ("cassandra-single", "cassandra-single-small-heap"):
+        assert f"stopping {stopped}\n" in done.stdout
+    only_the_shared_cluster_runs(shared, before, done.stdout, "hbase-standalone")
