@@ -10,7 +10,7 @@ import pytest
 
 from workbench import databases
 from workbench.databases.base import Database, Server, resolve
-from workbench.errors import ConfigError
+from workbench.errors import ClusterError, ConfigError
 
 
 def test_the_built_ins_are_the_entry_point_groups():
@@ -50,3 +50,48 @@ def test_resolve_takes_a_path_or_the_thing_itself():
     assert resolve("workbench.databases.base:Database") is Database
     assert resolve("workbench.databases.base").Server is Server
     assert resolve(len) is len
+
+
+def _cluster(preset: str, tmp_path, provider: str = "local"):
+    from workbench.clusters import presets
+    from workbench.clusters.base import Cluster
+
+    spec = presets.load(preset)
+    return Cluster(spec.name, spec.kind, spec, (), tmp_path, provider)
+
+
+def test_what_the_generic_code_asks_goes_to_the_servers_descriptor(tmp_path):
+    from workbench.clusters import resize, settle
+    from workbench.ui.widgets.run_status import _served_by
+
+    # settle = flush on FerretDB on SQLite: its own step, which has nothing to wait for
+    said = []
+    settle.settle(_cluster("ferretdb-sqlite", tmp_path), keyspace="ycsb", table="usertable", say=said.append)
+    assert said and said[0].startswith("  settled: nothing (FerretDB on SQLite")
+    # resizing: Cassandra's kind module; FerretDB has no resize step, said with the ones there are
+    assert resize.resizable(_cluster("cassandra-3", tmp_path), "add-node").NODE_PREFIX == "node"
+    with pytest.raises(ClusterError, match=r"add-node works for Cassandra and HBase clusters here; "
+                                           r"FerretDB not yet: 'ferretdb-sqlite' is a FerretDB cluster"):
+        resize.resizable(_cluster("ferretdb-sqlite", tmp_path), "add-node")
+    with pytest.raises(ClusterError, match="is standalone HBase"):
+        resize.resizable(_cluster("hbase-standalone", tmp_path), "add-node")
+    # the Run screen names the server where it is not the database's namesake
+    assert _served_by(_cluster("ferretdb-sqlite", tmp_path)) == " (FerretDB)"
+    assert _served_by(_cluster("cassandra-3", tmp_path)) == "" and _served_by(None) == ""
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"kind": "redis"}, "kind 'redis' must be cassandra, hbase or mongodb"),
+    ({"kind": "cassandra", "url": "mongodb://h/ycsb"}, 'url is for kind = "mongodb"'),
+    ({"kind": "hbase", "username": "bench"}, "username and tls are not for HBase"),
+    ({"kind": "cassandra", "thrift_transport": "framed"}, "thrift_transport is not for Cassandra"),
+])
+def test_an_external_cluster_files_keys_are_its_databases(fields, said):
+    from workbench.clusters.external import ExternalSpec
+
+    with pytest.raises(ClusterError, match=said):
+        ExternalSpec(name="lab", hosts=("10.0.0.1",), **fields)
+    for kind, port in (("cassandra", 9042), ("hbase", 9090), ("mongodb", 27017)):
+        assert ExternalSpec(name="lab", kind=kind, hosts=("10.0.0.1",)).client_port == port
+    assert ExternalSpec(name="lab", kind="cassandra", hosts=("h",)).replication is not None
+    assert ExternalSpec(name="lab", kind="hbase", hosts=("h",)).replication is None
