@@ -83,7 +83,7 @@ def test_a_step_with_an_unknown_action_is_one_error_not_a_second_about_its_check
     with pytest.raises(LessonError) as caught:
         load(path)
     assert caught.value.lines() == [f"{path}:6: step 'uni': unknown action 'runn' (actions are none, start, "
-                                    "stop, load, run, set, pause, kill, resume, restart)"]
+                                    "stop, load, run, set, pause, kill, resume, restart, settle)"]
 
 
 def test_a_step_without_an_action_is_a_question_or_a_text():
