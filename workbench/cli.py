@@ -56,7 +56,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser(sys.argv[1:] if argv is None else argv)
+    except WorkbenchError as exc:  # e.g. an installation that registers no database: one line
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return exc.exit_status
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None and argv is None and sys.stdin.isatty() and sys.stdout.isatty():

@@ -90,6 +90,22 @@ def test_without_the_toy_installed_its_name_is_refused_in_one_line():
     assert done.stderr.strip().splitlines()[-1].startswith("workbench: error: unknown database binding 'toy'")
 
 
+def test_an_installation_whose_metadata_registers_no_database_is_one_line(tmp_path):
+    # a stale egg-info of the workbench ahead of the installed one (a checkout's old build)
+    info = tmp_path / "ycsb_workbench.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: ycsb-workbench\nVersion: 0.2.0\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\nworkbench = workbench.cli:main\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    done = subprocess.run([*WORKBENCH, "run", "-db", "memory", "-p", "operationcount=10"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "workbench: error: no database is registered (entry point group 'workbench.databases' is empty) "
+        "(reinstall the workbench (pip install -e . in its checkout, or its wheel); a stale "
+        "ycsb_workbench.egg-info earlier on the path hides its entry points)"]
+
+
 def test_an_experiment_names_the_toy(toy_env, tmp_path):
     path = tmp_path / "toy-mixes.toml"
     path.write_text(textwrap.dedent("""\

@@ -32,7 +32,8 @@ def _installed() -> dict[str, Database]:
         found.setdefault(entry.name, described)
     if not found:
         raise ConfigError(f"no database is registered (entry point group {GROUP!r} is empty)",
-                          "install the workbench: pip install -e . (or the wheel)")
+                          "reinstall the workbench (pip install -e . in its checkout, or its wheel); "
+                          "a stale ycsb_workbench.egg-info earlier on the path hides its entry points")
     return found
 
 
