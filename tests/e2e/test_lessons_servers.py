@@ -286,7 +286,7 @@ def test_write_path_measures_both_commit_logs_and_both_hbase_durabilities(tmp_pa
 
 @pytest.mark.servers
 def test_why_p99_moved_reads_each_runs_servers_side(tmp_path, shared):
-    # its two Cassandra nodes (1G, then 256M heap) take the presets' addresses one after the
+    # its two Cassandra nodes (1G, then 512M heap) take the presets' addresses one after the
     # other; HBase is shared. 20,000 records and 5-s runs: the checks are judged on what the
     # servers' side of each run says, not on how much the load left to compact.
     state = shared.use(None, hbase=True)
@@ -298,7 +298,7 @@ def test_why_p99_moved_reads_each_runs_servers_side(tmp_path, shared):
     found = verdicts(tmp_path, "why-p99-moved")
     assert list(found) == ["c_up", "c_load", "c_fresh", "c_settle", "c_settled", "h_up", "h_load", "h_fresh",
                            "h_settle", "h_settled", "g_up", "g_load", "g_settle", "g_small", "down"]
-    # every check judged on the runs' own server figures; a 256M heap under 16 lanes pauses
+    # every check judged on the runs' own server figures; a 512M heap under 16 lanes pauses
     for step in ("c_fresh", "c_settled", "h_settled", "g_small"):
         assert len(found[step]) >= 2 and None not in found[step], (step, done.stdout[-5000:])
     assert found["g_small"][0] is True, done.stdout[-5000:]
