@@ -39,12 +39,17 @@ def cleanup_store(spec):
 
 
 class StallBinding:
-    """A memory binding whose 100th read stalls for `stall.ms` (default 300 ms), once per process."""
+    """A memory binding whose 100th read stalls for `stall.ms` (default 300 ms), once per process;
+    with `stall.block=true` it holds the event loop meanwhile (a synchronous call), as a binding
+    that blocks does."""
 
     def __new__(cls, spec, properties, context):
         import asyncio as _asyncio
+        import time as _time
 
         from workbench.bindings.memory import MemoryBinding
+
+        block = properties.get("stall.block", "false") == "true"
 
         class _Stall(MemoryBinding):
             reads = 0
@@ -52,7 +57,11 @@ class StallBinding:
             async def read(self, table, key, fields):
                 _Stall.reads += 1
                 if _Stall.reads == 100:
-                    await _asyncio.sleep(int(properties.get("stall.ms", "300")) / 1000)
+                    stall = int(properties.get("stall.ms", "300")) / 1000
+                    if block:
+                        _time.sleep(stall)
+                    else:
+                        await _asyncio.sleep(stall)
                 return await super().read(table, key, fields)
 
         return _Stall(spec, properties, context)

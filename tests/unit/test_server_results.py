@@ -103,7 +103,9 @@ def test_the_server_csv_exports(recorded, tmp_path):
     node = [r for r in rows if r["node"] == "127.0.0.2"]
     assert len(node) == 3 and {r["cpu"] for r in node} == {"1.5"}
     assert node[0]["queue.MutationStage.pending"] == "7.0"
-    assert {r["node"] for r in rows} == {"127.0.0.2"}  # (no client source in this run)
+    # no client source in this run: the client's row holds only the engine's own figures
+    assert {r["node"] for r in rows} == {"127.0.0.2", "client"}
+    assert all(r["cpu"] == "" and r["loop_lag_ms"] for r in rows if r["node"] == "client")
     assert list(csv.reader(figures.open()))[0][:4] == ["elapsed_s", "node", "cpu", "rss_bytes"]
     kinds = [(r["kind"], r["seconds"]) for r in csv.DictReader(events.open())]
     assert kinds == [("gc", "0.04"), ("compaction", "0.0")] * 3

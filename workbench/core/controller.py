@@ -26,7 +26,7 @@ from workbench.errors import BindingError, WorkbenchError
 from workbench.metrics.histograms import encode, merge_into, new_histogram
 from workbench.metrics.keycounts import KeyTally
 from workbench.metrics.keycounts import merge as merge_keys
-from workbench.metrics.server import ServerEvent
+from workbench.metrics.server import CLIENT, ServerEvent
 from workbench.metrics.snapshot import IntervalSnapshot, OpStats
 
 Listener = Callable[[IntervalSnapshot], None]
@@ -121,6 +121,18 @@ def stable(ticks: Sequence[tuple[float, int]], pct: float) -> bool:
         return False
     mean = sum(rates) / len(rates)
     return mean > 0 and (max(rates) - min(rates)) <= mean * pct / 100
+
+
+def client_figures(ticks: Sequence[object]) -> dict[str, float]:
+    """The workbench's own figures of a tick, the longest over its workers (metrics/server.py):
+    loop_lag_ms, how late the lanes' event loops woke up; start_gap_ms (paced only), how late an
+    operation started after its intended time."""
+    own: dict[str, float] = {}
+    for name in ("loop_lag_ms", "start_gap_ms"):
+        values = [v for t in ticks if (v := getattr(t, name, None)) is not None]
+        if values:
+            own[name] = round(max(values), 3)
+    return own
 
 
 class Controller:
@@ -452,6 +464,8 @@ class Controller:
         self._nodes_known.update(nodes, down)
         server, server_events = ({}, []) if self._server_feed is None else \
             self._server_feed.take(now - self._t0)
+        if own := client_figures(ticks):  # the client is a suspect too: its loops and its schedule
+            server = {**server, CLIENT: {**server.get(CLIENT, {}), **own}}
         self._server_events.extend(server_events)
         snapshot = IntervalSnapshot(
             phase=self.phase,
@@ -478,6 +492,8 @@ class Controller:
             error_kinds=dict(self._live_kinds),
             down=frozenset(down),
             behind=behind,
+            server=server,
+            server_events=tuple(server_events),
         )
         stored = StoredInterval(
             snapshot.elapsed_s, interval_s, ops, self._total_ops, self.lanes, self.target,

@@ -23,6 +23,7 @@ class Pacer:
         self.slot = 0
         self.before = 0  # slots taken on the schedules before the current one
         self.active = False
+        self.late_ns = 0  # the longest an operation started after its intended time, since take_late
         self.set_rate(rate)
 
     def set_rate(self, rate: float) -> None:
@@ -69,6 +70,16 @@ class Pacer:
             if self.slack is None:
                 self.slack = UVLOOP_SLACK_S if loops.kind(asyncio.get_running_loop()) == "uvloop" else 0.0
             await asyncio.sleep(delay / 1e9 + self.slack)
-            while perf_counter_ns() < intended:
+            now = perf_counter_ns()
+            while now < intended:
                 await asyncio.sleep(0)
+                now = perf_counter_ns()
+            delay = intended - now  # <= 0: how late the wake-up was
+        if -delay > self.late_ns:  # a slot already past (the lanes behind), or a late wake-up
+            self.late_ns = -delay
         return intended
+
+    def take_late(self) -> float:
+        """The longest start gap (ms) since the last call, and start over."""
+        late, self.late_ns = self.late_ns, 0
+        return late / 1e6

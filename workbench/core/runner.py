@@ -42,6 +42,7 @@ GC_YOUNG = 3_000
 # How often a worker counts the operations in its system (for Little's law: in flight = throughput
 # x response time): 50 times a second, a wake-up of a few microseconds each.
 SAMPLE_S = 0.02
+SAMPLE_NS = int(SAMPLE_S * 1e9)  # the same wake-up measures the loop's lag: how late it came
 
 
 class Budget(Protocol):
@@ -133,6 +134,7 @@ class WorkerEngine:
         self._nodes_seen: dict[str, tuple[int, int]] = {}  # the binding's node totals at the last drain
         self._regions_seen: dict[str, tuple[int, int]] = {}  # and its region totals
         self._kinds_seen: dict[str, int] = {}  # the binding's error kinds at the last drain
+        self._lag_max_ns = 0  # the loop's longest lag since the last drain (_sample's overshoot)
 
     # -- live controls (call on the worker's loop) -------------------------------------------
 
@@ -169,8 +171,15 @@ class WorkerEngine:
         return len(self._tasks)
 
     async def _sample(self) -> None:
+        """Samples the operations in the system, and how late the loop wakes this task up: a lane
+        that holds the loop (a binding that blocks, a CPU-bound worker) delays every other lane
+        and the tick's drain by as much, the loop lag (TickData.loop_lag_ms)."""
         while True:
+            t0 = perf_counter_ns()
             await asyncio.sleep(SAMPLE_S)
+            lag = perf_counter_ns() - t0 - SAMPLE_NS
+            if lag > self._lag_max_ns:
+                self._lag_max_ns = lag
             self._in_flight_sum += self.in_system()
             self._in_flight_n += 1
 
@@ -206,6 +215,9 @@ class WorkerEngine:
         # a paused schedule owes nothing, nor one whose operations have all been started
         if self._running.is_set() and not self.stopping and not self.exhausted and not self.done.is_set():
             tick.behind = self.pacer.behind(perf_counter_ns())
+        if self.pacer.active:
+            tick.start_gap_ms = self.pacer.take_late()
+        tick.loop_lag_ms, self._lag_max_ns = self._lag_max_ns / 1e6, 0
         if self.db is not None:
             tick.nodes = self._node_deltas(self.db.node_counts())
             tick.regions = self._node_deltas(self.db.region_counts(), self._regions_seen)

@@ -143,13 +143,15 @@ class SharedBudget:
 def _encode_tick(tick: TickData) -> tuple:
     hists = {k: encode(h) for k, h in tick.histograms.items()}
     return (tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes, tick.keys,
-            tick.regions, tick.client_counts, tick.kinds_delta, tick.down, tick.behind)
+            tick.regions, tick.client_counts, tick.kinds_delta, tick.down, tick.behind, tick.loop_lag_ms,
+            tick.start_gap_ms)
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns, kinds, in_flight, nodes, keys, regions, client, delta, down, behind = payload
+    ops, hists, returns, kinds, in_flight, nodes, keys, regions, client, delta, down, behind, lag, gap = (
+        payload)
     return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes, keys,
-                    regions, client, delta, down, behind)
+                    regions, client, delta, down, behind, lag, gap)
 
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:

@@ -29,6 +29,7 @@ from workbench.core import loops
 from workbench.core.controller import Controller
 from workbench.drive.phase import Phase, failure_line
 from workbench.errors import WorkbenchError
+from workbench.metrics.server import ServerEvent
 from workbench.metrics.snapshot import IntervalSnapshot
 from workbench.results.model import RunResult
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from workbench.clusters.base import Cluster
 
 HISTORY = 600  # ticks of throughput kept for the sparkline (10 minutes at 1 s)
+SERVER_EVENTS = 1000  # the newest server events kept for the timeline
 COMMANDS = ("pause", "resume", "stop", "set_target", "set_lanes", "mark")
 
 
@@ -54,6 +56,10 @@ class LiveState:
     paused: bool = False
     target: float = 0.0  # ops/s, 0: no limit
     lanes: int = 1
+    # the servers' side (issue 54): each tick's figures by node, oldest first (at most HISTORY;
+    # the snapshot's `server` is the newest), and the server events so far, (elapsed s, event)
+    server: tuple[dict[str, dict[str, float]], ...] = ()
+    server_events: tuple[tuple[float, ServerEvent], ...] = ()
 
 
 class BackgroundRun:
@@ -79,6 +85,8 @@ class BackgroundRun:
         self.finished = threading.Event()
         self._throughput: list[float] = []
         self._targets: list[float] = []
+        self._server: list[dict[str, dict[str, float]]] = []
+        self._server_events: list[tuple[float, ServerEvent]] = []
         self._returns: dict[str, dict[str, int]] = {}
         self._thread = threading.Thread(target=self._main, name=f"workbench-{phase}", daemon=True)
         self._started = threading.Event()
@@ -150,10 +158,14 @@ class BackgroundRun:
             into = self._returns.setdefault(op, {})
             for status, n in counts.items():
                 into[status] = into.get(status, 0) + n
+        self._server.append({node: dict(f) for node, f in snap.server.items()})
+        self._server_events.extend(snap.server_events)
+        del self._server[:-HISTORY], self._server_events[:-SERVER_EVENTS]
         seq = self.state.seq + 1 if self.state else 1
         self.state = LiveState(seq, snap, tuple(self._throughput), tuple(self._targets),
                                tuple(self.controller.events()),
-                               {op: dict(c) for op, c in self._returns.items()}, **self._controls())
+                               {op: dict(c) for op, c in self._returns.items()}, **self._controls(),
+                               server=tuple(self._server), server_events=tuple(self._server_events))
 
     def _controls(self) -> dict[str, object]:
         c = self.controller

@@ -108,6 +108,10 @@ class TickData:
     # paced: operations whose intended start had come by the tick's end that no lane had taken
     # yet (Pacer.behind): the lanes were that far behind their schedule; 0 unpaced
     behind: int = 0
+    # the worker's event loop: its longest lag this tick (ms a 0.1 s sleep overshot), and paced,
+    # the longest gap between an operation's intended start and its actual one (ms; None unpaced)
+    loop_lag_ms: float | None = None
+    start_gap_ms: float | None = None
 
 
 class Recorder:

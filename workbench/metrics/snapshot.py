@@ -10,6 +10,7 @@ from itertools import compress
 from hdrh.histogram import HdrHistogram
 
 from workbench import speedups
+from workbench.metrics.server import ServerEvent
 
 SNAPSHOT_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
 _C = speedups.C  # the compiled walk, or None (tests set it to None to run the Python)
@@ -107,6 +108,10 @@ class IntervalSnapshot:
     # paced: operations whose intended start had come by the tick's end that no lane had taken
     # yet, summed over workers (core/pacing.py Pacer.behind); 0 unpaced or on schedule
     behind: int = 0
+    # the servers' figures sampled for this interval, node -> figures (metrics/server.py; the
+    # workbench's own side under "client"), and the server events begun in it, (elapsed_s, event)
+    server: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    server_events: tuple[tuple[float, ServerEvent], ...] = ()
 
     @property
     def throughput(self) -> float:
