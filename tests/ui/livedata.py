@@ -66,3 +66,29 @@ class FixedRun:
 
     def command(self, *_args) -> None:
         raise AssertionError("a frozen run takes no commands")
+
+
+def with_servers(state: LiveState, behind: int = 0, client_cpu: float = 0.4) -> LiveState:
+    """`state` with the servers' side (issue 54): three nodes' figures each second, node 2 killed
+    at 30.2 s after a 412 ms GC pause at 24.5 s, a compaction and a flush; the client's own."""
+    from dataclasses import replace
+
+    from workbench.metrics.server import CLIENT, ServerEvent
+
+    def second(i: int) -> dict[str, dict[str, float]]:
+        nodes = {"127.0.0.1": {"cpu": 1.2, "compactions_pending": 2.0, "flushes_pending": 1.0},
+                 "127.0.0.3": {"cpu": 0.8}}
+        if i < 30:
+            nodes["127.0.0.2"] = {"cpu": 0.9, "gc_pause_ms_max": 412.0 if i == 24 else 3.0}
+        nodes[CLIENT] = {"cpu": client_cpu, "loop_lag_ms": 1.5, "start_gap_ms": 2.25}
+        return nodes
+
+    ticks = len(state.throughput)
+    seconds = tuple(second(i) for i in range(ticks))
+    events = ((12.3, ServerEvent("127.0.0.1", 0.0, "compaction", 3.0, "ycsb.usertable")),
+              (18.9, ServerEvent("127.0.0.3", 0.0, "flush")),
+              (20.0, ServerEvent("127.0.0.3", 0.0, "gc", 0.004, "G1 Young 4 ms")),
+              (24.5, ServerEvent("127.0.0.2", 0.0, "gc", 0.412, "G1 Young 412 ms")),
+              (30.2, ServerEvent("127.0.0.2", 0.0, "kill")))
+    snap = replace(state.snapshot, server=seconds[-1], behind=behind)
+    return replace(state, snapshot=snap, server=seconds, server_events=events)

@@ -17,11 +17,13 @@ from rich.text import Text
 from workbench.drive.background import LiveState
 from workbench.metrics.snapshot import OpStats
 from workbench.results.model import error_total, is_error
+from workbench.ui.server_view import server_event_words, server_mark
 
 CURVE = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (99.99, "p99.99"))
 BLOCKS = " ▁▂▃▄▅▆▇█"
 EVENT_MARKS = {"target": "T", "lanes": "L", "pause": "P", "resume": "R", "stop": "S",
                "fault": "!", "cluster": "N"}  # cluster: a node joining or leaving (clusters/journal.py)
+NO_EVENTS = "no events yet (T target, L lanes, P pause, ! fault, C F G K: see ?)"
 
 
 def fmt_us(us: float) -> str:
@@ -259,17 +261,22 @@ def throughput_chart(state: LiveState, width: int, height: int = 3) -> Text:
         text.append("\n")
     marks = [" "] * len(values)
     tick_s = state.snapshot.elapsed_s / max(len(state.throughput), 1)
-    for elapsed, kind, _value in state.events:
+    # the servers' events first: the run's own (a target, a fault sent from here) draw over them
+    placed = [(elapsed, server_mark(event)) for elapsed, event in state.server_events]
+    placed += [(elapsed, EVENT_MARKS.get(kind, "*")) for elapsed, kind, _value in state.events]
+    for elapsed, mark in placed:
         i = int(elapsed / tick_s) - first_tick if tick_s > 0 else -1
-        if 0 <= i < len(marks):
-            marks[i] = EVENT_MARKS.get(kind, "*")
+        if mark and 0 <= i < len(marks):
+            marks[i] = mark
     text.append(" " * margin + "".join(marks), style="bold magenta")
     return text
 
 
 def event_line(state: LiveState, last: int = 4) -> str:
-    """The newest events in words: '12.0s T target 2,000 · 15.3s ! node1 killed'."""
-    words = []
+    """The newest events in words, the run's and the servers' (those marked on the chart):
+    '12.0s T target 2,000 · 15.3s ! node1 killed · 41.0s G 127.0.0.2 gc 412ms'."""
+    timed: list[tuple[float, str]] = [(elapsed, server_event_words(elapsed, event))
+                                      for elapsed, event in state.server_events if server_mark(event)]
     for elapsed, kind, value in state.events[-last:]:
         mark = EVENT_MARKS.get(kind, "*")
         if kind == "target":
@@ -282,5 +289,6 @@ def event_line(state: LiveState, last: int = 4) -> str:
             what = f"stop ({value})"
         else:
             what = kind
-        words.append(f"{elapsed:.1f}s {mark} {what}")
-    return " · ".join(words) if words else "no events yet (T target, L lanes, P/R pause, ! node fault)"
+        timed.append((elapsed, f"{elapsed:.1f}s {mark} {what}"))
+    words = [w for _t, w in sorted(timed, key=lambda tw: tw[0])[-last:]]
+    return " · ".join(words) if words else NO_EVENTS

@@ -1,5 +1,6 @@
 """The Run screen: the phase going on, live. Progress and ETA, throughput with its target and the
-run's events, per-operation figures (service and, when paced, response time), the latency
+run's events (the servers' too), a line per node and the client's own (widgets/node_strip.py),
+per-operation figures (service and, when paced, response time), the latency
 distribution; keys change the load and disturb a node of the cluster under test.
 
 The screen pulls the newest `LiveState` from the session a few times a second and redraws only
@@ -19,6 +20,7 @@ from workbench.clusters.journal import FAULTS
 from workbench.drive.background import BackgroundRun
 from workbench.errors import WorkbenchError
 from workbench.ui.views import measurement_names
+from workbench.ui.widgets.node_strip import NodeStrip
 from workbench.ui.widgets.op_table import OpTable
 from workbench.ui.widgets.percentiles import PercentileBars
 from workbench.ui.widgets.run_status import RunStatus
@@ -83,6 +85,7 @@ class DashboardScreen(Screen):
         yield Header()
         yield RunStatus(IDLE, id="run-status")
         yield ThroughputChart(id="throughput")
+        yield NodeStrip(id="nodes")
         yield OpTable(id="ops")
         yield PercentileBars(id="percentiles")
         yield Footer()
@@ -117,6 +120,7 @@ class DashboardScreen(Screen):
         self._seq, self._final = state.seq, final
         paced = state.paced
         self.query_one(ThroughputChart).show(state, overall=final)
+        self.query_one(NodeStrip).show(state)
         self.query_one(OpTable).show(state, paced)
         ops = measurement_names(state)
         op = ops[self._op_index % len(ops)] if ops else None

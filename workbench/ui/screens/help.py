@@ -27,6 +27,27 @@ in the latency chart; on a cluster: `k` kill, `z` pause (freeze), `r` resume a n
 `A` add a node, `D` decommission the selected one (local Cassandra). Every change is an event of
 the run: it is drawn on the timeline (`N` a node joining or leaving) and kept in its exports.
 
+## Run screen: the servers' side and the client's
+Under the throughput chart, a line per node for the newest second, then the client's own line:
+- **cpu** cores the node's process used over the second (1.0 = one core busy; local and Docker
+  nodes only). **gc** the longest GC pause that ended in the second. **C2** compactions pending
+  (waiting or running), **F1** memtable/memstore flushes pending. **DEAD** a killed node,
+  **FROZEN** a paused one, **DOWN** one the client knows is disconnected; **no figures** a node
+  whose sources did not answer this second.
+- **client cpu** the workbench's own processes (the parent and every worker). **loop lag** how
+  late the lanes' event loops woke up (the longest over workers): a lane that holds its loop
+  delays every other one. **start gap** (with a target) the longest an operation started after
+  its intended time. **BEHIND by N ops** a paced run behind its schedule: operations due that
+  no lane has taken yet.
+- **client-limited: the workers used 1.9 of 2 cores** the client, not the database, was the
+  bottleneck: its figures measure this machine. **machine-limited** the client and the servers
+  on this machine used its cores together.
+
+Marks on the chart's timeline, under the seconds they began in (the line below names the newest):
+`C` a compaction, `F` a flush, `G` a GC pause of 100 ms or more, `K` a node killed, `Z` a node
+frozen (paused), `U` resumed, `X` restarted; the run's own: `T` target, `L` lanes, `P` / `R` the
+run paused / resumed, `S` stop, `!` a fault sent from here, `N` a node joining or leaving.
+
 ## Compare screen keys
 `space` selects a run (the first selected is the reference), `c` clears, `o` next operation in
 the chart, `h` adds earlier runs from the run store, `i` imports a YCSB text file, `e` exports
