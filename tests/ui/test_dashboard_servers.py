@@ -65,7 +65,8 @@ async def test_the_client_says_when_it_was_the_bottleneck(session):
         strip = app.screen.query_one(NodeStrip)
         await until(pilot, lambda: "client cpu" in _plain(strip.content), what="the client line")
         strip.show(session.current.state, cores=2)
-        assert "client-limited: the workers used 1.9 of 2 cores; the servers' CPU was" in _plain(strip.content)
+        said = "client-limited: the workers used 1.9 of 2 cores; the servers' CPU was"
+        assert said in _plain(strip.content)
         strip.show(session.current.state, cores=8)
         assert "limited" not in _plain(strip.content)
 

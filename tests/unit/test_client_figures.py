@@ -53,3 +53,21 @@ def test_an_unpaced_run_has_no_start_gap():
         cleanup_store(spec)
     assert all("start_gap_ms" not in s.server[CLIENT] and "loop_lag_ms" in s.server[CLIENT]
                for s in snapshots)
+
+
+def test_a_runs_verdict_counts_its_whole_measured_seconds_on_its_manifests_cores():
+    from workbench.results.client_limits import of_run
+    from workbench.results.model import Interval, RunResult
+
+    def second(elapsed: float, cpu: float | None, duration: float = 1.0, warmup: bool = False):
+        figures = {"loop_lag_ms": 2.0, **({"cpu": cpu} if cpu is not None else {})}
+        return Interval(elapsed, duration, 100, 100, warmup=warmup,
+                        server={CLIENT: figures, "127.0.0.1": {"cpu": 0.1}})
+
+    # a warm-up second at rest, three busy seconds, and the run's 2 ms last tick without figures
+    intervals = [second(1, 0.0, warmup=True), second(2, 0.9), second(3, 0.9), second(4, 0.9),
+                 second(4.002, None, duration=0.002)]
+    result = RunResult("run", "memory", 4002, 400, 100.0, intervals=intervals,
+                       manifest={"host": {"cpus": 4, "cpus_usable": 1}})
+    assert of_run(result).line == "client-limited: the workers used 0.9 of 1 cores; the servers' CPU was 0.1"
+    assert of_run(result, cores=4).line == ""

@@ -10,6 +10,7 @@ that could not go on (bad input, a database that went away) with 2, after report
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from workbench.config.bindings import BINDINGS
 from workbench.config.spec import spec_from_args
 from workbench.drive.phase import StoreChoice, execute_phase
 from workbench.errors import WorkbenchError
+from workbench.results import client_limits
 from workbench.results.exporters import DESCRIPTIONS, check_target, export
 from workbench.results.model import RunResult
 from workbench.results.paced import run_pacing
@@ -135,6 +137,9 @@ def run_phase_command(args: argparse.Namespace, phase: str) -> int:
     paced = run_pacing(result)  # a paced run: what its throughput is (results/paced.py)
     if paced is not None:
         print(f"workbench: paced: {paced.line()}", file=sys.stderr)
+    limits = client_limits.of_run(result, cores=len(os.sched_getaffinity(0)))
+    if limits.line:  # the client was the bottleneck (issue 54, 8): its figures measure this machine
+        print(f"workbench: {limits.line}", file=sys.stderr)
     failed = False
     for item in args.export:  # one that fails still leaves the others (and stdout) written
         try:

@@ -19,6 +19,7 @@ from rich.table import Table
 from workbench.commands.bench import add_store_arguments
 from workbench.commands.rerun import add_parser as add_rerun_parser
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.results import client_limits
 from workbench.results.check_verdicts import parse_tolerances
 from workbench.results.comparable import not_comparable_lines
 from workbench.results.compare import compare, comparison_view, write_comparison_csv
@@ -197,6 +198,9 @@ def show_command(args: argparse.Namespace) -> int:
     if paced is not None:
         console.print(f"paced: {paced.line()}", highlight=False, markup=False,
                       style=None if paced.verdict == DELIVERED_WORD else "yellow")
+    limits = client_limits.of_run(result)  # the client the bottleneck (issue 54, 8)
+    if limits.line:
+        console.print(limits.line, highlight=False, markup=False, style="yellow")
     if result.intervals:
         console.print(_intervals_table(result))
     nodes = result.node_totals()

@@ -15,10 +15,11 @@ machine's cores, the line says that instead: neither side's figures are its own 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from workbench.metrics.server import CLIENT
+from workbench.results.model import RunResult
 
 CPU_SHARE = 0.85
 MACHINE_SHARE = 0.90
@@ -64,3 +65,16 @@ def verdict(seconds: Sequence[Mapping[str, Mapping[str, float]]], cores: float,
                                        f"machine ({on_machine - cpu:.1f}) used {on_machine:.1f} of "
                                        f"{cores:g} cores")
     return ClientVerdict(False, "")
+
+
+def of_run(result: RunResult, cores: float | None = None) -> ClientVerdict:
+    """A finished or stored run's verdict over its measured seconds: `cores` those the client
+    could run on (default: the run's manifest, host.cpus_usable); the local nodes those whose
+    process CPU was measured (only this machine's /proc and Docker engine give a node's cpu)."""
+    # whole seconds only: the run's short last tick has no process figures yet (its cpu is not 0)
+    seconds = [i.server for i in result.intervals if i.server and not i.warmup and i.duration_s >= 0.5]
+    if cores is None:
+        host = (result.manifest or {}).get("host") or {}
+        cores = float(host.get("cpus_usable") or host.get("cpus") or 0)
+    local = frozenset(n for s in seconds for n, f in s.items() if n != CLIENT and "cpu" in f)
+    return verdict(seconds, cores, local)
