@@ -103,3 +103,24 @@ def test_a_paced_run_behind_its_schedule_says_so_without_server_figures():
     state = live_state(ticks=5)
     assert client_line(replace(state, snapshot=replace(state.snapshot, behind=40))) == \
         "client BEHIND by 40 ops"
+
+
+async def test_a_real_runs_client_figures_reach_the_strip_live(session):
+    """The wiring, on a real paced memory run: the controller's tick -> the snapshot's server
+    figures -> the LiveState -> the strip (the client's CPU from /proc, its loops' lag, its start
+    gap), while the run goes on."""
+    from tests.ui.test_dashboard import endless_load
+
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.start_run(endless_load(2000))
+        def strip_text() -> str:
+            found = app.screen.query(NodeStrip)
+            return _plain(found.first().content) if found else ""
+
+        await until(pilot, lambda: "start gap" in strip_text(), what="the client's line")
+        line = next(x for x in strip_text().splitlines() if x.startswith("client "))
+        assert "cpu " in line and "loop lag " in line, line
+        assert session.current.state.server and "client" in session.current.state.server[-1]
+        await pilot.press("s")
+        await until(pilot, lambda: session.finished, what="the stopped phase")
