@@ -124,3 +124,21 @@ async def test_a_real_runs_client_figures_reach_the_strip_live(session):
         assert session.current.state.server and "client" in session.current.state.server[-1]
         await pilot.press("s")
         await until(pilot, lambda: session.finished, what="the stopped phase")
+
+
+async def test_at_80x24_five_nodes_and_a_verdict_fit_without_scrolling(session, monkeypatch):
+    """A short screen: one line of nodes ("+2 more nodes") and one of the client, the verdict with
+    BEHIND before it; the chart gives a row, the other panels keep theirs, nothing scrolls."""
+    monkeypatch.setattr(server_view, "machine_cores", lambda: 2)
+    state = with_servers(live_state(ticks=40, events=EVENTS), behind=1204, client_cpu=1.9)
+    more = tuple({**s, "127.0.0.4": {"cpu": 0.5}, "127.0.0.5": {"cpu": 0.7}} for s in state.server)
+    session.current = FixedRun(replace(state, server=more, snapshot=replace(state.snapshot, server=more[-1])))
+    app = WorkbenchApp(session, mode="dashboard")
+    async with app.run_test(size=(80, 24)) as pilot:
+        strip = app.screen.query_one(NodeStrip)
+        await until(pilot, lambda: "more nodes" in _plain(strip.content), what="the packed node line")
+        await pilot.pause(0.3)
+        nodes, client = _plain(strip.content).splitlines()[:2]
+        assert nodes.endswith("127.0.0.3 cpu 0.8 · +2 more nodes"), nodes
+        assert client.startswith("BEHIND by 1,204 ops · client-limited: the workers used 1.9 of 2 cores")
+        assert strip.region.height == 2 and app.screen.max_scroll_y == 0

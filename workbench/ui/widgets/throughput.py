@@ -15,8 +15,9 @@ from workbench.ui.views import event_line, fmt_short, mean_throughput, throughpu
 
 
 class ThroughputChart(Static):
-    # Takes the room the other panels leave: 3 chart rows at 80x24, more on a taller terminal.
-    DEFAULT_CSS = "ThroughputChart { height: 1fr; min-height: 6; max-height: 16; }"
+    # Takes the room the other panels leave: 3 chart rows at 80x24, more on a taller terminal,
+    # 2 when the servers' lines under it need the room.
+    DEFAULT_CSS = "ThroughputChart { height: 1fr; min-height: 5; max-height: 16; }"
 
     _last: tuple | None = None
 
@@ -44,7 +45,7 @@ class ThroughputChart(Static):
             if snap.target > 0:
                 words.append((f" ╌ {fmt_short(snap.target)}", "yellow"))
         caption = Text.assemble(*words, "\n")
-        rows = max((self.size.height or 6) - 3, 3)  # caption, event marks, event line
+        rows = max((self.size.height or 6) - 3, 2)  # caption, event marks, event line
         chart = throughput_chart(state, width, height=rows)
         events = event_line(state)
         if len(events) > width:  # one line, so that the rows above keep their room
