@@ -138,6 +138,7 @@ print(f"Ray's own cost of a drain call in the controller: {used / 1600 * 1e6:.0f
 def cmd_throughput(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     import pytest  # noqa: F401 - raynet skips through pytest when no namespace can be made
+
     from tests.support.raynet import Netns
 
     ns = Netns().start()

@@ -15,12 +15,10 @@ import shutil
 import signal
 import tempfile
 
-from tests.support import alongside
-from tests.support import lifetimes
-from tests.support import marks
 import pytest
-from tests.support.servers import SuiteDocker, SuiteServers
 
+from tests.support import alongside, lifetimes, marks
+from tests.support.servers import SuiteDocker, SuiteServers
 from workbench.clusters import processes
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
 

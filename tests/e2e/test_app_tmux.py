@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.support.tmux import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]

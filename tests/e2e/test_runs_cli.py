@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support import capabilities
 import pytest
 
+from tests.support import capabilities
 from workbench import speedups
 from workbench.results.store import RunStore
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.inprocess import workbench
-
 from workbench.results.model import Interval, RunResult
 from workbench.results.store import RunStore
 

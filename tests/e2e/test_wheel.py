@@ -13,8 +13,8 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from tests.support.wheel import build_wheel, tracked_files
 
+from tests.support.wheel import build_wheel, tracked_files
 from workbench.config import catalog
 
 pytestmark = [pytest.mark.servers,  # a Cassandra JVM, and pip downloads the dependencies

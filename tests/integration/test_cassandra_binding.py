@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from cassandra.cluster import Cluster as Driver
-from tests.support.runs import wait_until_running
 
+from tests.support.runs import wait_until_running
 from workbench.bindings.base import READ, UPDATE, Status
 from workbench.bindings.cassandra import CassandraBinding, kind_of
 from workbench.clusters.local import LocalProvider

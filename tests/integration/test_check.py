@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from tests.support.inprocess import workbench
 
+from tests.support.inprocess import workbench
 from workbench.drive.check import SCALE_ENV, CheckPlan
 from workbench.results.baseline import FIGURES, FORMAT, PHASES
 from workbench.results.check_verdicts import judge, parse_tolerances

@@ -456,7 +456,6 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
     import asyncio
 
     from tests.support.differential import read_back
-
     from workbench.config.keys import build_key_name
     from workbench.core.values import verify_row
 
@@ -518,7 +517,6 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     from pathlib import Path
 
     from tests.support.runs import wait_until_running
-
     from workbench.clusters import ports
 
     provider, name = suite_servers.provider, cassandra_cluster3.name

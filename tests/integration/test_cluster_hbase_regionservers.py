@@ -57,7 +57,6 @@ def test_a_regionserver_added_and_removed_under_load_takes_regions_and_gives_the
     from pathlib import Path
 
     from tests.support.runs import wait_until_running
-
     from workbench.clusters import hbase_local, ports
 
     provider, name, spec = suite_servers.provider, hbase_cluster3.name, hbase_cluster3.spec

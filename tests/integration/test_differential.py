@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tests.support.differential import read_back, scan_back, stream
 
 pytestmark = pytest.mark.servers

@@ -14,11 +14,11 @@ import threading
 import time
 from pathlib import Path
 
-from tests.support import capabilities
 import pytest
 from cassandra.cluster import Cluster as Driver
-from tests.support.runs import wait_until_running
 
+from tests.support import capabilities
+from tests.support.runs import wait_until_running
 from workbench.clusters import cassandra_local, engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL

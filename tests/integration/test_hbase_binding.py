@@ -18,8 +18,8 @@ from pathlib import Path
 
 import happybase
 import pytest
-from tests.support.runs import wait_until_running
 
+from tests.support.runs import wait_until_running
 from workbench.bindings.hbase import HBaseBinding
 from workbench.bindings.hbase_native import NativeBinding
 from workbench.bindings.hbase_schema import split_points

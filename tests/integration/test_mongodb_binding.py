@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.support.runs import wait_until_running
 
 pytestmark = pytest.mark.servers

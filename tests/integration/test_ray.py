@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.support.raynet import Netns
 from tests.support.servers import skip_without_jars
-
 from workbench.results.store import RunStore
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[test,ray]')")

@@ -15,8 +15,8 @@ from struct import pack
 from types import SimpleNamespace
 
 import pytest
-from tests.support.loopback import Transport, both_receive_paths
 
+from tests.support.loopback import Transport, both_receive_paths
 from workbench.bindings.base import chain_outcomes
 from workbench.bindings.cassandra import _without_nulls
 from workbench.bindings.cassandra_errors import QueryFailed

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from tests.support.runs import wait_until_running
-
 from workbench.results.importers import import_file
 from workbench.results.ycsb_text import read_ycsb_text
 

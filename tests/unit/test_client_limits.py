@@ -32,7 +32,8 @@ def test_lagging_loops_in_a_tenth_of_the_seconds_are_client_limited_even_with_co
 
 def test_client_and_local_servers_together_filling_the_machine_are_machine_limited():
     v = verdict(_seconds(1.0, 0.9), cores=2, local_nodes=frozenset({"127.0.0.1"}))
-    assert v.limited and v.line.startswith("machine-limited: the client (1.0) and the servers on this machine (0.9)")
+    assert v.limited
+    assert v.line.startswith("machine-limited: the client (1.0) and the servers on this machine (0.9)")
     # the same figures from a server elsewhere: its CPU is not this machine's
     assert not verdict(_seconds(1.0, 0.9), cores=2).limited
 

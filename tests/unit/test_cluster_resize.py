@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.support.inprocess import workbench
 
+from tests.support.inprocess import workbench
 from workbench.clusters import cassandra_local, ports
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store

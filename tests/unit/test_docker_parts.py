@@ -9,9 +9,9 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from tests.support import capabilities
 import pytest
 
+from tests.support import capabilities
 from workbench.clusters import distributions, engine, images
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_provider import DockerProvider, published_port

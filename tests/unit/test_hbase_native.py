@@ -10,8 +10,8 @@ import asyncio
 import struct
 
 import pytest
-from tests.support.loopback import Transport, both_receive_paths
 
+from tests.support.loopback import Transport, both_receive_paths
 from workbench.bindings import hbase_native
 from workbench.protocols import hbase_rpc
 from workbench.protocols.hbase_messages import (

@@ -30,8 +30,8 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from tests.support.loopback import Transport
 
+from tests.support.loopback import Transport
 from workbench.bindings import hbase_native
 from workbench.clusters import distributions, paths
 from workbench.errors import ClusterError

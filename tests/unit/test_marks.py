@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from tests.support import marks
 import pytest
+
+from tests.support import marks
 
 
 class Item:

@@ -11,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests.support.wheel import build_wheel, tracked_files, wheel_names
 
+from tests.support.wheel import build_wheel, tracked_files, wheel_names
 from workbench import speedups
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -38,10 +38,10 @@ from struct import pack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.loopback import Transport
 from test_cassandra_native import VARCHAR, rows_body, statement, string
 from test_hbase_native import cell as hbase_cell
 
+from tests.support.loopback import Transport
 from workbench import speedups
 from workbench.bindings.cassandra_errors import QueryFailed
 from workbench.protocols import cql

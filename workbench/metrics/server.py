@@ -29,8 +29,9 @@ cannot see is absent from its sample, never zero. Names and units:
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Protocol
 
 CLIENT = "client"  # the node name under which the workbench's own processes are sampled
 

@@ -14,8 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.results.model import (Event, Interval, IntervalMeasurement, Measurement, RunResult,
-                                      ServerEventRecord)
+from workbench.results.model import (
+    Event,
+    Interval,
+    IntervalMeasurement,
+    Measurement,
+    RunResult,
+    ServerEventRecord,
+)
 
 FORMAT = "workbench-run"
 VERSION = 1

@@ -12,9 +12,9 @@ of no length (a flush seen done, a kill) is a point in time.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Iterable, Mapping, Sequence
 
 from workbench.metrics.server import ServerEvent
 
