@@ -107,3 +107,40 @@ def test_settle_is_an_action_on_a_started_cluster(tmp_path):
         "step 'calm': settle before any cluster was started (add a step with action = \"start\" before it)"]
     path.write_text(LESSON.replace('id = "calm"\naction = "settle"', 'id = "calm"\naction = "none"'))
     assert [s.action for s in load(path).steps] == ["none", "start", "settle"]
+
+
+# As measured by `workbench lesson run why-p99-moved` at its default scale (2026-11-29, 225 s on a
+# shared 2-core machine): runs 2, 3 and 5 to 8 of that lesson's store.
+WHY_P99 = {
+    "c_load": {"server.flushes": 5.0},
+    "c_fresh": {"server.flushes": 0.0, "server.compactions": 0.0, "server.compactions_pending": 0.0,
+                "spikes.explained": 0.0, "spikes.count": 4.0, "read.p99": 22.4},
+    "c_settled": {"server.compactions_pending": 0.0, "read.p99": 14.7, "server.gc_pauses": 2.0,
+                  "operations": 76744.0},
+    "h_load": {"server.flushes": 1.0},
+    "h_fresh": {"server.flushes": 0.0, "server.compactions": 0.0, "read.p99": 13.4},
+    "h_settled": {"read.p99": 8.89},
+    "g_small": {"server.gc_pauses": 2.0, "operations": 44095.0, "spikes.gc": 0.0, "spikes.count": 2.0},
+}
+
+
+def _verdicts(figures: dict) -> list[bool | None]:
+    from workbench.config import catalog
+    from workbench.lessons.runner import judge
+
+    lesson = load(catalog.available("lessons")["why-p99-moved"])
+    return [judge(c, figures).passed for s in lesson.steps for c in s.checks]
+
+
+def test_why_p99_moved_judges_what_its_runs_measured_both_ways():
+    # the load's flushes, no server event behind c_fresh's 4 spikes, settled no busier and
+    # faster on both databases, the small heap paused, more often per operation, not in a spike
+    assert _verdicts(WHY_P99) == [True, False, True, True, True, True, True, True, False]
+    quiet = {**WHY_P99, "c_load": {"server.flushes": 0.0}, "h_load": {"server.flushes": 0.0},
+             "c_fresh": {**WHY_P99["c_fresh"], "spikes.count": 0.0, "read.p99": 10.0},
+             "h_settled": {"read.p99": 20.0},
+             "g_small": {**WHY_P99["g_small"], "server.gc_pauses": 0.0, "spikes.count": 0.0}}
+    assert _verdicts(quiet) == [False, True, True, False, False, False, False, False, True]
+    # a run whose servers' side was not sampled is not judged, not failed
+    blind = {**WHY_P99, "g_small": {"operations": 44095.0, "spikes.count": 0.0}}
+    assert _verdicts(blind)[-3:-1] == [None, None]
