@@ -1,13 +1,13 @@
 /* cql.c: the CQL protocol's hot path, a connection's side.
  *
- *   cql_setup(_Chain, LazyRow, NativeSession._route)
+ *   cql_setup(_Chain, LazyRow, TokenAwareRouting.route)
  *                     the classes (and their slots) the CQL answers know
  *   hooks(conn, "cql")'s buffer_updated
  *                     (conn.c's wb_receive with cql_answer) CqlConnection.buffer_updated with
  *                     _answer, _Chain.answered, _Chain.go and CqlConnection.send's usual path
  *
  * mirroring workbench/protocols/cql.py (the codec: LazyRow), cql_connection.py (CqlConnection,
- * _Chain) and cql_session.py (NativeSession._route); a statement's values and a sequence's
+ * _Chain) and cql_routing.py (TokenAwareRouting.route); a statement's values and a sequence's
  * statements are cql_statements.c's. tests/unit/test_cassandra_native.py and
  * test_parsers_fuzz.py run both, answer for answer and byte for byte.
  *
@@ -27,7 +27,7 @@
 #include "deadline.h"
 
 static PyObject *chain_type, *lazyrow_type;  /* _Chain and LazyRow, given by cql_setup */
-static PyObject *route_function;              /* NativeSession._route */
+static PyObject *route_function;              /* TokenAwareRouting.route */
 /* the names cql.c alone reads (wb_names has those it shares) */
 static PyObject *s_stmt, *s_columns, *s_layout, *s_retried, *s_go, *s_done, *s_set_result, *s_body, *s_route,
     *s_send, *s_size, *s_done_method, *s_conns, *s_lr_columns, *s_lr_layout, *s_lr_buf, *s_lr_i;
@@ -44,7 +44,7 @@ static PyObject *s_orphans, *s_stream, *s_version; /* CqlConnection's own slots 
 static Py_ssize_t ch_t0, ch_stmt, ch_body, ch_retried, ch_items, ch_more, ch_answers, ch_done, ch_route;
 static Py_ssize_t lr_columns, lr_layout, lr_buf, lr_i, lr_row;
 
-/* cql_setup(_Chain, LazyRow, NativeSession._route): the classes cql_receive knows, with their
+/* cql_setup(_Chain, LazyRow, TokenAwareRouting.route): the classes cql_receive knows, with their
  * slots, all or none (wb_find_slots): a class without one of them is refused, and the classes in
  * use stay in use. */
 PyObject *
@@ -166,7 +166,7 @@ go_python(PyObject *call)
     return 0;
 }
 
-/* NativeSession._route(stmt, params) of a session with one connection: that connection while it
+/* TokenAwareRouting.route(stmt, params) of a session with one connection: that connection while it
  * is not broken. *target: a new reference to it, or NULL to call the route (several nodes, or
  * the one node down); -1 error. */
 static int
