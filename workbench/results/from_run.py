@@ -136,7 +136,6 @@ def interval_from_stored(i: StoredInterval) -> Interval:
     )
 
 
-
 def server_event_record(elapsed_s: float, event: ServerEvent) -> ServerEventRecord:
     """The result model's record of a server event begun `elapsed_s` into the run."""
     return ServerEventRecord(round(elapsed_s, 3), event.node, event.kind, round(event.seconds, 6),
