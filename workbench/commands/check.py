@@ -100,8 +100,8 @@ def check_command(args: argparse.Namespace) -> int:
     Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table(verdicts, said))
     paced = run_pacing(done.results["paced"]) if "paced" in done.results else None
     if paced is not None:  # what its p99 figures are: latency at the offered load, or not
-        said = "" if paced.verdict == DELIVERED_WORD else "; its p99s are not latency at the offered load"
-        print(f"workbench: check: the paced run: {paced.line()}{said}")
+        caveat = "" if paced.verdict == DELIVERED_WORD else "; its p99s are not latency at the offered load"
+        print(f"workbench: check: the paced run: {paced.line()}{caveat}")
     ids = ", ".join(f"{p} #{done.run_ids.get(p)}" for p in baseline_file.PHASES if done.run_ids.get(p))
     if ids:
         print(f"workbench: check recorded as runs {ids}")
