@@ -16,6 +16,9 @@ from workbench.errors import ConfigError
 GROUP = "workbench.databases"
 
 
+_VERSIONS: dict[str, str] = {}  # a database's name -> the version of the package that registered it
+
+
 @functools.cache
 def _installed() -> dict[str, Database]:
     found: dict[str, Database] = {}
@@ -29,6 +32,8 @@ def _installed() -> dict[str, Database]:
         if not isinstance(described, Database) or described.name != entry.name:
             raise ConfigError(f"the entry point {entry.name!r} ({where}) is not a Database named "
                               f"{entry.name!r}", "see docs/ADDING-A-DATABASE.md")
+        if entry.name not in found and entry.dist is not None:
+            _VERSIONS[entry.name] = entry.dist.version
         found.setdefault(entry.name, described)
     if not found:
         raise ConfigError(f"no database is registered (entry point group {GROUP!r} is empty)",
@@ -56,6 +61,15 @@ def database(name: str) -> Database:
 
 def find(name: str) -> Database | None:
     return _installed().get(name)
+
+
+def package_version(name: str) -> str | None:
+    """The version of the installed package that registered the database `name` (an in-process
+    database is that package). Read from the entry point's own distribution: asking which
+    distribution holds a module (importlib.metadata.packages_distributions) reads every installed
+    package's file list, about half a second a process."""
+    _installed()
+    return _VERSIONS.get(name)
 
 
 def in_process(name: str) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from workbench.databases import find, serving
+from workbench.databases.registry import package_version
 from workbench.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def server(db: str, props: dict[str, str], cluster: Cluster | None) -> dict[str,
         except ConfigError:  # a binding registered at run time (tests): no descriptor
             return {"product": kind, "version": version, "settings": {}}
     if described.in_process:  # the database is the package its binding comes from
-        version = _package_version(described.binding)
+        version = package_version(described.name) or UNKNOWN
         product = f"{described.name} (in-process)"
     else:
         product = served.label if served is not None and served.label else described.title
@@ -50,19 +51,6 @@ def server(db: str, props: dict[str, str], cluster: Cluster | None) -> dict[str,
     spec = cluster.spec if ours else None
     settings = described.load("settings")(props, spec) if described.settings else {}
     return {"product": product, "version": version, "settings": settings}
-
-
-def _package_version(binding: str) -> str:
-    """The installed version of the package a binding's module belongs to."""
-    from importlib import metadata  # noqa: PLC0415
-
-    top = binding.partition(".")[0].partition(":")[0]
-    for dist in metadata.packages_distributions().get(top, []):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return UNKNOWN
 
 
 # Each database's settings, named by its descriptor (databases/): (props, spec) -> settings.
