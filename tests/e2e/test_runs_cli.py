@@ -162,8 +162,10 @@ def test_compare_gives_each_difference_its_interval_and_verdict_against_the_name
     throughput = next(i for i, line in enumerate(lines) if line.startswith("throughput ops/s (-10%)"))
     # two seconds of 0.1-s intervals: 20 whole ones; on a loaded machine a few fewer are whole (a CI
     # rehearsal under two busy loops kept 18), never fewer than the 10 an interval needs
-    assert re.fullmatch(r"throughput ops/s \(-10%\) 1?,?\d{3} \(n=(1\d|2[01])\) #2 memory workloada "
-                        r"-\d\d\.\d% \[-\d\d\.\d, -\d\d\.\d\] worse", lines[throughput]), lines[throughput]
+    # the baseline held to 2,000 ops/s: a little over it (a CI run: 2,014) or under it
+    assert re.fullmatch(r"throughput ops/s \(-10%\) (1,\d{3}|2,0\d\d|\d{3}) \(n=(1\d|2[01])\) "
+                        r"#2 memory workloada -\d\d\.\d% \[-\d\d\.\d, -\d\d\.\d\] worse",
+                        lines[throughput]), lines[throughput]
     assert lines[throughput + 1].split()[-1] == "-"  # the YCSB file: no per-second figures to compare
     assert f"wrote {out}" in compared.stderr
     rows = [r for r in csv.DictReader(out.open()) if r["figure"] == "per_second_throughput_ops_s"]

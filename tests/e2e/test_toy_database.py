@@ -97,8 +97,11 @@ def test_an_installation_whose_metadata_registers_no_database_is_one_line(tmp_pa
     (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: ycsb-workbench\nVersion: 0.2.0\n")
     (info / "entry_points.txt").write_text("[console_scripts]\nworkbench = workbench.cli:main\n")
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    # run from tmp_path: `python -m` puts the working directory first on the path, and a fresh
+    # clone's checkout holds the egg-info `pip install -e .` wrote (with the entry points), which
+    # would come ahead of the stale one
     done = subprocess.run([*WORKBENCH, "run", "-db", "memory", "-p", "operationcount=10"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "workbench: error: no database is registered (entry point group 'workbench.databases' is empty) "

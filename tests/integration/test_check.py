@@ -94,7 +94,9 @@ def test_the_same_check_again_against_the_previous_one_in_the_store_is_not_worse
 def test_a_candidate_held_to_half_the_throughput_is_worse_exit_1_with_junit(saved, tmp_path):
     store, base, _ = saved
     doc = json.loads(base.read_text())
-    target = doc["figures"]["throughput A"]["value"] * 0.5
+    # half the slower phase's: -target holds both A and C, and on a loaded machine C's baseline
+    # may have been measured below A's (a CI run: C at half A's was not worse than C's baseline)
+    target = min(doc["figures"][f"throughput {p}"]["value"] for p in ("A", "C")) * 0.5
     # its manifest says other cores: allowed, so the check goes on (exit 1, not 2)
     other = edited(base, tmp_path / "cores.json",
                    lambda d: d["manifests"]["A"]["host"].update(cpus_usable=64))
