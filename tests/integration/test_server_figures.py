@@ -35,11 +35,15 @@ def _cpu_at(samples: list[tuple[float, float]], when: float) -> float:
     for (t0, c0), (t1, c1) in zip(samples, samples[1:], strict=False):
         if t0 <= when <= t1:
             return c0 + (c1 - c0) * (when - t0) / (t1 - t0)
-    raise AssertionError(f"no /proc samples around {when}")
+    span = f"{samples[0][0]:.2f} to {samples[-1][0]:.2f}" if samples else "none"
+    raise AssertionError(f"no /proc samples around {when:.2f} (samples: {span})")
 
 
 def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cassandra_node):
-    node = cassandra_node.nodes[0]
+    # the node as it is now: a test before this one may have killed and restarted it (a new pid;
+    # the session fixture still holds the first one's)
+    node = suite_servers.provider.status(cassandra_node.name).nodes[0]
+    assert node.status == "running", node
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir),
                WORKBENCH_STORE=str(tmp_path / "runs.db"))
     common = ["--cluster", cassandra_node.name, "-P", str(ROOT / "workbench" / "workloads" / "workloada"),
@@ -51,12 +55,17 @@ def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cass
     samples: list[tuple[float, float]] = []
     stop = threading.Event()
 
+    failed: list[BaseException] = []
+
     def watch() -> None:
-        while not stop.is_set():
-            started, cpu = _jvm_cpu(node.pid)
-            assert started == node.start_time
-            samples.append((time.time(), cpu))
-            stop.wait(0.05)
+        try:
+            while not stop.is_set():
+                started, cpu = _jvm_cpu(node.pid)
+                assert started == node.start_time, "the JVM the test watches is not the node's"
+                samples.append((time.time(), cpu))
+                stop.wait(0.05)
+        except BaseException as exc:  # said by the test, not lost on the thread
+            failed.append(exc)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -69,6 +78,7 @@ def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cass
     finally:
         stop.set()
         watcher.join()
+    assert not failed, failed
     assert run.returncode == 0, run.stderr
     doc = json.loads(out.read_text())["run"]
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
