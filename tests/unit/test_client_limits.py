@@ -40,3 +40,16 @@ def test_client_and_local_servers_together_filling_the_machine_are_machine_limit
 
 def test_without_client_figures_nothing_is_said():
     assert verdict([{"127.0.0.1": {"cpu": 2.0}}], cores=2).line == ""
+
+
+def test_a_client_sharing_busy_cores_with_other_processes_is_limited_by_what_they_left_it():
+    shared = [{"client": {"cpu": 0.5, "loop_lag_ms": 15.0, "cores_busy": 0.99}} for _ in range(4)]
+    v = verdict(shared, cores=1)
+    assert v.limited
+    assert v.line == "client-limited: the workers used 0.5 of 1 cores and other processes 0.5 of them"
+    # cores busy, but the client hardly used them (a paced run on a loaded machine): nothing to say
+    idle = [{"client": {"cpu": 0.2, "cores_busy": 2.0}} for _ in range(4)]
+    assert not verdict(idle, cores=2).limited
+    # the client used half its cores and the rest were free: not limited
+    free = [{"client": {"cpu": 0.5, "cores_busy": 0.6}} for _ in range(4)]
+    assert not verdict(free, cores=1).limited

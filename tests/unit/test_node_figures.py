@@ -5,6 +5,7 @@ life, added up from the per-sample rates, is within 10% of what the process itse
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 import time
@@ -114,6 +115,25 @@ def test_the_client_is_this_process_and_its_workers(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_clients_cores_busy_counts_every_process_on_them():
+    """A client pinned to one core that sleeps while another process spins on that core: its own
+    CPU is about nothing, its core's busy time about all of it (whoever used it)."""
+    core = min(os.sched_getaffinity(0))
+    pin = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
+    client = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=pin)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
+    try:
+        reader = ClientProcesses(client.pid)
+        time.sleep(0.8)
+        figures = reader.read(time.time())[CLIENT]
+        assert figures["cpu"] < 0.05
+        assert 0.8 <= figures["cores_busy"] <= 1.0  # one core: at most 1
+    finally:
+        for child in (client, spinner):
+            child.kill()
+            child.wait()
 
 
 def test_docker_statistics_become_figures():

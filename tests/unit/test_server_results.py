@@ -55,10 +55,12 @@ def _record(monkeypatch, tmp_path):
     return store, done
 
 
-@pytest.fixture
-def recorded(monkeypatch, tmp_path):
-    """A 3-second memory run with the fake node's figures, recorded live into a store."""
-    return _record(monkeypatch, tmp_path)
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A 3-second memory run with the fake node's figures, recorded live into a store: one for
+    the module's tests that only read it."""
+    with pytest.MonkeyPatch.context() as mp:
+        return _record(mp, tmp_path_factory.mktemp("recorded"))
 
 
 def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path):
@@ -67,15 +69,18 @@ def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path
         back = s.result(done.run_id)
         events = s.conn.execute("SELECT node, kind, seconds FROM server_events WHERE run_id = ?",
                                 (done.run_id,)).fetchall()
-    assert events == [("127.0.0.2", "gc", 0.04), ("127.0.0.2", "compaction", 0.0)] * 3
+    asked = len(events) // 2  # once a second: 3, or more for a run held behind (see below)
+    assert asked >= 3 and events == [("127.0.0.2", "gc", 0.04), ("127.0.0.2", "compaction", 0.0)] * asked
     assert back.server_events == done.result.server_events
     assert back.server_notes == ["jmx: no JMX figures: the info server does not answer"]
     assert [i.server for i in back.intervals] == [i.server for i in done.result.intervals]
     out = tmp_path / "run.json"
     assert main(["runs", "export", str(done.run_id), "--store", str(store), "--export", f"json={out}"]) == 0
     run = json.loads(out.read_text())["run"]
-    whole = [i for i in run["intervals"] if i["duration_s"] > 0.5]
-    assert len(whole) == 3
+    # 3,000 operations at 1,000 a second: three whole seconds, or more when a loaded machine
+    # held the run behind its schedule (a last short one of 0.64 s seen under -n 3)
+    whole = [i for i in run["intervals"] if i["duration_s"] > 0.9]
+    assert len(whole) >= 3
     assert all(i["server"]["127.0.0.2"]["cpu"] == 1.5 for i in whole)
     assert run["server_events"][0] == {"elapsed_s": pytest.approx(0.75, abs=0.1), "node": "127.0.0.2",
                                        "kind": "gc", "seconds": 0.04, "detail": "G1 Young"}
@@ -89,8 +94,9 @@ def test_an_incomplete_run_keeps_the_server_events_written_live(monkeypatch, tmp
     with RunStore(store) as s:
         assert s.row(done.run_id).status == "running"
         back = s.result(done.run_id)
-    assert [(e.kind, e.node) for e in back.server_events] == \
-        [("gc", "127.0.0.2"), ("compaction", "127.0.0.2")] * 3
+    asked = len(back.server_events) // 2
+    assert asked >= 3 and [(e.kind, e.node) for e in back.server_events] == \
+        [("gc", "127.0.0.2"), ("compaction", "127.0.0.2")] * asked
     assert any(i.server.get("127.0.0.2", {}).get("cpu") == 1.5 for i in back.intervals)
 
 
@@ -101,14 +107,14 @@ def test_the_server_csv_exports(recorded, tmp_path):
                  f"server-csv={figures}", "--export", f"server-events={events}"]) == 0
     rows = list(csv.DictReader(figures.open()))
     node = [r for r in rows if r["node"] == "127.0.0.2"]
-    assert len(node) == 3 and {r["cpu"] for r in node} == {"1.5"}
+    assert len(node) >= 3 and {r["cpu"] for r in node} == {"1.5"}
     assert node[0]["queue.MutationStage.pending"] == "7.0"
     # no client source in this run: the client's row holds only the engine's own figures
     assert {r["node"] for r in rows} == {"127.0.0.2", "client"}
     assert all(r["cpu"] == "" and r["loop_lag_ms"] for r in rows if r["node"] == "client")
     assert list(csv.reader(figures.open()))[0][:4] == ["elapsed_s", "node", "cpu", "rss_bytes"]
     kinds = [(r["kind"], r["seconds"]) for r in csv.DictReader(events.open())]
-    assert kinds == [("gc", "0.04"), ("compaction", "0.0")] * 3
+    assert len(kinds) >= 6 and kinds == [("gc", "0.04"), ("compaction", "0.0")] * (len(kinds) // 2)
 
 
 def test_runs_show_has_a_table_per_node_and_compare_a_cpu_line(recorded, capsys):

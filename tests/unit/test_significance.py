@@ -96,3 +96,17 @@ def test_the_verdict_reads_the_whole_interval_in_the_direction_of_the_figure(low
                                                                             expected):
     assert verdict(interval(low, high), 10, higher_is_better) == expected
     assert verdict(interval(low, high), -10, higher_is_better) == expected  # a size, either sign
+
+
+def test_a_time_limited_runs_last_short_interval_the_drain_after_its_stop_is_not_measured():
+    from workbench.results.model import Interval, RunResult
+    from workbench.results.significance import run_series
+
+    def tick(k: int, duration: float, ops: int) -> Interval:
+        return Interval(elapsed_s=0.15 * k, duration_s=duration, operations=ops, total_operations=0)
+
+    steady = [tick(k, 0.15, 75_000) for k in range(1, 11)]  # 500,000 ops/s
+    drained = RunResult("run", "memory", 1608, 0, 0.0, intervals=[*steady, tick(11, 0.108, 1_920)])
+    assert run_series(drained, "throughput") == pytest.approx([500_000.0] * 10)
+    whole_enough = RunResult("run", "memory", 1640, 0, 0.0, intervals=[*steady, tick(11, 0.14, 70_000)])
+    assert len(run_series(whole_enough, "throughput")) == 11

@@ -14,7 +14,8 @@ samples over the time between them, so a node's first sample has its memory only
 state file is read again when it changes, so a node that joins, restarts or goes is followed.
 An external cluster's processes are not on this machine: `process_reader` says so. The
 client's own processes (this one and its worker processes) are the
-node "client".
+node "client"; its `cores_busy` is how busy the cores it may run on were, whoever used them
+(/proc/stat: each core's time not idle), so a client that shares its cores is seen doing so.
 """
 
 from __future__ import annotations
@@ -257,6 +258,24 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def cores_busy_counters(cores: set[int]) -> float | None:
+    """Seconds the given cores spent not idle (user, system, interrupts, steal: all but idle and
+    iowait) since boot, from /proc/stat, or None where it cannot be read."""
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    busy, seen = 0, 0
+    for line in lines:
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu" or int(name[3:]) not in cores:
+            continue
+        ticks = [int(v) for v in rest.split()[:8]]
+        busy += sum(ticks) - ticks[3] - ticks[4]
+        seen += 1
+    return busy / _TICKS if seen else None
+
+
 class ClientProcesses:
     """The workbench's own side: this process and its worker processes (children started by
     multiprocessing; a cluster this process started is not the client), as the node "client"."""
@@ -265,6 +284,10 @@ class ClientProcesses:
         self.pid = pid or os.getpid()
         self._workers: dict[int, bool] = {}  # child PID -> is it a worker process
         self._rates = _Rates()
+        try:
+            self._cores = os.sched_getaffinity(self.pid)
+        except OSError:
+            self._cores = set(range(os.cpu_count() or 1))
         self.read(time.time())
 
     def _is_worker(self, pid: int) -> bool:
@@ -292,9 +315,14 @@ class ClientProcesses:
             if rates is not None:  # ended takes its CPU time with it, a new one starts at 0
                 rated = True
                 totals = [t + r for t, r in zip(totals, rates, strict=True)]
-        self._rates.keep(seen)
+        self._rates.keep(seen | {"cores"})
         self._workers = {pid: w for pid, w in self._workers.items() if any(p == pid for p, _ in seen)}
         figures = _figures((0, 0.0, rss, (0, 0)), tuple(totals) if rated else None)
+        busy = cores_busy_counters(self._cores)
+        if busy is not None:
+            rate = self._rates.rates("cores", now, (busy,))
+            if rate is not None:
+                figures["cores_busy"] = round(min(rate[0], len(self._cores)), 4)
         return {CLIENT: figures}
 
     def close(self) -> None:

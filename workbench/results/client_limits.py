@@ -10,7 +10,10 @@ event loops' longest lag in the second). A run is client-limited when, over its 
 the client used at least CPU_SHARE of the cores it could run on, or its loops lagged more than
 LAG_MS in at least LAG_SHARE of the seconds: either way operations waited for the client, not for
 the database. When the servers run on the same machine and client and servers together used the
-machine's cores, the line says that instead: neither side's figures are its own capacity.
+machine's cores, the line says that instead: neither side's figures are its own capacity. And a
+client that shares its cores with other processes (`cores_busy`: how busy the cores it may run on
+were, whoever used them) is limited by what they left it: when those cores were busy and the
+client used at least SHARED_SHARE of them, the line says how much the others took.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ CPU_SHARE = 0.85
 MACHINE_SHARE = 0.90
 LAG_MS = 50.0
 LAG_SHARE = 0.10
+SHARED_SHARE = 0.30
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,11 @@ def verdict(seconds: Sequence[Mapping[str, Mapping[str, float]]], cores: float,
             return ClientVerdict(True, f"machine-limited: the client ({cpu:.1f}) and the servers on this "
                                        f"machine ({on_machine - cpu:.1f}) used {on_machine:.1f} of "
                                        f"{cores:g} cores")
+    busy = [c["cores_busy"] for c in client if "cores_busy" in c]
+    if busy and _mean(busy) >= MACHINE_SHARE * cores and cpu >= SHARED_SHARE * cores:
+        others = max(_mean(busy) - cpu, 0.0)
+        return ClientVerdict(True, f"client-limited: the workers used {cpu:.1f} of {cores:g} cores and "
+                                   f"other processes {others:.1f} of them{server_words}")
     return ClientVerdict(False, "")
 
 
