@@ -21,6 +21,7 @@ from workbench.errors import WorkbenchError
 from workbench.experiments.elastic import Join, join_windows, series, streamed
 from workbench.experiments.plan import RATE, SATURATED, UNTHROTTLED, Experiment, Step
 from workbench.experiments.stats import AnovaRow, anova2, cell
+from workbench.experiments.timeline import RunTimeline, run_timeline
 from workbench.results.paced import Pacing, pacing
 from workbench.results.store import RunStore
 
@@ -64,6 +65,9 @@ class RunRecord:
     pacing: Pacing | None = None
     # and with add_node_at_s, each of the join's windows (before, during, after) the same way
     window_pacing: dict[str, Pacing | None] = field(default_factory=dict)
+    # the run over time, the client's side and its servers', with its spikes (timeline.py); None for
+    # a run with no server figures (a memory run)
+    timeline: RunTimeline | None = None
 
     @property
     def database(self) -> str:
@@ -102,6 +106,7 @@ def collect(e: Experiment, scale: str, store: object = None) -> list[RunRecord]:
             measured = [i for i in result.intervals if not i.warmup and i.duration_s >= 0.5]
             record.interval_rates = [i.throughput for i in measured]
             record.pacing = pacing(result.intervals)
+            record.timeline = run_timeline(result)
             sampled = [i for i in measured if i.in_flight is not None]
             if sampled:
                 record.in_flight = (sum(i.in_flight * i.duration_s for i in sampled)

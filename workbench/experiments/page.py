@@ -38,6 +38,7 @@ from workbench.experiments.elastic_report import caps_note, elastic_html
 from workbench.experiments.paced_report import delivered, is_paced, paced_html
 from workbench.experiments.plan import RATE, Experiment
 from workbench.experiments.stats import NOISY, AnovaRow, cell, welch
+from workbench.experiments.timeline_chart import servers_section
 
 
 def write_html(e: Experiment, scale: str, records: list[RunRecord], path: Path) -> None:
@@ -76,6 +77,7 @@ def render_html(e: Experiment, scale: str, records: list[RunRecord]) -> str:
     parts.append("<h2>Latency by operation</h2>")
     for name in ops:
         parts.append(latency_chart(e, records, name, colours))
+    parts += servers_section(records)
     parts.append("<h2>Every step</h2>")
     parts.append(_steps_table(e, records, paced))
     if len(e.targets) >= 2:

@@ -13,11 +13,11 @@ from statistics import median
 
 from workbench.experiments.elastic import join_windows
 from workbench.lessons.checks import KEYS, OPERATIONS, PLACES, STATS
-from workbench.metrics.server import CLIENT, ServerEvent
+from workbench.metrics.server import CLIENT
 from workbench.results.model import Measurement, RunResult, error_total
 from workbench.results.paced import CATCHING_UP, DELIVERED_WORD, run_pacing
 from workbench.results.server_summary import node_summaries
-from workbench.results.spikes import Second, spikes
+from workbench.results.spikes import run_events, run_seconds, spikes
 
 
 def _stats(m: Measurement) -> dict[str, float]:
@@ -175,18 +175,13 @@ def spike_figures(result: RunResult) -> dict[str, float]:
     """The run's spikes (spikes.*, checks.SPIKES; results/spikes.py: its seconds whose p99 is at
     least twice the median p99) and how many of them a server event of a node overlapped, of
     any kind and per kind. None for a run without a measured second's p99."""
-    seconds = [Second(i.elapsed_s, i.duration_s,
-                      {op: float(m.percentiles[99.0]) for op, m in i.measurements.items()
-                       if m.count and 99.0 in m.percentiles}, i.warmup)
-               for i in result.intervals]
+    seconds = run_seconds(result)
     typical = [max((p for op, p in s.p99_us.items() if not op.endswith("-FAILED")), default=0.0)
                for s in seconds if not s.warmup]
     typical = [p for p in typical if p > 0]
     if not typical:
         return {}
-    events = [(e.elapsed_s, ServerEvent(e.node, 0.0, e.kind, e.seconds, e.detail))
-              for e in result.server_events if e.node != CLIENT]
-    found = spikes(seconds, events)
+    found = spikes(seconds, run_events(result))
     kinds = [{e.kind for _, e in spike.events} for spike in found]
     return {"spikes.count": float(len(found)),
             "spikes.explained": float(sum(1 for k in kinds if k)),

@@ -14,6 +14,8 @@ does: it is a check against edits, not a signature).
      "restarts": [{"at": ISO time, "steps_done": how many steps were done then}],
      "steps": [{"id", "title", "text", "action", "measures", "done", "run_id", "server", "client",
                 "figures": {name: value, "reps.<name>": [each run's value]},
+                "timeline": the run over time, its servers' figures and spike lines, or null for a
+                            run with no server figures (experiments/timeline.py's RunTimeline),
                 "checks": [{"expect", "passed", "values", "sentence"}],
                 "questions": [{"ask", "choices", "attempts_allowed",
                                "attempts": [{"given": choice number or text, "at": ISO time}]}]}],
@@ -35,6 +37,8 @@ from pathlib import Path
 from workbench.errors import WorkbenchError
 from workbench.experiments.charts import COLOURS, FRAME, chart_open, esc, num
 from workbench.experiments.page import PAGE, html_table
+from workbench.experiments.timeline import RunTimeline, run_timeline
+from workbench.experiments.timeline_chart import timeline_html
 from workbench.lessons.answers import Attempt, Graded, attempts_of, grade, is_right, stamp
 from workbench.lessons.model import Lesson
 from workbench.lessons.progress import lesson_restarts, lesson_steps, lesson_students
@@ -76,8 +80,10 @@ def lab_report(lesson: Lesson, student: str, store: object = None) -> dict:
             "measures": step.measures, "done": record is not None,
             "run_id": record.run_id if record else None,
             # as the server answered, and the client that measured the run
-            "server": where.get(record.run_id, ("", ""))[0] if record else "",
-            "client": where.get(record.run_id, ("", ""))[1] if record else "",
+            "server": where.get(record.run_id, ("", "", None))[0] if record else "",
+            "client": where.get(record.run_id, ("", "", None))[1] if record else "",
+            # the run over time, client and servers, with its spikes (None: no server figures)
+            "timeline": where.get(record.run_id, ("", "", None))[2] if record else None,
             "figures": dict(record.figures) if record else {},
             "checks": record.checks if record else [],
             "questions": [{"ask": q.ask, "choices": list(q.choices), "attempts_allowed": q.attempts,
@@ -109,13 +115,15 @@ def digest(report: dict) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _where(store: RunStore, run_id: int) -> tuple[str, str]:
-    """The run's server and client as it recorded them."""
+def _where(store: RunStore, run_id: int) -> tuple[str, str, dict | None]:
+    """The run's server and client as it recorded them, and its timeline (experiments/timeline.py)
+    when it has server figures."""
     try:
         result = store.result(run_id)
     except WorkbenchError:  # a run removed from the store since: the report still shows its figures
-        return "", ""
-    return result.server, result.client
+        return "", "", None
+    timeline = run_timeline(result)
+    return result.server, result.client, None if timeline is None else timeline.as_dict()
 
 
 def report_attempts(question: dict) -> list[Attempt]:
@@ -216,6 +224,8 @@ def _step_html(step: dict, lesson: Lesson) -> list[str]:
         on += f", measured by {step['client']}" if step.get("client") else ""
         run = f" (run {step['run_id']}{on})" if step["run_id"] is not None else ""
         body.append(html_table(["figure", "value"], rows, caption=f"measured{run}"))
+    if step.get("timeline"):
+        body += timeline_html(RunTimeline.from_dict(step["timeline"]), f"run {step['run_id']}")
     for check in step["checks"]:
         first, sentence = verdict_lines(check)
         css = {True: "pass", False: "fail", None: "unjudged"}[check["passed"]]

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from workbench.metrics.server import ServerEvent
+from workbench.metrics.server import CLIENT, ServerEvent
+from workbench.results.model import RunResult
 
 SPIKE_FACTOR = 2.0
 # the measurements that are not an operation's latency: failed operations' own histograms
@@ -52,7 +53,8 @@ def _ms(us: float) -> str:
     return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
 
 
-def _worst(second: Second) -> tuple[str, float]:
+def worst(second: Second) -> tuple[str, float]:
+    """The second's highest p99 of an operation (failed operations' own histograms left out)."""
     measured = {op: p for op, p in second.p99_us.items() if not op.endswith(_NOT_LATENCY)}
     if not measured:
         return "", 0.0
@@ -64,14 +66,14 @@ def spikes(seconds: Sequence[Second], events: Iterable[tuple[float, ServerEvent]
            factor: float = SPIKE_FACTOR) -> list[Spike]:
     """Every measured second whose worst p99 is at least `factor` times the run's median p99,
     with the events that overlap it (`events`: (start in seconds since the run began, event))."""
-    measured = [s for s in seconds if not s.warmup and _worst(s)[1] > 0]
+    measured = [s for s in seconds if not s.warmup and worst(s)[1] > 0]
     if not measured:
         return []
-    typical = median(_worst(s)[1] for s in measured)
+    typical = median(worst(s)[1] for s in measured)
     placed = sorted(events, key=lambda pair: pair[0])
     out = []
     for s in measured:
-        op, p99 = _worst(s)
+        op, p99 = worst(s)
         if p99 < factor * typical:
             continue
         begin, end = s.end_s - s.length_s, s.end_s
@@ -79,6 +81,25 @@ def spikes(seconds: Sequence[Second], events: Iterable[tuple[float, ServerEvent]
                             if start <= end and start + max(e.seconds, 0.0) >= begin)
         out.append(Spike(s.end_s, op, p99, overlapping))
     return out
+
+
+def run_seconds(result: RunResult) -> list[Second]:
+    """A recorded run's intervals as Seconds: each operation's p99 where it has one."""
+    return [Second(i.elapsed_s, i.duration_s,
+                   {op: float(m.percentiles[99.0]) for op, m in i.measurements.items()
+                    if m.count and 99.0 in m.percentiles}, i.warmup)
+            for i in result.intervals]
+
+
+def run_events(result: RunResult) -> list[tuple[float, ServerEvent]]:
+    """A recorded run's server events of its nodes (not the client's), placed on its timeline."""
+    return [(e.elapsed_s, ServerEvent(e.node, 0.0, e.kind, e.seconds, e.detail))
+            for e in result.server_events if e.node != CLIENT]
+
+
+def run_spikes(result: RunResult) -> list[Spike]:
+    """A recorded run's spikes, with the events of its nodes that overlapped each."""
+    return spikes(run_seconds(result), run_events(result))
 
 
 def describe_events(events: Sequence[ServerEvent]) -> list[str]:
