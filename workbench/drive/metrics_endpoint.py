@@ -11,9 +11,11 @@ kept here is what the controller does not add up: requests per node since the st
 tick listener in the parent (one dict update per node and second). After the phase, or when the
 controller's loop does not answer within READ_TIMEOUT_S, a scrape shows the last figures read.
 
-Server figures (issue 54: CPU, GC pauses, compactions per node) are not sampled yet; when they
-are, their source registers a Collector of its own in `endpoint.registry` under names beginning
-`workbench_server_` (docs/PROMETHEUS.md).
+The servers' figures (issue 54: CPU, memory, GC pauses, queues per node, as server_sampler.py
+samples them for each tick) are summed by the same tick listener into a ServerTally
+(prometheus_server.py), which hands each tick's figures over as one frozen value; a second
+Collector in the registry reads it at each scrape, under names beginning `workbench_server_`
+(docs/PROMETHEUS.md). That read needs no call on the controller's loop.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 from workbench.bindings.clients import client_name
 from workbench.clusters.ports import holder
 from workbench.drive.prometheus import RunCollector, RunFigures, RunLabels, latency_of
+from workbench.drive.prometheus_server import ServerCollector, ServerTally
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.metrics.snapshot import IntervalSnapshot
 
@@ -71,6 +74,8 @@ class MetricsEndpoint:
         self._last = RunFigures()
         self._closed = False
         self.registry.register(RunCollector(self._read, lambda: self._labels))
+        self._tally = ServerTally()
+        self.registry.register(ServerCollector(lambda: self._tally.figures, lambda: self._labels))
         try:
             self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
@@ -103,8 +108,10 @@ class MetricsEndpoint:
         controller.subscribe(self._tick)
 
     def _tick(self, snapshot: IntervalSnapshot) -> None:
-        """Every tick, on the controller's loop in the parent: the newest snapshot, the nodes."""
+        """Every tick, on the controller's loop in the parent: the newest snapshot, the nodes,
+        the servers' figures."""
         self._snapshot = snapshot
+        self._tally.add(snapshot.server, snapshot.server_events)
         for node, (requests, failed) in snapshot.nodes.items():
             before = self._nodes.get(node, (0, 0))
             self._nodes[node] = (before[0] + requests, before[1] + failed)
