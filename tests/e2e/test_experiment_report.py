@@ -150,3 +150,65 @@ def test_the_saturation_curve_renders_in_headless_chromium(tmp_path):
     page_text = (tmp_path / "out" / "sat-full.html").read_text()
     assert "the knee is at <b>" in page_text and "Little&#x27;s law" in page_text
     assert "unthrottled calibration" in page_text
+
+
+SERVED = '''description = "a run with its servers' side"
+databases = ["memory"]
+workloads = ["workloadc"]
+repetitions = 1
+warmup_s = 0
+min_measure_s = 0
+[properties]
+recordcount = 100
+operationcount = 4000
+target = 1000
+'''
+
+
+class _Node:
+    """A server node seen at 1.5 cores with a 40-ms GC pause every second (a fake source: the
+    memory binding has no server; the servers' own sources are tested on real ones)."""
+
+    name = "fake"
+
+    def sample(self, now: float):
+        from workbench.metrics.server import NodeSample, ServerEvent
+
+        return [NodeSample("127.0.0.2", {"cpu": 1.5, "compactions_pending": 1},
+                           (ServerEvent("127.0.0.2", now - 0.05, "gc", 0.040, "G1 Young"),))]
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_a_run_with_server_figures_has_them_drawn_under_the_clients_in_headless_chromium(tmp_path,
+                                                                                         monkeypatch):
+    from PIL import Image
+
+    from workbench.drive import phase as phase_module
+
+    monkeypatch.setattr(phase_module, "sources_for", lambda cluster, db: [_Node()])
+    path, store = tmp_path / "served.toml", tmp_path / "runs.db"
+    path.write_text(SERVED)
+    assert workbench_here(store, "experiment", "run", str(path)).returncode == 0
+    made = workbench_here(store, "experiment", "report", str(path), "--out", str(tmp_path / "out"))
+    assert made.returncode == 0, made.stderr
+    page = (tmp_path / "out" / "served-full.html").resolve().as_uri()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    figures = dict(re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S))
+    assert list(figures)[-2:] == ["run-client", "run-servers"]  # the servers' chart under the client's
+    for series in ("127.0.0.2 CPU cores", "127.0.0.2 GC pause ms, top 40",
+                   "127.0.0.2 compactions, top 1"):
+        assert f'data-series="{series}"' in figures["run-servers"], series
+    # the spike lines under it, or that there was none
+    assert re.search(r'<p class="spikes">(no spike|Spikes) \(a second whose p99', dom.stdout)
+    shot = tmp_path / "served.png"
+    done = subprocess.run([CHROMIUM, *flags, "--window-size=1150,2600", f"--screenshot={shot}", page],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    assert (0x1F, 0x77, 0xB4) in {c for _, c in Image.open(shot).convert("RGB").getcolors(1 << 20)}

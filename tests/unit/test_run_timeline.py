@@ -54,8 +54,8 @@ def test_a_run_with_servers_has_each_nodes_series_under_the_clients_and_its_spik
     charts = re.findall(r'data-chart="([^"]+)"', page)
     assert charts == ["run-client", "run-servers"]  # the servers' chart under the client's
     servers = page.split('data-chart="run-servers"')[1]
-    for series in ("127.0.0.1 CPU (cores)", "127.0.0.2 CPU (cores)", "client CPU (cores)",
-                   "127.0.0.2 longest GC pause (ms), top 412", "127.0.0.1 compactions pending, top 2"):
+    for series in ("127.0.0.1 CPU cores", "127.0.0.2 CPU cores", "client CPU cores",
+                   "127.0.0.2 GC pause ms, top 412", "127.0.0.1 compactions, top 2"):
         assert f'data-series="{series}"' in servers, series
     assert ("<li>READ p99 38 ms at 5 s: GC pause 412 ms on 127.0.0.2; compaction on 127.0.0.1</li>"
             in page)

@@ -18,8 +18,7 @@ from workbench.results.model import RunResult
 from workbench.results.spikes import run_seconds, run_spikes, worst
 
 # the server figures drawn, in the order of the legend: (figure name, words)
-SERIES = (("cpu", "CPU (cores)"), ("gc_ms_max", "longest GC pause (ms)"),
-          ("compactions_pending", "compactions pending"))
+SERIES = (("cpu", "CPU cores"), ("gc_ms_max", "GC pause ms"), ("compactions_pending", "compactions"))
 
 
 @dataclass

@@ -42,7 +42,8 @@ def time_chart(kind: str, caption: str, seconds: Sequence[float], lines: Sequenc
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{num(high * k / 5)}</text>')
         t = t0 + (t1 - t0) * k / 5
-        out.append(f'<text x="{fx(t):.1f}" y="{height - bottom + 18}" text-anchor="middle">{t:.0f} s</text>')
+        out.append(f'<text x="{fx(t):.1f}" y="{height - bottom + 18}" text-anchor="middle">'
+                   f'{t:.{0 if t1 - t0 >= 10 else 1}f} s</text>')
     out.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" text-anchor="middle" '
                f'class=axis>{esc(axis)}</text>')
     for i, (label, values, colour, dash, scaled) in enumerate(lines):
