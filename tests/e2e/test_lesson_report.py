@@ -347,3 +347,48 @@ def test_the_class_page_is_no_wider_than_a_1280_pixel_window(tmp_path):
                          timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert int(re.search(r'data-width="(\d+)"', dom.stdout).group(1)) <= 1280
+
+
+class _Node:
+    """A server node at 2 cores with a 30-ms GC pause every second (a fake source: the memory
+    binding has no server)."""
+
+    name = "fake"
+
+    def sample(self, now: float):
+        from workbench.metrics.server import NodeSample, ServerEvent
+
+        return [NodeSample("127.0.0.2", {"cpu": 2.0}, (ServerEvent("127.0.0.2", now - 0.05, "gc", 0.030),))]
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_a_steps_run_with_server_figures_has_them_under_the_clients_in_the_lab_report(tmp_path, monkeypatch):
+    from workbench.drive import phase as phase_module
+
+    monkeypatch.setattr(phase_module, "sources_for", lambda cluster, db: [_Node()])
+    store, out, paced = tmp_path / "runs.db", tmp_path / "reports", tmp_path / "grading.toml"
+    # three seconds paced at 1,000 ops/s: a second sampled at least
+    paced.write_text(GRADING.read_text().replace("operationcount = 2000",
+                                                 "operationcount = 3000\ntarget = 1000"))
+    shutil.copy(GRADING.with_suffix(".md"), paced.with_suffix(".md"))
+    lesson = load(paced)
+    LessonRunner(lesson, Session(store=store), student="di", say=lambda _: None).do_step(0, lesson.steps[0])
+    done = workbench(store, "lesson", "report", str(paced), "--student", "di", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    step = json.loads((out / "grading-di.json").read_text())["steps"][0]
+    assert step["timeline"]["nodes"]["127.0.0.2"]["cpu"][0] == 2.0
+    assert set(step["timeline"]["nodes"]["127.0.0.2"]["gc_ms_max"]) == {30.0}
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    lab = (out / "grading-di.html").resolve().as_uri()
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", lab], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    charts = dict(re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S))
+    assert list(charts) == ["throughput", "read-p99", "run-client", "run-servers"]
+    assert 'data-series="127.0.0.2 CPU cores"' in charts["run-servers"]
+    assert 'data-series="127.0.0.2 GC pause ms, top 30"' in charts["run-servers"]
+    assert re.search(r'<p class="spikes">(no spike|Spikes) \(a second whose p99', dom.stdout)
