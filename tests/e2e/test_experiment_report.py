@@ -19,6 +19,15 @@ from tests.support.inprocess import workbench as workbench_here
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium")
+
+
+def chromium_flags(tmp_path: Path) -> list[str]:
+    """Headless Chromium's flags for a page on disk: nothing fetched, its own profile."""
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+
+
 EXPERIMENT = '''description = "report test"
 databases = ["memory"]
 workloads = ["workloada", "workloadc"]
@@ -86,9 +95,7 @@ def test_every_chart_renders_in_headless_chromium(report, tmp_path):
 
     out, _ = report
     page = (out / "rt-full.html").resolve().as_uri()
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    flags = chromium_flags(tmp_path)
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     figures = re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S)
@@ -195,9 +202,7 @@ def test_a_run_with_server_figures_has_them_drawn_under_the_clients_in_headless_
     made = workbench_here(store, "experiment", "report", str(path), "--out", str(tmp_path / "out"))
     assert made.returncode == 0, made.stderr
     page = (tmp_path / "out" / "served-full.html").resolve().as_uri()
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    flags = chromium_flags(tmp_path)
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     figures = dict(re.findall(r'<figure class="chart" data-chart="([^"]+)">(.*?)</figure>', dom.stdout, re.S))

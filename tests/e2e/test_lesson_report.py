@@ -26,6 +26,13 @@ GRADING = LESSONS / "grading.toml"
 CHROMIUM = shutil.which("chromium")
 
 
+def chromium_flags(tmp_path: Path) -> list[str]:
+    """Headless Chromium's flags for a page on disk: nothing fetched, its own profile."""
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+
+
 def answer(store, student: str, step: str, number: int, value: str):
     return workbench(store, "lesson", "answer", str(GRADING), step, str(number), value, "--student", student)
 
@@ -295,9 +302,7 @@ def test_both_pages_render_in_headless_chromium(classroom, tmp_path):
     folder = tmp_path / "handed-in"
     shutil.copytree(out, folder)
     assert workbench(store, "lesson", "class", str(folder), "--lesson", str(GRADING)).returncode == 0
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    flags = chromium_flags(tmp_path)
     lab = (folder / "grading-ann.html").resolve().as_uri()
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", lab], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
@@ -381,9 +386,7 @@ def test_a_steps_run_with_server_figures_has_them_under_the_clients_in_the_lab_r
     step = json.loads((out / "grading-di.json").read_text())["steps"][0]
     assert step["timeline"]["nodes"]["127.0.0.2"]["cpu"][0] == 2.0
     assert set(step["timeline"]["nodes"]["127.0.0.2"]["gc_ms_max"]) == {30.0}
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars"]
+    flags = chromium_flags(tmp_path)
     lab = (out / "grading-di.html").resolve().as_uri()
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", lab], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
