@@ -1,7 +1,8 @@
 """A real Prometheus (Debian's `prometheus` package, /usr/bin/prometheus; .ci/run installs it)
 scrapes `workbench run --metrics` on a real Cassandra node (the session's `cassandra_node`) every
 second, on loopback, and the figures are queried back over its HTTP API: operations by operation
-and status, requests per node, the latency histogram through histogram_quantile, and the last
+and status, requests per node, the latency histogram through histogram_quantile, the node's CPU
+(workbench_server_cpu: its process read from /proc, so the run names the cluster), and the last
 value scraped no more than the run's own result.
 
 Prometheus runs from a temporary config and data directory on a free loopback port, and is
@@ -109,20 +110,23 @@ def prometheus(tmp_path: Path):
         log.close()
 
 
-def test_prometheus_scrapes_a_run_on_cassandra_and_answers_for_it(cassandra_node, prometheus, tmp_path: Path):
+def test_prometheus_scrapes_a_run_on_cassandra_and_answers_for_it(suite_servers, cassandra_node, prometheus,
+                                                                    tmp_path: Path):
     prom, port = prometheus
     host, cql = cassandra_node.contact_points[0]
     node = f"{host}:{cql}"
-    props = ["-p", "db=cassandra", "-p", f"hosts={host}", "-p", f"port={cql}",
-             "-p", f"cassandra.keyspace=prom_{os.getpid()}", "-p", "recordcount=500"]
+    # --cluster: the run knows the node's process, and samples its CPU from /proc
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir))
+    props = ["--cluster", cassandra_node.name, "-p", f"cassandra.keyspace=prom_{os.getpid()}",
+             "-p", "recordcount=500"]
     load = subprocess.run([sys.executable, "-m", "workbench", "load", "-P", WORKLOAD_A, *props, "-q",
-                           "--no-store"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+                           "--no-store"], capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
     assert load.returncode == 0, load.stderr
     proc = subprocess.Popen(
         [sys.executable, "-m", "workbench", "run", "-P", WORKLOAD_A, *props, "-p", "operationcount=0",
          "-p", "maxexecutiontime=240", "-target", "400", "-threads", "4",
          "--store", str(tmp_path / "runs.db"), "--metrics", f"127.0.0.1:{port}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     try:
         run_id = None
         while run_id is None:
@@ -149,6 +153,13 @@ def test_prometheus_scrapes_a_run_on_cassandra_and_answers_for_it(cassandra_node
         p99 = prom.values(f'histogram_quantile(0.99, workbench_latency_seconds_bucket{{{this},'
                           f'operation="READ",outcome="ok",time="response"}})')
         assert len(p99) == 1 and 0 < next(iter(p99.values())) <= 10, p99
+        # the servers' side: the node's process (by its address) and the client's own, busy
+        for who in (host, "client"):
+            cpu = wait_for(f"{who}'s CPU scraped", lambda who=who: prom.values(
+                f'max_over_time(workbench_server_cpu{{{this},node="{who}"}}[10m])'))
+            assert list(cpu) == [(("client", "native CQL v4"), ("db", "cassandra"), ("node", who),
+                                  ("phase", "run"), ("run_id", run_id))], cpu
+            assert next(iter(cpu.values())) > 0, (who, cpu)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
