@@ -57,6 +57,10 @@ def test_a_run_with_servers_has_each_nodes_series_under_the_clients_and_its_spik
     for series in ("127.0.0.1 CPU cores", "127.0.0.2 CPU cores", "client CPU cores",
                    "127.0.0.2 GC pause ms, top 412", "127.0.0.1 compactions, top 2"):
         assert f'data-series="{series}"' in servers, series
+    # the events above the servers' chart: a GC pause of 100 ms or more, a compaction
+    assert t.marks == [[1.5, "C", "compaction on 127.0.0.1 at 1.5 s"],
+                       [4.5, "G", "GC pause 412 ms on 127.0.0.2 at 4.5 s"]]
+    assert ">G<title>GC pause 412 ms on 127.0.0.2 at 4.5 s</title></text>" in servers
     assert ("<li>READ p99 38 ms at 5 s: GC pause 412 ms on 127.0.0.2; compaction on 127.0.0.1</li>"
             in page)
     assert "<li>READ p99 25 ms at 9 s: no server event overlaps it</li>" in page

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from workbench.metrics.server import CLIENT
 from workbench.results.model import RunResult
-from workbench.results.spikes import run_seconds, run_spikes, worst
+from workbench.results.spikes import describe_events, run_events, run_seconds, run_spikes, server_mark, worst
 
 # the server figures drawn, in the order of the legend: (figure name, words)
 SERIES = (("cpu", "CPU cores"), ("gc_ms_max", "GC pause ms"), ("compactions_pending", "compactions"))
@@ -31,6 +31,9 @@ class RunTimeline:
     nodes: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
     spikes: list[str] = field(default_factory=list)  # Spike.line() of each; [] for none
     spike_at: list[float] = field(default_factory=list)  # and when each was
+    # the server events marked on the servers' chart (results/spikes.py's server_mark: a GC pause
+    # of 100 ms or more, compactions, flushes, kills...): [when it began, letter, words]
+    marks: list[list] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -72,7 +75,16 @@ def run_timeline(result: RunResult) -> RunTimeline | None:
         series[node] = {name: values for name, values in figures.items()
                         if any(v is not None for v in values)}
     found = run_spikes(result)
+    window = (measured[0][0].elapsed_s - measured[0][0].duration_s, measured[-1][0].elapsed_s) if measured \
+        else (0.0, -1.0)
     return RunTimeline([i.elapsed_s for i, _ in measured], [i.throughput for i, _ in measured],
                        [worst(s)[1] or None for _, s in measured],
                        {n: f for n, f in series.items() if f},
-                       [s.line() for s in found], [s.at_s for s in found])
+                       [s.line() for s in found], [s.at_s for s in found], _marks(result, *window))
+
+
+def _marks(result: RunResult, begin: float, end: float) -> list[list]:
+    """The server events worth a mark (server_mark) that began in [begin, end], in time order."""
+    return [[at, letter, f"{describe_events([e])[0]} at {at:.1f} s"]
+            for at, e in sorted(run_events(result), key=lambda pair: pair[0])
+            if begin <= at <= end and (letter := server_mark(e))]

@@ -22,9 +22,9 @@ _DASHES = {"cpu": "", "gc_ms_max": ' stroke-dasharray="6 4"',
 
 
 def time_chart(kind: str, caption: str, seconds: Sequence[float], lines: Sequence[Line], axis: str,
-               marks: Sequence[tuple[float, str]] = ()) -> str:
-    """A chart of values per second against seconds since the run began, `marks` as dotted
-    vertical lines."""
+               marks: Sequence[Sequence] = ()) -> str:
+    """A chart of values per second against seconds since the run began, `marks` ((when, words)
+    or (when, letter, words)) as dotted vertical lines, a mark's letter at its top."""
     width, height, left, right, top, bottom = FRAME
     t0, t1 = seconds[0] - 1, seconds[-1]
     shared = [v for _, values, _, _, scaled in lines if not scaled for v in values if v is not None]
@@ -53,10 +53,13 @@ def time_chart(kind: str, caption: str, seconds: Sequence[float], lines: Sequenc
             out.append(f'<polyline class=series data-series="{esc(label)}" points="{points}" fill="none" '
                        f'stroke="{colour}" stroke-width="2"{dash}/>')
         out += legend_entry(i, label, colour, dash)
-    for t, text in marks:
-        x = fx(t)
+    for t, *said in marks:
+        x, text, letter = fx(t), said[-1], said[0] if len(said) > 1 else ""
         out.append(f'<line class=event x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{height - bottom}" '
                    f'stroke="#555" stroke-dasharray="2 3"><title>{esc(text)}</title></line>')
+        if letter:
+            out.append(f'<text class=event x="{x:.1f}" y="{top - 4}" text-anchor="middle">{esc(letter)}'
+                       f'<title>{esc(text)}</title></text>')
     out.append("</svg></figure>")
     return "\n".join(out)
 
@@ -99,11 +102,12 @@ def timeline_html(t: RunTimeline, title: str) -> list[str]:
                 label += f", top {num(_top(values))}"
             lines.append((label, values, colour, _DASHES[name], name != "cpu"))
     parts = [client]
-    if lines:
+    if lines or t.marks:
         parts.append(time_chart("run-servers", f"{title}: the servers, each node's CPU (solid), longest GC "
-                                "pause of the second (dashed) and compactions pending (dotted)",
+                                "pause of the second (dashed) and compactions pending (dotted); above: "
+                                "G a GC pause of 100 ms or more, C a compaction, F a flush, K a kill",
                                 t.seconds, lines, f"{axis} (CPU in cores on the left; the others scaled "
-                                "to the plot, their top in the legend)"))
+                                "to the plot, their top in the legend)", t.marks))
     parts.append(spikes_html(t))
     return parts
 

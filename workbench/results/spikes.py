@@ -20,6 +20,11 @@ from workbench.metrics.server import CLIENT, ServerEvent
 from workbench.results.model import RunResult
 
 SPIKE_FACTOR = 2.0
+GC_MARK_MS = 100.0  # a GC pause this long or longer is marked on a timeline
+# one letter per server event kind, on the Run screen's timeline and the reports' charts; Z and U,
+# not P and R, which mark the run's own pause/resume
+SERVER_MARKS = {"compaction": "C", "flush": "F", "gc": "G", "kill": "K", "pause": "Z",
+                "resume": "U", "restart": "X"}
 # the measurements that are not an operation's latency: failed operations' own histograms
 _NOT_LATENCY = ("-FAILED",)
 
@@ -81,6 +86,13 @@ def spikes(seconds: Sequence[Second], events: Iterable[tuple[float, ServerEvent]
                             if start <= end and start + max(e.seconds, 0.0) >= begin)
         out.append(Spike(s.end_s, op, p99, overlapping))
     return out
+
+
+def server_mark(event: ServerEvent) -> str | None:
+    """The event's letter on a timeline, None for one too small to mark (a short GC pause)."""
+    if event.kind == "gc" and event.seconds * 1000 < GC_MARK_MS:
+        return None
+    return SERVER_MARKS.get(event.kind, "*")
 
 
 def run_seconds(result: RunResult) -> list[Second]:

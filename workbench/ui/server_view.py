@@ -14,20 +14,10 @@ from collections.abc import Mapping
 from workbench.drive.background import LiveState
 from workbench.metrics.server import CLIENT, ServerEvent
 from workbench.results.client_limits import verdict
+from workbench.results.spikes import server_mark
 
-GC_MARK_MS = 100.0  # a GC pause this long or longer is marked on the timeline
-# one letter per server event kind; Z and U, not P and R, which mark the run's own pause/resume
-SERVER_MARKS = {"compaction": "C", "flush": "F", "gc": "G", "kill": "K", "pause": "Z",
-                "resume": "U", "restart": "X"}
 _GONE = {"kill": "dead", "pause": "frozen"}  # a node's state after its newest such event
 _BACK = ("restart", "resume", "start")
-
-
-def server_mark(event: ServerEvent) -> str | None:
-    """The event's letter on the timeline, None for one too small to mark (a short GC pause)."""
-    if event.kind == "gc" and event.seconds * 1000 < GC_MARK_MS:
-        return None
-    return SERVER_MARKS.get(event.kind, "*")
 
 
 def _host(node: str) -> str:
