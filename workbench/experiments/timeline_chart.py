@@ -106,8 +106,8 @@ def timeline_html(t: RunTimeline, title: str) -> list[str]:
         parts.append(time_chart("run-servers", f"{title}: the servers, each node's CPU (solid), longest GC "
                                 "pause of the second (dashed) and compactions pending (dotted); above: "
                                 "G a GC pause of 100 ms or more, C a compaction, F a flush, K a kill",
-                                t.seconds, lines, f"{axis} (CPU in cores on the left; the others scaled "
-                                "to the plot, their top in the legend)", t.marks))
+                                t.seconds, lines, f"{axis} (cores on the left; the rest to their top)",
+                                t.marks))
     parts.append(spikes_html(t))
     return parts
 
