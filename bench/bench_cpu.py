@@ -3,7 +3,7 @@
     workbench cluster up cassandra-single            # or hbase-standalone, with --db hbase
     python bench/bench_cpu.py --db cassandra [--cluster NAME] [--workloads a,c] [--lanes 16,64]
         [--short 10000] [--long 160000] [--repeat 2] [--clients native,python] [-p KEY=VALUE ...]
-        [--ycsb-home DIR]  [--latte PATH] [--baseline DIR] [--fresh]
+        [--ycsb-home DIR]  [--latte PATH] [--baseline DIR] [--fresh] [--servers]
 
 For each workload and in-flight count, each client makes a short run and a long run of the same
 workload on the same loaded table, in alternation, `--repeat` times. Steady-state CPU per
@@ -29,6 +29,12 @@ different runs together with it.
   more slowly (most likely the versions in its memstore until a flush), and a slower server makes every
   client's CPU per operation rise (fewer answers per wake-up). Without it, one table serves every
   trial, and later trials meet the updates of the earlier ones.
+
+--servers: each workbench run names the cluster (`--cluster NAME`), so its servers' sampler
+  (drive/server_sampler.py) reads the nodes beside it, as every `--cluster` run does: their
+  processes, the database's own figures (Cassandra's virtual tables) and the JVMs' GC logs.
+  Without it the sampler reads the client's own processes only. With --baseline, the sampler's
+  cost before and after a change, in one invocation.
 
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
 --baseline: another checkout of the workbench (e.g. `git worktree add /tmp/base HEAD~1`); its
@@ -139,7 +145,8 @@ class Clients:
         client, _, loop = client.partition("@")
         props = [*self.overrides, *([f"{self.client_key}={client}"] if self.client_key else []),
                  *([f"eventloop={loop}"] if loop else [])]
-        return [sys.executable, "-m", "workbench", phase, "--no-store", "-q",
+        named = ["--cluster", self.cluster.name] if self.args.servers and phase == "run" else []
+        return [sys.executable, "-m", "workbench", phase, "--no-store", "-q", *named,
                 *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
 
     def run(self, tool: str, workload: str, lanes: int, ops: int) -> tuple[CpuTime, float]:
@@ -230,6 +237,8 @@ def main() -> None:
     ap.add_argument("--host-wait", type=float, default=300.0)
     ap.add_argument("--attempts", type=int, default=3)
     ap.add_argument("--fresh", action="store_true", help="load the table anew before every trial")
+    ap.add_argument("--servers", action="store_true",
+                    help="the workbench runs name the cluster: their sampler reads its nodes too")
     args = ap.parse_args()
     if args.latte and args.db != "cassandra":
         raise SystemExit("latte speaks CQL only: --latte needs --db cassandra")

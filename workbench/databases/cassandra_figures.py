@@ -1,29 +1,34 @@
 """Cassandra's own figures of each node, over CQL (4.0 and later: virtual tables), on every
 provider: local, Docker and external clusters alike.
 
-Each node is asked on a connection of its own (cassandra-driver, its load balancing a whitelist
-of that one node: virtual tables are per node), three reads a second, sent to every node at once:
+Each node is asked on a blocking connection of its own (protocols/cql_blocking.py: no event loop
+or thread beside the source's own; virtual tables are per node), every node at once, one read a
+second and two more only when they can say something:
 
-- `system_views.thread_pools`: per pool (stage) queue.<name>.pending/.active/.blocked;
+- `system_views.thread_pools`, always: per pool (stage) queue.<name>.pending/.active/.blocked;
   compactions_pending (CompactionExecutor's waiting and running tasks), flushes_pending
   (MemtableFlushWriter's), requests (Native-Transport-Requests' completed tasks over the second,
   less this source's own reads); each task MemtableFlushWriter completed is a flush event (the
   table is not named there);
-- `system_views.sstable_tasks`: compactions_running, and a compaction seen running is an event
-  when first seen ("... started");
-- `system.compaction_history` (a local table): each compaction that ended is an event from its
-  start (the time in its time-based id, the moment the node logs "Compacting") to its end
-  (`compacted_at`, the moment it logs "Compacted"), with the bytes in and out.
+- `system_views.sstable_tasks`, while CompactionExecutor has a task running or a compaction seen
+  running is not yet accounted for: compactions_running (0, unasked, while the executor is idle);
+- `system.compaction_history` (a local table), at the first second, when CompactionExecutor
+  completed a task, and while a compaction seen running waits for its row: each compaction is
+  ONE event, from its start (the time in its time-based id, the moment the node logs
+  "Compacting") to its end (`compacted_at`, the moment it logs "Compacted"), with the bytes in
+  and out. A compaction seen running whose row does not come within GIVE_UP_S of its going is
+  one event to the last second it was seen; one still running when the run ends shows in
+  compactions_running only.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from workbench.metrics.server import NodeSample, ServerEvent, SourceUnavailable
@@ -32,8 +37,8 @@ POOLS = ("SELECT name, active_tasks, pending_tasks, blocked_tasks, completed_tas
          "FROM system_views.thread_pools")
 TASKS = "SELECT keyspace_name, table_name, task_id, kind FROM system_views.sstable_tasks"
 HISTORY = ("SELECT id, keyspace_name, columnfamily_name, compacted_at, bytes_in, bytes_out "
-           "FROM system.compaction_history WHERE compacted_at > %s ALLOW FILTERING")
-QUERIES_PER_SAMPLE = 3
+           "FROM system.compaction_history WHERE compacted_at > {ms} ALLOW FILTERING")
+GIVE_UP_S = 10.0  # a compaction gone from sstable_tasks with no history row this long: told as seen
 RECONNECT_S = 5.0  # a node that did not take a connection is tried again after this long
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
 
@@ -103,39 +108,75 @@ def ended_compaction(node: str, row: Any) -> ServerEvent:
 
 
 @dataclass
+class Running:
+    """A compaction seen in sstable_tasks, not yet told."""
+
+    start: float
+    what: str  # "h7b.t (Major compaction)"
+    last: float  # the last second it was seen running
+    gone: float | None = None  # the first second it was not
+
+
+@dataclass
 class NodeState:
     """What one node's previous samples leave for the next."""
 
     since: float  # compactions that ended before this are not the run's
     flushes: int | None = None  # MemtableFlushWriter's completed tasks at the last sample
     requests: int | None = None  # Native-Transport-Requests' completed tasks at the last sample
+    compactions: int | None = None  # CompactionExecutor's completed tasks at the last sample
+    asked: int = 0  # this source's reads at the last sample (counted in Native-Transport-Requests)
     last: float = 0.0  # the last sample's time
-    running: set[str] = field(default_factory=set)  # compaction ids seen running
-    ended: dict[str, float] = field(default_factory=dict)  # compaction ids seen ended -> end
+    running: dict[str, Running] = field(default_factory=dict)  # compaction id -> seen running
+    ended: dict[str, float] = field(default_factory=dict)  # compaction ids told -> end
 
 
-def node_sample(node: str, state: NodeState, now: float, pools: list[Any], tasks: list[Any],
-                history: list[Any]) -> NodeSample:
-    """One node's figures and events for the second ending at `now` from its three answers;
-    `state` moves on to this second."""
+def wanted(state: NodeState, pools: list[Any]) -> tuple[bool, bool]:
+    """(ask sstable_tasks, ask compaction_history) this second, from its thread_pools answer."""
+    executor = next((r for r in pools if r.name == "CompactionExecutor"), None)
+    active = executor is None or bool(executor.active_tasks)
+    done = completed(pools, "CompactionExecutor")
+    history = (state.compactions is None or done is None or done != state.compactions
+               or any(r.gone is not None for r in state.running.values()))
+    return active or bool(state.running), history
+
+
+def node_sample(node: str, state: NodeState, now: float, pools: list[Any], tasks: list[Any] | None,
+                history: list[Any] | None) -> NodeSample:
+    """One node's figures and events for the second ending at `now` from its answers (tasks and
+    history None when they were not asked); `state` moves on to this second."""
     figures = pool_figures(pools)
     events: list[ServerEvent] = []
-    running = [t for t in tasks if is_compaction(t.kind)]
+    running = [t for t in tasks or () if is_compaction(t.kind)]
     figures["compactions_running"] = float(len(running))
+    seen = set()
     for task in running:
         key = str(task.task_id)
-        if key not in state.running and key not in state.ended:
-            events.append(ServerEvent(node=node, at=started_at(task.task_id, now), kind="compaction",
-                                      detail=f"compaction of {task.keyspace_name}.{task.table_name} "
-                                             f"started ({task.kind})"))
-        state.running.add(key)
-    for row in sorted(history, key=lambda r: epoch(r.compacted_at)):
+        if key in state.ended:
+            continue
+        seen.add(key)
+        what = f"{task.keyspace_name}.{task.table_name} ({task.kind})"
+        told = state.running.setdefault(key, Running(started_at(task.task_id, now), what, now))
+        told.last, told.gone = now, None
+    for row in sorted(history or (), key=lambda r: epoch(r.compacted_at)):
         key = str(row.id)
         if key in state.ended or epoch(row.compacted_at) < state.since:
             continue
         state.ended[key] = epoch(row.compacted_at)
-        state.running.discard(key)
+        state.running.pop(key, None)
+        seen.discard(key)
         events.append(ended_compaction(node, row))
+    for key, told in list(state.running.items()):
+        if key in seen:
+            continue
+        if told.gone is None:
+            told.gone = now
+        elif now - told.gone >= GIVE_UP_S:  # its row never came: the seconds it was seen
+            del state.running[key]
+            state.ended[key] = told.last
+            events.append(ServerEvent(node=node, at=told.start, kind="compaction",
+                                      seconds=round(max(told.last - told.start, 0.0), 3),
+                                      detail=f"compaction of {told.what}, not in compaction_history"))
     flushes = completed(pools, "MemtableFlushWriter")
     if flushes is not None and state.flushes is not None and flushes > state.flushes:
         count = flushes - state.flushes
@@ -143,43 +184,18 @@ def node_sample(node: str, state: NodeState, now: float, pools: list[Any], tasks
                                   detail=f"{count} memtable flush{'es' if count > 1 else ''} completed"))
     served = completed(pools, "Native-Transport-Requests")
     if served is not None and state.requests is not None and state.last:
-        figures["requests"] = float(max(0, served - state.requests - QUERIES_PER_SAMPLE))
+        figures["requests"] = float(max(0, served - state.requests - state.asked))
     state.flushes, state.requests, state.last = flushes, served, now
+    state.compactions = completed(pools, "CompactionExecutor")
+    state.asked = 1 + (tasks is not None) + (history is not None)
     return NodeSample(node, figures, tuple(events))
 
 
-def history_since(state: NodeState) -> datetime:
-    """The compaction_history rows to ask for: those that ended since the last one seen (a few
+def history_query(state: NodeState) -> str:
+    """The compaction_history rows to ask for: those that ended since the last one told (a few
     seconds of margin for a node's clock and the row written after its log line)."""
     newest = max(state.ended.values(), default=state.since)
-    return datetime.fromtimestamp(newest - 5.0, tz=UTC)
-
-
-def only_node(address: str, port: int) -> Any:
-    """A load-balancing policy that sends every request to the node at address:port and to no
-    other: by address and port, since a bridged Docker cluster has every node on 127.0.0.1."""
-    from cassandra.policies import HostDistance, RoundRobinPolicy
-
-    def ours(host: Any) -> bool:
-        endpoint = host.endpoint
-        return endpoint.address == address and getattr(endpoint, "port", port) == port
-
-    class OnlyNode(RoundRobinPolicy):
-        def populate(self, cluster: Any, hosts: Any) -> None:
-            super().populate(cluster, [h for h in hosts if ours(h)])
-
-        def distance(self, host: Any) -> Any:
-            return HostDistance.LOCAL if ours(host) else HostDistance.IGNORED
-
-        def on_up(self, host: Any) -> None:
-            if ours(host):
-                super().on_up(host)
-
-        def on_add(self, host: Any) -> None:
-            if ours(host):
-                super().on_add(host)
-
-    return OnlyNode()
+    return HISTORY.format(ms=int((newest - 5.0) * 1000))
 
 
 def node_keys(nodes: Any) -> dict[str, str]:
@@ -208,96 +224,130 @@ def server_sources(cluster: Any) -> list[Any]:
     return [cql, *gc_sources(cluster)]
 
 
+def _rows(rows: list[Any]) -> list[Any]:
+    """cql.py's rows with attributes, their timeuuid and timestamp cells decoded."""
+    from workbench.protocols.cql_blocking import timestamp, timeuuid
+
+    out = []
+    for row in rows:
+        cells = dict(row)
+        for name in ("id", "task_id"):
+            if isinstance(cells.get(name), bytes | bytearray):
+                cells[name] = timeuuid(cells[name])
+        if isinstance(cells.get("compacted_at"), bytes | bytearray):
+            cells["compacted_at"] = timestamp(cells["compacted_at"])
+        out.append(SimpleNamespace(**cells))
+    return out
+
+
 class CqlFigures:
     """The source: `nodes` holds (node name for the figures, address, CQL port); `client` the
-    cassandra-driver Cluster arguments (login, TLS) of the cluster."""
+    cassandra-driver Cluster arguments of the cluster (its auth_provider's login, its
+    ssl_context)."""
 
     name = "cql"
 
     def __init__(self, nodes: list[tuple[str, str, int]], client: dict[str, Any] | None = None,
                  timeout: float = 0.8) -> None:
-        self._nodes, self._client, self._timeout = nodes, dict(client or {}), timeout
-        self._drivers: dict[str, Any] = {}
-        self._sessions: dict[str, Any] = {}
+        self._nodes, self._timeout = nodes, timeout
+        client = dict(client or {})
+        auth = client.get("auth_provider")
+        self._login = dict(username=getattr(auth, "username", None), password=getattr(auth, "password", None),
+                           ssl_context=client.get("ssl_context"))
+        self._conns: dict[str, Any] = {}
         self._tried: dict[str, float] = {}
         started = time.time()
         self._states = {node: NodeState(since=started) for node, _, _ in nodes}
         self._lock = threading.Lock()
+        self._closed = False
         # connect now, beside the run's start, so that the first second's answer is not late
         threading.Thread(target=self._connect_all, name="workbench-cql-connect", daemon=True).start()
 
     def _connect_all(self) -> None:
         for node, address, port in self._nodes:
             try:
-                self._session(node, address, port)
+                self._conn(node, address, port)
             except Exception:  # noqa: BLE001, S112 - the first sample tries again and says why
                 continue
 
-    def _session(self, node: str, address: str, port: int) -> Any:
+    def _conn(self, node: str, address: str, port: int) -> Any:
         with self._lock:
-            return self._connect(node, address, port)
+            if self._closed or node in self._conns:
+                return self._conns.get(node)
+            if time.monotonic() - self._tried.get(node, -RECONNECT_S) < RECONNECT_S:
+                return None
+            self._tried[node] = time.monotonic()
+            from workbench.protocols.cql_blocking import BlockingCql
 
-    def _connect(self, node: str, address: str, port: int) -> Any:
-        if node in self._sessions:
-            return self._sessions[node]
-        if time.monotonic() - self._tried.get(node, -RECONNECT_S) < RECONNECT_S:
-            return None
-        self._tried[node] = time.monotonic()
-        from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
-        from cassandra.cluster import Cluster as Driver
+            self._conns[node] = BlockingCql(address, port, timeout=2.0, **self._login)
+            return self._conns[node]
 
-        logging.getLogger("cassandra").setLevel(logging.CRITICAL)
-        profile = ExecutionProfile(load_balancing_policy=only_node(address, port),
-                                   request_timeout=self._timeout)
-        driver = Driver([address], port=port, protocol_version=4, connect_timeout=2.0,
-                        control_connection_timeout=2.0, schema_metadata_enabled=False,
-                        token_metadata_enabled=False, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                        **self._client)
-        try:
-            session = driver.connect()
-        except Exception:
-            driver.shutdown()
-            raise
-        self._drivers[node], self._sessions[node] = driver, session
-        return session
+    def _drop(self, node: str) -> None:
+        with self._lock:
+            conn = self._conns.pop(node, None)
+        if conn is not None:
+            conn.close()
 
     def sample(self, now: float) -> list[NodeSample]:
+        deadline = time.monotonic() + self._timeout
         asked, failures = [], []
-        for node, address, port in self._nodes:
+        for node, address, port in self._nodes:  # every node's thread_pools at once
             try:
-                session = self._session(node, address, port)
+                conn = self._conn(node, address, port)
+                if conn is not None:
+                    conn.send([POOLS])
+                    asked.append((node, conn))
             except Exception as exc:  # down, or not yet up: this second without it
+                self._drop(node)
                 failures.append(exc)
-                continue
-            if session is None:
+        pools = self._answers(asked, 1, deadline, failures)
+        follow = []  # then, where they can say something, sstable_tasks and compaction_history
+        for node, conn in asked:
+            if node not in pools:
                 continue
             state = self._states[node]
-            asked.append((node, state, session.execute_async(POOLS), session.execute_async(TASKS),
-                          session.execute_async(HISTORY, (history_since(state),))))
-        out = []
-        for node, state, pools, tasks, history in asked:
+            tasks, history = wanted(state, pools[node][0])
+            queries = [TASKS] * tasks + [history_query(state)] * history
             try:
-                answers = [list(f.result()) for f in (pools, tasks, history)]
-            except Exception as exc:
-                if "system_views" in str(exc) and "unconfigured" in str(exc).lower():
-                    raise SourceUnavailable("no Cassandra stage figures: the nodes have no "
-                                            "system_views (Cassandra 4.0 and later have them)") from None
+                if queries:
+                    conn.send(queries)
+                follow.append((node, conn, tasks, history))
+            except Exception as exc:  # noqa: BLE001 - the node broke off: this second without it
+                self._drop(node)
                 failures.append(exc)
-                continue
-            out.append(node_sample(node, state, now, *answers))
+        out = []
+        for node, conn, tasks, history in follow:
+            more = self._answers([(node, conn)], tasks + history, deadline, failures) if tasks or history \
+                else {node: []}
+            if node in more:
+                answers = iter(more[node])
+                out.append(node_sample(node, self._states[node], now, pools[node][0],
+                                       next(answers) if tasks else None, next(answers) if history else None))
         if not out and failures:
             raise failures[-1]
         return out
 
+    def _answers(self, asked: list[tuple[str, Any]], count: int, deadline: float,
+                 failures: list[Exception]) -> dict[str, list[list[Any]]]:
+        from workbench.protocols.cql import QueryFailed
+
+        out = {}
+        for node, conn in asked:
+            try:
+                out[node] = [_rows(rows) for rows in conn.receive(count, deadline)]
+            except QueryFailed as exc:
+                if "system_views" in str(exc) and "unconfigured" in str(exc).lower():
+                    raise SourceUnavailable("no Cassandra stage figures: the nodes have no "
+                                            "system_views (Cassandra 4.0 and later have them)") from None
+                failures.append(exc)
+            except Exception as exc:  # noqa: BLE001 - late or broken: this second without it
+                self._drop(node)
+                failures.append(exc)
+        return out
+
     def close(self) -> None:
         with self._lock:
-            self._close()
-
-    def _close(self) -> None:
-        for driver in self._drivers.values():
-            try:
-                driver.shutdown()
-            except Exception:
-                pass
-        self._drivers.clear()
-        self._sessions.clear()
+            self._closed = True
+            conns, self._conns = list(self._conns.values()), {}
+        for conn in conns:
+            conn.close()
