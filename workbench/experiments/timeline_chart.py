@@ -84,7 +84,8 @@ def timeline_html(t: RunTimeline, title: str) -> list[str]:
     if not t.seconds:
         return [f"<p>{esc(title)}: no measured seconds</p>"]
     axis = "seconds since the run started"
-    client = time_chart("run-client", f"{title}: the client, throughput and p99 each second",
+    client = time_chart("run-client",
+                        f"{title}: the client, throughput and p99 (its slowest operation's) each second",
                         t.seconds, [("ops/s", t.throughput, COLOURS[0], "", False),
                                     (f"p99 (top {_ms(_top(t.p99_us))})", t.p99_us, COLOURS[1],
                                      _DASHES["gc_ms_max"], True)],
