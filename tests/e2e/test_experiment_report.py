@@ -201,6 +201,10 @@ def test_a_run_with_server_figures_has_them_drawn_under_the_clients_in_headless_
     assert workbench_here(store, "experiment", "run", str(path)).returncode == 0
     made = workbench_here(store, "experiment", "report", str(path), "--out", str(tmp_path / "out"))
     assert made.returncode == 0, made.stderr
+    # the terminal says each run's spikes too, or that it had none
+    said = " ".join(made.stdout.split())
+    assert re.search(r"run \d+ \(\S+, repetition 1\): (no spike|p99 spikes and the server events)",
+                     said), said
     page = (tmp_path / "out" / "served-full.html").resolve().as_uri()
     flags = chromium_flags(tmp_path)
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)

@@ -85,3 +85,21 @@ def test_a_memory_run_says_nothing_about_servers():
 def test_the_lab_reports_json_form_gives_back_the_same_timeline():
     t = run_timeline(_result())
     assert RunTimeline.from_dict(t.as_dict()) == t
+
+
+def test_the_terminal_report_prints_each_runs_spike_lines_or_no_spike():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from workbench.commands.experiment import _spike_lines
+
+    out = StringIO()
+    quiet = _record(_result())
+    quiet.timeline.spikes = []
+    _spike_lines([_record(_result()), quiet, _record(_result(servers=False))], Console(file=out, width=200))
+    assert out.getvalue().splitlines() == [
+        "run 7 (cassandra/workloadc, repetition 1): p99 spikes and the server events that overlapped them",
+        "  READ p99 38 ms at 5 s: GC pause 412 ms on 127.0.0.2; compaction on 127.0.0.1",
+        "  READ p99 25 ms at 9 s: no server event overlaps it",
+        "run 7 (cassandra/workloadc, repetition 1): no spike"]

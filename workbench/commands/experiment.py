@@ -194,8 +194,24 @@ def report_command(args: argparse.Namespace) -> int:
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    _spike_lines(records, console)
     print(f"workbench: wrote {stem.with_suffix('.csv')} and {stem.with_suffix('.html')}", file=sys.stderr)
     return 0
+
+
+def _spike_lines(records: list, console: Console) -> None:
+    """Each run with server figures: the seconds whose p99 is at least twice the run's median p99
+    and the server events that overlapped each (results/spikes.py), as the HTML report says them."""
+    for record in records:
+        if record.timeline is None:
+            continue
+        head = f"run {record.run_id} ({record.step.key}, repetition {record.repetition})"
+        if not record.timeline.spikes:
+            console.print(f"{head}: no spike", soft_wrap=True)
+            continue
+        console.print(f"{head}: p99 spikes and the server events that overlapped them", soft_wrap=True)
+        for line in record.timeline.spikes:
+            console.print(f"  {line}", soft_wrap=True, markup=False, highlight=False)
 
 
 def _summary(e: plan.Experiment, scale: str, store: object, console: Console) -> None:
