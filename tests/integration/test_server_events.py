@@ -120,6 +120,10 @@ def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path
     ended = {text.split(")")[0]: t for t, text in lines if text.startswith("Compacted (")}
     assert began, lines
     mine = [e for e in of["compaction"] if "events_test.server_events" in e["detail"] and e["seconds"] > 0]
+    # one compaction, one event (not a "started" one and an "ended" one)
+    begun = [e for e in of["compaction"] if "events_test.server_events" in e["detail"]
+             and first <= started + e["elapsed_s"] <= last]
+    assert len(begun) == len(began), (began, begun)
     for when, text in began:
         end = ended[text.replace("Compacting", "Compacted").split(")")[0]]
         assert any(abs(started + e["elapsed_s"] - when) <= 2.0
