@@ -4,6 +4,7 @@ records what they are, fault injection and logs are refused, `down` forgets with
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -120,6 +121,20 @@ def test_login_and_tls_come_from_the_file_and_the_password_is_written_nowhere(ca
                      f"--export=timeseries={out / 'series.csv'}")
     assert done.returncode == 0, done.stderr  # logged in over TLS with the role's password
     assert "[READ], Return=OK" in done.stdout
+
+    # The servers' side of a run on it (issue 54): what Cassandra answers over CQL (its thread
+    # pools, read on a connection of the sampler's own with the same login and TLS), and one note
+    # that its processes are not on this machine, so no CPU of theirs.
+    timed = workbench(tmp_path, "run", *common[:4], "-p", "cassandra.keyspace=ext_secure", "-p",
+                      "operationcount=0", "-p", "maxexecutiontime=4", "-p", "recordcount=50",
+                      f"--export=json={out / 'timed.json'}")
+    assert timed.returncode == 0, timed.stderr
+    run = json.loads((out / "timed.json").read_text())["run"]
+    seen = [i["server"].get(host, {}) for i in run["intervals"] if i["duration_s"] > 0.9]
+    assert len(seen) >= 3 and all(any(k.startswith("queue.") for k in f) for f in seen[1:]), seen
+    assert not any("cpu" in f for f in seen)
+    assert "process: no process figures: an external cluster's processes are not on this machine" \
+        in run["server_notes"], run["server_notes"]
 
     # The state keeps no password, in a directory only its owner enters.
     state = tmp_path / "state" / "external"
