@@ -91,12 +91,15 @@ def test_the_same_check_again_against_the_previous_one_in_the_store_is_not_worse
     assert len(rows) == 4 and all(r[-1] != "worse" for r in rows), done.stdout
 
 
-def test_a_candidate_held_to_half_the_throughput_is_worse_exit_1_with_junit(saved, tmp_path):
+def test_a_candidate_held_to_a_third_of_the_throughput_is_worse_exit_1_with_junit(saved, tmp_path):
     store, base, _ = saved
     doc = json.loads(base.read_text())
-    # half the slower phase's: -target holds both A and C, and on a loaded machine C's baseline
-    # may have been measured below A's (a CI run: C at half A's was not worse than C's baseline)
-    target = min(doc["figures"][f"throughput {p}"]["value"] for p in ("A", "C")) * 0.5
+    # a third of the slower phase's: -target holds both A and C, and on a loaded machine C's
+    # baseline may have been measured below A's (a CI run: C at half A's was not worse than C's
+    # baseline); a third, not a half, because the baseline's 0.15-s intervals are noisy under load
+    # (three xdist processes at load 7.8: a half was not judged worse once in three runs). Its
+    # power at 80% is the business of bench/bench_check_error_rate.py, not of this test.
+    target = min(doc["figures"][f"throughput {p}"]["value"] for p in ("A", "C")) / 3
     # its manifest says other cores: allowed, so the check goes on (exit 1, not 2)
     other = edited(base, tmp_path / "cores.json",
                    lambda d: d["manifests"]["A"]["host"].update(cpus_usable=64))
@@ -105,7 +108,8 @@ def test_a_candidate_held_to_half_the_throughput_is_worse_exit_1_with_junit(save
                  "--allow-different", "cores", "--junit", str(junit))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "not comparable: cores differs: 64 (baseline)" in done.stderr and "(allowed)" in done.stderr
-    assert "worse than the baseline" in done.stderr and "throughput A" in done.stderr
+    said = done.stdout + done.stderr  # the verdict table too, when it fails
+    assert "worse than the baseline" in done.stderr and "throughput A" in done.stderr, said
     suite = ET.parse(junit).getroot().find("testsuite")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert list(cases) == list(FIGURES)
