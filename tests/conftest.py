@@ -209,7 +209,12 @@ def docker_suite(suite_servers) -> SuiteDocker:
 def _docker_cluster(docker_suite, spec, key: str):
     provider = docker_suite.provider
     cluster = provider.up(spec)
-    _lifetimes.started(key, lambda: provider.down(cluster.name))
+
+    def stop() -> None:  # after its last user, unless the session's end stopped it already
+        if cluster.name in provider.clusters():
+            provider.down(cluster.name)
+
+    _lifetimes.started(key, stop)
     yield cluster
     if cluster.name in provider.clusters():  # not stopped after its last user already
         provider.down(cluster.name)

@@ -52,7 +52,9 @@ OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
                 "tests/ui/test_clusters.py::test_a_real_node_up_killed_restarted_and_down_from_the_screen",
                 # three-node faults and joins (about 4 minutes): the parent's tiers were the run's
                 # critical path (35:35 against the child's 18:53 in the rehearsal of 2026-11-29)
-                "tests/integration/test_cluster_cassandra.py")
+                "tests/integration/test_cluster_cassandra.py",
+                # and the three-node flush and compaction events, on the same three nodes
+                "tests/integration/test_server_events_cluster3.py")
 
 
 def own_clusters(config) -> tuple[str, ...]:

@@ -1,0 +1,119 @@
+"""Server events on a three-node Cassandra cluster (issue 54's check "a flush and a compaction
+forced mid-run on Cassandra (1 node and 3 nodes) ... appear as events within 2 s of the server's
+own log line about them, on the node that did them"): during one `workbench run`, node2 is
+flushed once and node3 flushed twice and compacted; each node's flush events match its own
+system.log's flush lines, and the compaction of the test's table is an event of node3 alone.
+Runs in the child of a whole-suite run, with the other three-node tests (alongside.OWN_CLUSTERS)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.servers
+
+ROOT = Path(__file__).resolve().parents[2]
+# Cassandra's system.log: "INFO  [thread] 2026-11-29 09:16:13,623 File.java:175 - message"
+_LINE = re.compile(r"^\w+\s+\[[^\]]*\] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ - (.*)$")
+TABLE = "events3.server_events3"
+
+
+def _log_lines(log: Path, since: float, until: float) -> list[tuple[float, str]]:
+    out = []
+    for line in log.read_text(errors="replace").splitlines():
+        found = _LINE.match(line)
+        if found:
+            when = datetime.strptime(found[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()  # the node's local time
+            if since <= when <= until:
+                out.append((when, found[2]))
+    return out
+
+
+def _workbench(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env=env)
+
+
+def test_each_nodes_flushes_and_compaction_are_its_own_events(tmp_path, suite_servers, cassandra_cluster3):
+    cluster = suite_servers.provider.status(cassandra_cluster3.name)  # as it is now
+    nodes = {n.name: n for n in cluster.nodes}
+    assert all(n.status == "running" for n in nodes.values()), nodes
+    env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir),
+               WORKBENCH_STORE=str(tmp_path / "runs.db"))
+    keyspace, table = TABLE.split(".")
+    common = ["--cluster", cluster.name, "-P", str(ROOT / "workbench" / "workloads" / "workloada"),
+              "-p", "recordcount=2000", "-p", f"table={table}", "-p", f"cassandra.keyspace={keyspace}",
+              "-threads", "4", "-q"]
+    load = _workbench(env, "load", *common, "-p", "cassandra.drop=true")
+    assert load.returncode == 0, load.stderr
+
+    said: list[str] = []
+    failed: list[BaseException] = []
+
+    def steps() -> None:
+        try:
+            time.sleep(3)
+            for action, node in (("flush", "node2"), ("flush", "node3"), ("flush", "node3"),
+                                 ("compact", "node3")):
+                done = _workbench(env, "cluster", action, cluster.name, node)
+                assert done.returncode == 0, done.stderr
+                said.append(done.stdout.strip())
+                time.sleep(1)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failed.append(exc)
+
+    out = tmp_path / "run.json"
+    beside = threading.Thread(target=steps, daemon=True)
+    run = subprocess.Popen([sys.executable, "-m", "workbench", "run", *common,
+                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=50",
+                            "-target", "300", "--export", f"json={out}"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    beside.start()
+    _, err = run.communicate(timeout=300)
+    beside.join(timeout=120)
+    assert run.returncode == 0, err
+    assert not failed, failed
+    assert [s.split(":")[0] for s in said] == [f"{cluster.name} node2", *[f"{cluster.name} node3"] * 3]
+    # each `cluster flush|compact` starts nodetool's JVM (seconds on a loaded machine): 50 s of
+    # run leave the last of them (the compaction) well inside the run (30 s did not, once)
+
+    doc = json.loads(out.read_text())["run"]
+    started = doc["started_at"]
+    whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
+    first, last = started + 1.0, started + whole[-1]["elapsed_s"] - 1.0  # inside the sampled seconds
+    events = [e for e in doc["server_events"] if first <= started + e["elapsed_s"] <= last]
+    at = {n.address: name for name, n in nodes.items()}
+    assert {e["node"] for e in events} <= set(at), events
+
+    flushed_table: dict[str, int] = {}
+    for name, node in nodes.items():
+        lines = _log_lines(node.log, first, last)
+        flush_lines = [t for t, text in lines if text.startswith("Enqueuing flush of ")]
+        flushed_table[name] = sum(1 for _, text in lines if text.startswith(f"Enqueuing flush of {TABLE}"))
+        flushes = [started + e["elapsed_s"] for e in events if e["kind"] == "flush" and at[e["node"]] == name]
+        # every flush event of this node is near a flush line of its own log, and the other way round
+        for when in flushes:
+            assert any(abs(when - t) <= 2.0 for t in flush_lines), (name, when, flush_lines)
+        for t in flush_lines:
+            assert any(abs(when - t) <= 2.0 for when in flushes), (name, t, flushes)
+        compacted = [e for e in events if e["kind"] == "compaction" and TABLE in e["detail"]]
+        began = [t for t, text in lines
+                 if text.startswith("Compacting (") and TABLE.replace(".", "/") in text]
+        mine = [e for e in compacted if at[e["node"]] == name]
+        assert len(mine) == len(began), (name, began, mine)
+        for t in began:
+            assert any(abs(started + e["elapsed_s"] - t) <= 2.0 for e in mine), (name, t, mine)
+    # the table was flushed where it was asked (node2 once, node3 twice and by its compaction),
+    # and compacted on node3 alone
+    assert flushed_table["node1"] == 0, flushed_table
+    assert flushed_table["node2"] >= 1 and flushed_table["node3"] >= 2, flushed_table
+    assert {at[e["node"]] for e in events if e["kind"] == "compaction" and TABLE in e["detail"]} == {"node3"}
