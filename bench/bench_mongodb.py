@@ -31,13 +31,13 @@ from time import perf_counter_ns
 
 from common import FIELDS, compare_loops, make_plan, timed
 
-from workbench.bindings.mongodb import describe_server
-from workbench.bindings.mongodb_options import parse_options
 from workbench.config.keys import build_key_name
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
 from workbench.core.generators.scrambled import ScrambledZipfian
 from workbench.core.values import random_value
+from workbench.databases.mongodb.binding import describe_server
+from workbench.databases.mongodb.options import parse_options
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workbench" / "workloads"
 TABLE = "usertable"

@@ -28,9 +28,9 @@ import time
 
 from workbench import speedups
 from workbench.bindings.base import READ, UPDATE, Status, chain_outcomes
-from workbench.bindings.cassandra import CassandraBinding, _without_nulls
+from workbench.databases.cassandra.binding import CassandraBinding, _without_nulls
+from workbench.databases.cassandra.protocol.connection import CqlConnection
 from workbench.metrics.recorder import Recorder
-from workbench.protocols.cql_connection import CqlConnection
 from workbench.protocols.wire import FIRST_ROW
 
 STEPS = 64

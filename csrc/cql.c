@@ -6,8 +6,8 @@
  *                     (conn.c's wb_receive with cql_answer) CqlConnection.buffer_updated with
  *                     _answer, _Chain.answered, _Chain.go and CqlConnection.send's usual path
  *
- * mirroring workbench/protocols/cql.py (the codec: LazyRow), cql_connection.py (CqlConnection,
- * _Chain) and cql_routing.py (TokenAwareRouting.route); a statement's values and a sequence's
+ * mirroring workbench/databases/cassandra/protocol/cql.py (the codec: LazyRow), databases/cassandra/protocol/connection.py (CqlConnection,
+ * _Chain) and databases/cassandra/protocol/routing.py (TokenAwareRouting.route); a statement's values and a sequence's
  * statements are cql_statements.c's. tests/unit/test_cassandra_native.py and
  * test_parsers_fuzz.py run both, answer for answer and byte for byte.
  *
@@ -37,8 +37,8 @@ static PyObject *s_orphans, *s_stream, *s_version; /* CqlConnection's own slots 
 #define CQL_EXECUTE 0x0A
 #define CQL_ROWS 2
 #define CQL_NO_METADATA 0x0004
-#define CQL_MAX_FRAME (256 * 1024 * 1024) /* protocols/cql.py's MAX_FRAME */
-#define CQL_HEADER 9 /* a frame's header: protocols/cql.py's HEADER */
+#define CQL_MAX_FRAME (256 * 1024 * 1024) /* databases/cassandra/protocol/cql.py's MAX_FRAME */
+#define CQL_HEADER 9 /* a frame's header: databases/cassandra/protocol/cql.py's HEADER */
 
 /* _Chain's slots (its own and _Call's) and LazyRow's, found by cql_setup */
 static Py_ssize_t ch_t0, ch_stmt, ch_body, ch_retried, ch_items, ch_more, ch_answers, ch_done, ch_route;
@@ -379,7 +379,7 @@ answer_fast(PyObject *conn, PyObject *inflight, int flags, int sid, int opcode, 
             result = 0;
             goto done;
         }
-        /* protocols/cql.py's _fills: the cells' lengths (one per column of the layout) add up to the
+        /* databases/cassandra/protocol/cql.py's _fills: the cells' lengths (one per column of the layout) add up to the
          * row exactly (a LazyRow decodes its values only when read); else to _answer, which
          * decodes it cell by cell (or finds it malformed) */
         PyObject *lengths = PyTuple_GET_ITEM(layout, 1);

@@ -1,8 +1,8 @@
 /* cql_statements.c: a CQL statement's values, and a sequence's statements.
  *
- *   wb_cql_text_body  Statement.body(params) of protocols/cql.py for a statement whose values are
+ *   wb_cql_text_body  Statement.body(params) of databases/cassandra/protocol/cql.py for a statement whose values are
  *                     all text (cql.c's next step of a chain)
- *   pending(...)      the first loop of bindings/cassandra.py's CassandraBinding.sequence: a
+ *   pending(...)      the first loop of databases/cassandra/binding.py's CassandraBinding.sequence: a
  *                     sequence's prepared statements and values
  *
  * Neither reads a connection: they make what a chain sends. tests/unit/test_cassandra_native.py

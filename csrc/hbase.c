@@ -8,8 +8,8 @@
  *                     (conn.c's wb_receive with hbase_answer) RpcConnection.buffer_updated with
  *                     _answer, _next and _send's usual path
  *
- * mirroring workbench/protocols/hbase_messages.py (the messages: found_cells, LazyCells),
- * hbase_rpc.py (RpcConnection, _Chain) and bindings/hbase_native.py (the make):
+ * mirroring workbench/databases/hbase/protocol/messages.py (the messages: found_cells, LazyCells),
+ * databases/hbase/protocol/rpc.py (RpcConnection, _Chain) and databases/hbase/native.py (the make):
  * tests/unit/test_hbase_native.py, test_hbase_protobuf_reference.py and test_parsers_fuzz.py run
  * both, byte for byte.
  *
@@ -270,7 +270,7 @@ wb_hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (arg != Py_None || lr >= 0x80 - 2 - tail)
             return PyObject_CallOneArg(fallback, step);
         /* spec, Get (2): [row (1), Column (2) of the family] -- one-byte lengths. The field
-         * numbers are hbase_messages.py's constants, named after Client.proto's fields. */
+         * numbers are databases/hbase/protocol/messages.py's constants, named after Client.proto's fields. */
         request = PyBytes_FromStringAndSize(NULL, ls + 4 + lr + tail);
         if (request == NULL)
             return NULL;
@@ -299,7 +299,7 @@ wb_hbase_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     /* spec, Mutation (2): [row (1), PUT (2), ColumnValue (3): [family (1),
      * QualifierValue (2): [qualifier (1), value (2)]], durability (6) if any]. The field numbers
-     * are hbase_messages.py's constants, named after Client.proto's fields (MutateRequest,
+     * are databases/hbase/protocol/messages.py's constants, named after Client.proto's fields (MutateRequest,
      * MutationProto, its ColumnValue and QualifierValue). */
     Py_ssize_t lf = PyBytes_GET_SIZE(family), la = PyBytes_GET_SIZE(after);
     uint64_t qv = 1 + varint_size(lq) + lq + 1 + varint_size(lv) + lv;

@@ -34,12 +34,12 @@
  *                     its receive function and frames (a WbProtocol) when the module starts
  *   cql.c       cql_setup(...), and hooks(conn, "cql")'s answers
  *                     the native CQL client's usual answers and next requests
- *                     (protocols/cql_connection.py, cql_session.py)
+ *                     (databases/cassandra/protocol/connection.py, databases/cassandra/protocol/session.py)
  *   cql_statements.c  pending(...)
  *                     CassandraBinding._statements where every statement is prepared, and a
- *                     statement's text values (protocols/cql.py's Statement.body)
+ *                     statement's text values (databases/cassandra/protocol/cql.py's Statement.body)
  *   hbase.c     hbase_setup(...), hbase_make(ctx, step), and hooks(conn, "hbase")'s answers
- *                     the native HBase client's usual requests and answers (protocols/hbase_*.py)
+ *                     the native HBase client's usual requests and answers (databases/hbase/protocol/)
  *
  * The files call each other in one direction only: this module calls every file; cql.c and
  * hbase.c call conn.c and deadline.c (and cql.c cql_statements.c); every file calls common.c,

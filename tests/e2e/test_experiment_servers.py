@@ -9,8 +9,9 @@ import dataclasses
 
 import pytest
 
-from workbench.clusters import ferretdb_local, gobuild
+from workbench.clusters import gobuild
 from workbench.clusters.specs import CassandraSpec, FerretDBSpec
+from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 from workbench.experiments import plan
 from workbench.experiments.report import collect, render_html, write_csv
 from workbench.experiments.runner import run_experiment

@@ -23,10 +23,10 @@ from cassandra.cluster import Cluster as Driver
 
 from tests.support.runs import wait_until_running
 from workbench.bindings.base import READ, UPDATE, Status
-from workbench.bindings.cassandra import CassandraBinding, kind_of
 from workbench.clusters.local import LocalProvider
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
+from workbench.databases.cassandra.binding import CassandraBinding, kind_of
 from workbench.errors import BindingError, ConfigError
 
 pytestmark = pytest.mark.servers

@@ -150,8 +150,8 @@ def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_rep
     (as cassandra-driver's token map says), so no coordinator forwards it."""
     import asyncio
 
-    from workbench.bindings.cassandra_options import parse_options
-    from workbench.protocols.cql_session import NativeSession
+    from workbench.databases.cassandra.options import parse_options
+    from workbench.databases.cassandra.protocol.session import NativeSession
 
     driver, session = session_for(cassandra_cluster3)
     host, port = cassandra_cluster3.contact_points[0]
@@ -194,7 +194,7 @@ def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_rep
 def test_readiness_checks_use_execution_profiles_not_legacy_parameters(cassandra_node):
     import warnings
 
-    from workbench.clusters.cassandra_local import node_serves
+    from workbench.databases.cassandra.cluster import node_serves
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # "Legacy execution parameters ..."
@@ -236,9 +236,9 @@ def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_d
     import asyncio
     import random
 
-    from workbench.bindings.cassandra_options import parse_options
-    from workbench.bindings.cassandra_python import make_cluster
-    from workbench.protocols.cql_session import NativeSession
+    from workbench.databases.cassandra.options import parse_options
+    from workbench.databases.cassandra.protocol.session import NativeSession
+    from workbench.databases.cassandra.python_driver import make_cluster
 
     driver, session = session_for(cassandra_cluster3)
     host, port = cassandra_cluster3.contact_points[0]

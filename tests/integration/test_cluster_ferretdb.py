@@ -15,7 +15,8 @@ import time
 import pytest
 from pymongo import MongoClient
 
-from workbench.clusters import ferretdb_local, gobuild, ports
+from workbench.clusters import gobuild, ports
+from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 from workbench.errors import ClusterError
 
 pytestmark = pytest.mark.servers

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.servers
 def test_hbase_with_regionservers_of_their_own_serves_and_lists_them(hbase_cluster3, suite_servers):
     """ZooKeeper, the master, rs1-rs3 (each on its own address) and the gateway; the master has
     registered all three (their nodes in ZooKeeper); rs2 killed and restarted registers anew."""
-    from workbench.clusters import hbase_local
+    from workbench.databases.hbase import cluster as hbase_local
 
     spec = hbase_cluster3.spec
     status = suite_servers.provider.status(hbase_cluster3.name)
@@ -57,7 +57,8 @@ def test_a_regionserver_added_and_removed_under_load_takes_regions_and_gives_the
     from pathlib import Path
 
     from tests.support.runs import wait_until_running
-    from workbench.clusters import hbase_local, ports
+    from workbench.clusters import ports
+    from workbench.databases.hbase import cluster as hbase_local
 
     provider, name, spec = suite_servers.provider, hbase_cluster3.name, hbase_cluster3.spec
     rs4 = f"{spec.node_address(4)}:{spec.regionserver_port}"

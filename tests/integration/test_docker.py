@@ -19,10 +19,11 @@ from cassandra.cluster import Cluster as Driver
 
 from tests.support import capabilities
 from tests.support.runs import wait_until_running
-from workbench.clusters import cassandra_local, engine, images, ports
+from workbench.clusters import engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL
 from workbench.clusters.specs import CassandraSpec, FerretDBSpec, HBaseSpec
+from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.errors import ClusterError
 
 pytestmark = [pytest.mark.servers, pytest.mark.docker]
@@ -116,7 +117,7 @@ def test_hbase_regionservers_in_containers_one_added_and_removed(docker_suite, s
     gateway): `add_node` starts rs2 in a container of its own and the balancer gives it half the
     regions of a pre-split table; `remove_node` moves them back (HBase's RegionMover, run in its
     container) and removes the container."""
-    from workbench.clusters import hbase_local
+    from workbench.databases.hbase import cluster as hbase_local
 
     provider, client = docker_suite.provider, docker_suite.client
     chosen = suite_servers.hbase_ports()

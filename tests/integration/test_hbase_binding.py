@@ -20,15 +20,15 @@ import happybase
 import pytest
 
 from tests.support.runs import wait_until_running
-from workbench.bindings.hbase import HBaseBinding
-from workbench.bindings.hbase_native import NativeBinding
-from workbench.bindings.hbase_schema import split_points
 from workbench.bindings.registry import make_binding
 from workbench.clusters import ports
-from workbench.clusters.hbase_local import probe
 from workbench.config.keys import build_key_name
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
+from workbench.databases.hbase.binding import HBaseBinding
+from workbench.databases.hbase.cluster import probe
+from workbench.databases.hbase.native import NativeBinding
+from workbench.databases.hbase.schema import split_points
 from workbench.errors import BindingError, ConfigError
 
 pytestmark = pytest.mark.servers

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.clusters import cassandra_local, distributions, settle
+from workbench.clusters import distributions, settle
+from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.results.store import RunStore
 
 pytestmark = pytest.mark.servers

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.clusters import cassandra_local, distributions, engine, images, ports, processes
+from workbench.clusters import distributions, engine, images, ports, processes
 from workbench.clusters.base import Cluster
 from workbench.clusters.docker_provider import STATE_LABEL, DockerProvider
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec
+from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.errors import ClusterError
 
 SPECS: dict[str, ClusterSpec] = {
@@ -72,7 +73,8 @@ def skip_without_ferretdb(spec: FerretDBSpec) -> None:
     """Skip, saying why, when FerretDB can be neither found built nor built (no Go toolchain),
     or the PostgreSQL preset has no PostgreSQL: the things a FerretDB test needs from the machine
     (.ci/run installs both)."""
-    from workbench.clusters import ferretdb_local, gobuild
+    from workbench.clusters import gobuild
+    from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 
     if gobuild.cached() is None and gobuild.find_go() is None:
         pytest.skip("needs FerretDB: not built yet and no Go toolchain to build it (`workbench servers "

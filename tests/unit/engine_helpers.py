@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from workbench.bindings.memory import drop_store
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
+from workbench.databases.memory.binding import drop_store
 
 _stores = itertools.count()
 
@@ -47,7 +47,7 @@ class StallBinding:
         import asyncio as _asyncio
         import time as _time
 
-        from workbench.bindings.memory import MemoryBinding
+        from workbench.databases.memory.binding import MemoryBinding
 
         block = properties.get("stall.block", "false") == "true"
 
@@ -87,7 +87,7 @@ class FlakyBinding:
 
     def __new__(cls, spec, properties, context):
         from workbench.bindings.base import Status
-        from workbench.bindings.memory import MemoryBinding
+        from workbench.databases.memory.binding import MemoryBinding
 
         vanish = int(properties.get("flaky.vanish", "0"))
 
@@ -142,7 +142,7 @@ class FailingCleanupBinding:
     """A memory binding whose cleanup raises, as a client-side write buffer that cannot flush."""
 
     def __new__(cls, spec, properties, context):
-        from workbench.bindings.memory import MemoryBinding
+        from workbench.databases.memory.binding import MemoryBinding
 
         class _BadCleanup(MemoryBinding):
             async def cleanup(self):
@@ -169,7 +169,7 @@ class SequenceBinding:
     def __new__(cls, spec, properties, context):
         import asyncio as _asyncio
 
-        from workbench.bindings.memory import MemoryBinding
+        from workbench.databases.memory.binding import MemoryBinding
 
         step_s = float(properties.get("seq.step_ms", "0")) / 1000
 
@@ -201,14 +201,14 @@ def register_sequence_binding():
 
 class RegionsBinding:
     """A memory binding whose 'client' counts each insert against the region of a table
-    pre-split as hbase.presplit would split it (`regions.count` regions: bindings/hbase_schema.py
+    pre-split as hbase.presplit would split it (`regions.count` regions: databases/hbase/schema.py
     split_points), as HBase's native client counts its requests per region."""
 
     def __new__(cls, spec, properties, context):
         import bisect
 
-        from workbench.bindings.hbase_schema import split_points
-        from workbench.bindings.memory import MemoryBinding
+        from workbench.databases.hbase.schema import split_points
+        from workbench.databases.memory.binding import MemoryBinding
 
         points = split_points(spec, int(properties.get("regions.count", "4")))
 

@@ -1,4 +1,4 @@
-"""Cassandra's figures from its virtual tables (databases/cassandra_figures.py), on rows a real
+"""Cassandra's figures from its virtual tables (databases/cassandra/figures.py), on rows a real
 Cassandra 5.0.9 node answered (2026-11-29: a table flushed three times, then compacted)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from workbench.databases import cassandra_figures as cf
+from workbench.databases.cassandra import figures as cf
 
 Pool = namedtuple("Pool", "name active_tasks pending_tasks blocked_tasks completed_tasks")
 Task = namedtuple("Task", "keyspace_name table_name task_id kind")

@@ -18,13 +18,13 @@ import pytest
 
 from tests.support.loopback import Transport, both_receive_paths
 from workbench.bindings.base import chain_outcomes
-from workbench.bindings.cassandra import _without_nulls
-from workbench.bindings.cassandra_errors import QueryFailed
-from workbench.protocols import cql
-from workbench.protocols import cql_connection as cqlc
-from workbench.protocols import cql_session as cqls
-from workbench.protocols.cql_routing import TokenAwareRouting
-from workbench.protocols.cql_settings import CqlSettings
+from workbench.databases.cassandra.binding import _without_nulls
+from workbench.databases.cassandra.errors import QueryFailed
+from workbench.databases.cassandra.protocol import connection as cqlc
+from workbench.databases.cassandra.protocol import cql
+from workbench.databases.cassandra.protocol import session as cqls
+from workbench.databases.cassandra.protocol.routing import TokenAwareRouting
+from workbench.databases.cassandra.protocol.settings import CqlSettings
 from workbench.protocols.wire import FIRST_ROW
 
 VARCHAR, INT = 0x000D, 0x0009
@@ -334,7 +334,7 @@ def test_the_compiled_statements_of_a_sequence_are_the_pythons_or_none_where_one
     if COMPILED is None:
         pytest.skip("workbench._speedups is not built here")
     from workbench.bindings.base import READ, UPDATE
-    from workbench.bindings.cassandra import CassandraBinding
+    from workbench.databases.cassandra.binding import CassandraBinding
 
     binding = CassandraBinding.__new__(CassandraBinding)
     binding.fields = ("f0", "f1")
@@ -561,7 +561,7 @@ def test_the_compiled_path_takes_only_classes_whose_fields_are_slots_and_keeps_i
         COMPILED.cql_setup(Chain, cql.LazyRow, route)
     with pytest.raises(TypeError, match="_row"):
         COMPILED.cql_setup(cqlc._Chain, Row, route)
-    from workbench.protocols import hbase_rpc as hbase_native
+    from workbench.databases.hbase.protocol import rpc as hbase_native
     with pytest.raises(TypeError, match="slot"):
         COMPILED.hbase_setup(Chain, hbase_native._finish, hbase_native._METHODS, hbase_native.CALL_IDS,
                              hbase_native.found_cells, hbase_native.decode_mutate, hbase_native.LazyCells)
@@ -801,7 +801,7 @@ def test_a_killed_node_stays_in_the_per_node_counts_and_is_down_until_it_is_back
         assert session.down_nodes() == frozenset()
         back.broken = ConnectionResetError("a broken answer")  # still held, not usable
         assert session.down_nodes() == {"127.0.0.2:9042"}
-        from workbench.bindings.cassandra import CassandraBinding
+        from workbench.databases.cassandra.binding import CassandraBinding
 
         binding = CassandraBinding.__new__(CassandraBinding)  # what the engine reads once a tick
         binding.db = session

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.inprocess import workbench
-from workbench.clusters import cassandra_local, ports
+from workbench.clusters import ports
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.databases.cassandra import cluster as cassandra_local
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from workbench.protocols.cql_metadata import TokenMap, murmur3, replica_sets
-from workbench.protocols.cql_reconnect import ExponentialReconnection, Reconnector
-from workbench.protocols.cql_routing import TokenAwareRouting
+from workbench.databases.cassandra.protocol.metadata import TokenMap, murmur3, replica_sets
+from workbench.databases.cassandra.protocol.reconnect import ExponentialReconnection, Reconnector
+from workbench.databases.cassandra.protocol.routing import TokenAwareRouting
 
 RING = [-(2**62), 0, 2**62]  # three tokens: a key's token falls at the first >= it (wrapping round)
 KEYED = SimpleNamespace(routing=0)  # a statement whose partition key is its first value
@@ -106,7 +106,7 @@ def test_the_reconnector_tries_until_a_connection_is_made_and_stops_when_the_nod
         slept.append(seconds)
         await sleep(0)
 
-    monkeypatch.setattr("workbench.protocols.cql_reconnect.asyncio.sleep", no_wait)
+    monkeypatch.setattr("workbench.databases.cassandra.protocol.reconnect.asyncio.sleep", no_wait)
 
     async def scenario():
         tries, made, wanted = [], [], {0: True, 1: True}

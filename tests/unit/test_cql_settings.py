@@ -9,10 +9,10 @@ import ssl
 
 import pytest
 
-from workbench.bindings.cassandra_options import PROPERTIES, parse_options
+from workbench.databases.cassandra.options import PROPERTIES, parse_options
+from workbench.databases.cassandra.protocol.session import NativeSession
+from workbench.databases.cassandra.protocol.settings import CqlSettings, CqlTls
 from workbench.errors import ConfigError
-from workbench.protocols.cql_session import NativeSession
-from workbench.protocols.cql_settings import CqlSettings, CqlTls
 
 
 def test_each_property_lands_in_its_field(tmp_path):

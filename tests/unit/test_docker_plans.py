@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from workbench import databases
-from workbench.clusters import cassandra_local, docker_plans, engine, images, java, presets
+from workbench.clusters import docker_plans, engine, images, java, presets
 from workbench.clusters.docker_plans import (
     NODE_LABEL,
     STATE_LABEL,
@@ -25,6 +25,7 @@ from workbench.clusters.docker_plans import (
     planner_for,
 )
 from workbench.clusters.docker_provider import DockerProvider, run_options
+from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.errors import ClusterError, WorkbenchError
 
 TAG = "0123456789ab"  # a provider's state tag (a hash of its state directory)

@@ -10,10 +10,10 @@ import time
 import pytest
 from engine_helpers import cleanup_store, make_spec, register_stall_binding, run_phase
 
-from workbench.bindings.memory import get_store
 from workbench.config.keys import build_key_name
 from workbench.core.runner import STOP_GRACE_S
 from workbench.core.workers import CHUNK, ProcessExecutor, SharedBudget
+from workbench.databases.memory.binding import get_store
 from workbench.results.from_run import to_run_result
 from workbench.results.jsonfile import from_json_dict, to_json_dict
 
@@ -96,8 +96,8 @@ def test_target_rate_paces_and_records_intended_latency():
 
 def test_the_pacing_schedule_starts_after_the_bindings_init():
     """A slow connect is not a stall of the database: intended latencies start with the lanes."""
-    from workbench.bindings.memory import MemoryBinding
     from workbench.core.runner import LocalBudget, WorkerEngine
+    from workbench.databases.memory.binding import MemoryBinding
 
     spec, _ = make_spec("recordcount=50", "operationcount=40", "target=400")
     init_done: list[int] = []

@@ -8,11 +8,12 @@ import sys
 
 import pytest
 
-from workbench.clusters import ferretdb_local, gobuild, presets
+from workbench.clusters import gobuild, presets
 from workbench.clusters.base import Node
 from workbench.clusters.distributions import _sha256
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import FerretDBSpec
+from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 from workbench.errors import ClusterError
 
 

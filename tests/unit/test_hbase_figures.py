@@ -1,4 +1,4 @@
-"""HBase's figures from a RegionServer's /jmx (databases/hbase_figures.py): the bean as HBase 2.6.1
+"""HBase's figures from a RegionServer's /jmx (databases/hbase/figures.py): the bean as HBase 2.6.1
 served it (2026-11-29, standalone, after two flushes and a major compaction; trimmed to the keys
 read and a few others), garbage in its place, and a local HTTP server that answers garbage."""
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from workbench.databases import hbase_figures as hf
+from workbench.databases.hbase import figures as hf
 
 BEAN = {"name": "Hadoop:service=HBase,name=RegionServer,sub=Server", "modelerType": "RegionServer,sub=Server",
         "tag.serverName": "127.0.0.1,16020,1795944178832", "regionCount": 3, "memStoreSize": 25490,

@@ -1,5 +1,6 @@
-"""HBase's own RPC from Python (workbench/protocols/hbase_messages.py, hbase_rpc.py): the protobuf
-helpers, the framing, call ids and timeouts, against a loopback peer that answers with bytes written here.
+"""HBase's own RPC from Python (workbench/databases/hbase/protocol/messages.py and rpc.py): the
+protobuf helpers, the framing, call ids and timeouts, against a loopback peer that answers with
+bytes written here.
 Whether a RegionServer accepts all this is for the contract suite (targets_hbase_native.py)
 and tests/integration/test_hbase_binding.py.
 """
@@ -12,9 +13,9 @@ import struct
 import pytest
 
 from tests.support.loopback import Transport, both_receive_paths
-from workbench.bindings import hbase_native
-from workbench.protocols import hbase_rpc
-from workbench.protocols.hbase_messages import (
+from workbench.databases.hbase import native as hbase_native
+from workbench.databases.hbase.protocol import rpc as hbase_rpc
+from workbench.databases.hbase.protocol.messages import (
     PREAMBLE,
     LazyCells,
     RemoteError,
@@ -29,7 +30,7 @@ from workbench.protocols.hbase_messages import (
     read_varint,
     varint,
 )
-from workbench.protocols.hbase_rpc import Regions, RpcClient
+from workbench.databases.hbase.protocol.rpc import Regions, RpcClient
 
 COMPILED = hbase_rpc._fast  # workbench._speedups where it is built
 
@@ -260,8 +261,8 @@ def test_without_a_login_name_the_header_still_names_a_user(monkeypatch):
 
 
 def _binding():
-    from workbench.bindings.hbase_native import NativeBinding
     from workbench.config.spec import spec_from_args
+    from workbench.databases.hbase.native import NativeBinding
 
     spec, props = spec_from_args([], ["hbase.client=native", "hbase.port=9"], "run")
     return NativeBinding(spec, dict(spec.binding_properties), {"phase": "run", "workers": 1})
@@ -270,8 +271,8 @@ def _binding():
 def test_the_regionserver_check_lets_through_only_a_table_that_does_not_exist():
     from thriftpy2.transport import TTransportException
 
+    from workbench.databases.hbase.protocol.rpc import NoSuchTable
     from workbench.errors import BindingError
-    from workbench.protocols.hbase_rpc import NoSuchTable
 
     db = _binding()
 
@@ -302,7 +303,7 @@ def test_the_regionserver_check_lets_through_only_a_table_that_does_not_exist():
 def test_call_ids_go_round_in_two_bytes_and_skip_those_still_in_flight():
     """Ids stay below 0x4000 (one or two bytes, read where they lie in the answer), go round,
     and never reuse an id whose call has not been answered."""
-    from workbench.protocols.hbase_rpc import CALL_IDS, _Chain
+    from workbench.databases.hbase.protocol.rpc import CALL_IDS, _Chain
 
     async def main():
         ids = []
@@ -416,7 +417,7 @@ def test_an_answer_that_does_not_fit_its_message_breaks_the_connection_and_fails
 def run_chains(flip: int) -> tuple[list, bytes, dict]:
     """Three chains on one connection over a fake transport, answered by a script with every
     kind of answer and step a chain meets; what each got, and every byte written."""
-    from workbench.protocols.hbase_rpc import CALL_IDS, RpcConnection
+    from workbench.databases.hbase.protocol.rpc import CALL_IDS, RpcConnection
 
     def decode_or_fail(body: bytes):
         if body == b"garbled":
@@ -518,7 +519,7 @@ def test_answers_decoded_in_c_are_what_found_cells_and_decode_mutate_make(monkey
     and decode_mutate's None itself; any other body goes to found_cells. What each step gets is
     the same on both paths, and in C only the body with a field before its result made its
     LazyCells through Python (__init__)."""
-    from workbench.protocols.hbase_rpc import RpcConnection
+    from workbench.databases.hbase.protocol.rpc import RpcConnection
 
     bodies = {
         b"row": field(1, cell(b"field0", b"a" * 20) + cell(b"field1", b"")),  # nearly every read

@@ -1,4 +1,4 @@
-"""The native HBase client's hand-written protobuf (workbench/protocols/hbase_messages.py, and the
+"""The native HBase client's hand-written protobuf (workbench/databases/hbase/protocol/messages.py, and the
 requests csrc/hbase.c makes) against HBase 2.6.1's own .proto files, compiled here.
 
 The .proto files ship inside org.apache.hbase:hbase-protocol-shaded:2.6.1, a jar the HBase
@@ -32,11 +32,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.support.loopback import Transport
-from workbench.bindings import hbase_native
 from workbench.clusters import distributions, paths
-from workbench.errors import ClusterError
-from workbench.protocols import hbase_messages, hbase_rpc
-from workbench.protocols.hbase_messages import (
+from workbench.databases.hbase import native as hbase_native
+from workbench.databases.hbase.protocol import messages as hbase_messages
+from workbench.databases.hbase.protocol import rpc as hbase_rpc
+from workbench.databases.hbase.protocol.messages import (
     CALL_IDS,
     DURABILITY,
     PUT,
@@ -54,7 +54,8 @@ from workbench.protocols.hbase_messages import (
     region_specifier,
     varint,
 )
-from workbench.protocols.hbase_rpc import Regions, RpcConnection
+from workbench.databases.hbase.protocol.rpc import Regions, RpcConnection
+from workbench.errors import ClusterError
 
 # The jar with HBase 2.6.1's .proto files (its -sources.jar carries the same 39 files). Maven
 # Central's .sha1 for it is 7371ef99b9c2b0e81e675c93cbed28f633c6f9f3; no .sha256 is published.
@@ -333,8 +334,8 @@ def test_put_requests_are_protobufs_bytes_for_every_durability(pb):
 
 
 def _binding():
-    from workbench.bindings.hbase_native import NativeBinding
     from workbench.config.spec import spec_from_args
+    from workbench.databases.hbase.native import NativeBinding
 
     spec, _ = spec_from_args([], ["hbase.client=native", "hbase.port=9"], "run")
     return NativeBinding(spec, dict(spec.binding_properties), {"phase": "run", "workers": 1})

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from workbench.bindings.hbase_native import NativeBinding
 from workbench.config.spec import spec_from_args
-from workbench.protocols.hbase_rpc import Regions
+from workbench.databases.hbase.native import NativeBinding
+from workbench.databases.hbase.protocol.rpc import Regions
 
 
 def binding() -> NativeBinding:

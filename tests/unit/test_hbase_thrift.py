@@ -1,4 +1,4 @@
-"""The asyncio Thrift1 client's codec and connection handling (workbench/protocols/hbase_thrift.py).
+"""The asyncio Thrift1 client's codec and connection handling (workbench/databases/hbase/protocol/thrift.py).
 
 The bytes are checked against thriftpy2's own codec; the connection is checked against a peer
 on a loopback socket that answers with bytes written here (cut into pieces, late, or unasked).
@@ -17,7 +17,7 @@ from thriftpy2.protocol.cybin import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport.memory import TCyMemoryBuffer
 
-from workbench.protocols.hbase_thrift import (
+from workbench.databases.hbase.protocol.thrift import (
     ConnectionPool,
     Decoder,
     Encoder,

@@ -47,11 +47,12 @@ def test_no_source_outside_the_ui_names_textual():
 
 def test_the_cassandra_driver_modules_do_not_import_the_binding():
     # cassandra.py imports the driver modules lazily; they must not import it back.
-    for module in ("workbench.bindings.cassandra_python", "workbench.protocols.cql_session"):
+    for module in ("workbench.databases.cassandra.python_driver",
+                   "workbench.databases.cassandra.protocol.session"):
         code = (f"import sys, {module}\n"
-                "sys.exit(1 if 'workbench.bindings.cassandra' in sys.modules else 0)\n")
+                "sys.exit(1 if 'workbench.databases.cassandra.binding' in sys.modules else 0)\n")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, f"{module} imports workbench.bindings.cassandra {proc.stderr}"
+        assert proc.returncode == 0, f"{module} imports workbench.databases.cassandra.binding {proc.stderr}"
 
 
 def _import_graph() -> dict[str, set[str]]:

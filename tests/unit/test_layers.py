@@ -16,19 +16,25 @@ MAX_LINES = 600
 
 # Bottom to top: a module may import its own floor and the floors below it. "" is the package's
 # own modules (workbench/__init__.py, errors.py, speedups.py, interrupts.py): the ground floor.
-# A name with a "*" is a pattern of modules inside a folder (databases.*_figures: the servers'
-# figures, which read clusters and fill metrics, above the descriptors of their folder).
+# A name with a "*" is a pattern of modules inside a folder, tried before the folders. A database's
+# folder (databases/<name>/) holds modules of several floors, each on its floor by its name: its
+# descriptor (__init__.py) on the databases floor, protocol/ on the protocols floor, cluster*.py
+# on the clusters floor, binding*.py and the binding's parts on the bindings floor, figures.py
+# with the servers' figures (which read clusters and fill metrics) above metrics; a module of the
+# folder named none of these stands on the descriptor's floor.
 FLOORS = (
     ("ground", ("", "errors", "speedups", "interrupts")),
-    ("protocols", ("protocols",)),
+    ("protocols", ("protocols", "databases.*.protocol", "databases.*.protocol.*")),
     ("databases", ("databases",)),
     ("config", ("config",)),
-    ("clusters", ("clusters",)),
-    ("bindings", ("bindings",)),
+    ("clusters", ("clusters", "databases.*.cluster*")),
+    ("bindings", ("bindings", "databases.*.binding*", "databases.*.options", "databases.*.schema",
+                  "databases.*.errors", "databases.*.python_driver", "databases.*.native",
+                  "databases.*.admin")),
     ("metrics", ("metrics",)),
     ("core", ("core",)),
     ("results", ("results",)),
-    ("server figures", ("databases.*_figures",)),
+    ("server figures", ("databases.*_figures", "databases.*.figures")),
     ("drive", ("drive",)),
     ("experiments", ("experiments",)),
     ("lessons", ("lessons",)),

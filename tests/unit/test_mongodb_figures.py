@@ -1,11 +1,11 @@
-"""serverStatus as figures (databases/mongodb_figures.py): FerretDB 1.24.2's answer (2026-11-29, a
+"""serverStatus as figures (databases/mongodb/figures.py): FerretDB 1.24.2's answer (2026-11-29, a
 local ferretdb-sqlite cluster) and one shaped as MongoDB 7's documentation shows it."""
 
 from __future__ import annotations
 
 import time
 
-from workbench.databases import mongodb_figures as mf
+from workbench.databases.mongodb import figures as mf
 from workbench.metrics.server import NodeSample
 
 FERRETDB = {"host": "vm", "version": "7.0.42", "process": "ferretdb", "pid": 14486, "uptime": 0.99,

@@ -1,4 +1,4 @@
-"""The MongoDB binding without a server: its properties (workbench/bindings/mongodb_options.py),
+"""The MongoDB binding without a server: its properties (workbench/databases/mongodb/options.py),
 the server's honest name, error kinds, and the operations over a fake collection (insert
 batching, NOT_FOUND, errors). What FerretDB does with the requests is for the contract suite."""
 
@@ -13,11 +13,11 @@ from pymongo.errors import AutoReconnect, BulkWriteError, DuplicateKeyError, Ope
 from pymongo.results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
 from workbench.bindings.base import Status
-from workbench.bindings.mongodb import LOST, MongoDBBinding, describe_server, kind_of
-from workbench.bindings.mongodb_options import DEFAULT_URL, parse_options
 from workbench.config.bindings import binding_for_property
 from workbench.config.spec import spec_from_args
 from workbench.core.workers import binding_factory
+from workbench.databases.mongodb.binding import LOST, MongoDBBinding, describe_server, kind_of
+from workbench.databases.mongodb.options import DEFAULT_URL, parse_options
 from workbench.errors import BindingError, ConfigError
 
 # server_info() of FerretDB v1.24.2 on PostgreSQL, as pymongo 4.20 got it (abridged).

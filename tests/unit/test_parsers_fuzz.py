@@ -1,7 +1,7 @@
 """Random and mutated bytes into both receive paths of the workbench's own database clients:
-protocols/cql_connection's CqlConnection and protocols/hbase_rpc's RpcConnection, each with the
-Python buffer_updated/_answer and with the compiled one (workbench._speedups, csrc/, where it
-is built), on a fake transport with calls in flight (no servers).
+databases/cassandra/protocol/connection's CqlConnection and databases/hbase/protocol/rpc's
+RpcConnection, each with the Python buffer_updated/_answer and with the compiled one
+(workbench._speedups, csrc/, where it is built), on a fake transport with calls in flight (no servers).
 
 For every stream, fed in random pieces as recv_into would put them in the connection's buffer:
 - nothing escapes buffer_updated; no example runs long (bounded(): an alarm; a loop in C that
@@ -19,8 +19,8 @@ For every stream, fed in random pieces as recv_into would put them in the connec
 A failing example prints its reproduction blob (@reproduce_failure). The test_the_*_inputs_that_
 found_bugs keep the streams that showed each bug these tests found as plain cases, and
 test_a_read_row_by_where_its_last_cell_ends the rows either side of two checks a random stream
-seldom reaches: a cell's length against the body's end (protocols/cql.py's Columns._row), and a
-lazy row's cells ending at its end (csrc/cql.c's answer_fast).
+seldom reaches: a cell's length against the body's end (databases/cassandra/protocol/cql.py's
+Columns._row), and a lazy row's cells ending at its end (csrc/cql.c's answer_fast).
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ from test_hbase_native import cell as hbase_cell
 
 from tests.support.loopback import Transport
 from workbench import speedups
-from workbench.bindings.cassandra_errors import QueryFailed
-from workbench.protocols import cql
-from workbench.protocols import cql_connection as cqlc
-from workbench.protocols import hbase_messages as hm
-from workbench.protocols import hbase_rpc as hr
+from workbench.databases.cassandra.errors import QueryFailed
+from workbench.databases.cassandra.protocol import connection as cqlc
+from workbench.databases.cassandra.protocol import cql
+from workbench.databases.hbase.protocol import messages as hm
+from workbench.databases.hbase.protocol import rpc as hr
 from workbench.protocols.wire import MalformedAnswer
 
 COMPILED = speedups.C
@@ -595,8 +595,8 @@ def layout_row(first: int, last: int, values: bytes = b"abcde") -> bytes:
 
 
 def past_the_answer(size: int) -> str:
-    """The end of the message of a connection broken by protocols/cql.py's check that a cell fits
-    in the body."""
+    """The end of the message of a connection broken by databases/cassandra/protocol/cql.py's check
+    that a cell fits in the body."""
     return f"an answer that does not parse (ValueError: a cell of {size} bytes runs past the answer)"
 
 
@@ -934,8 +934,8 @@ CQL_BUGS = {
 
 # a read's row whose last cell ends past the body, before it or at it, by the two checks that
 # decide (each path, a chain's step and a single execute): what the call gets. Without
-# protocols/cql.py's check of a cell against the body, a last cell past it is cut short (here
-# {'f0': 'ab', 'f1': 'cde'}, the connection standing); without csrc/cql.c's check that a lazy
+# databases/cassandra/protocol/cql.py's check of a cell against the body, a last cell past it is cut
+# short (here {'f0': 'ab', 'f1': 'cde'}, the connection standing); without csrc/cql.c's check that a lazy
 # row's cells end at its end, the compiled path makes a row of the layout's size whose last cell
 # ends past or before it a LazyRow (one that breaks only when read, or not a dict).
 CELLS_AT_THE_END = {

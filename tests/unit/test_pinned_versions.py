@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.clusters import cassandra_local, distributions, presets
+from workbench.clusters import distributions, presets
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_provider import DockerProvider
 from workbench.clusters.launch import template_text
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.errors import ClusterError
 from workbench.results.from_run import environment
 

@@ -51,7 +51,7 @@ def test_a_wrong_field_type_or_value_is_refused(tmp_path: Path, line, said):
 
 
 def test_the_gateways_server_transport_and_protocol_reach_its_flags_and_the_binding(tmp_path: Path):
-    from workbench.clusters.hbase_local import thrift_flags
+    from workbench.databases.hbase.cluster import thrift_flags
 
     default = presets.load("hbase-standalone")
     assert thrift_flags(default) == ["-threadpool"]
@@ -78,7 +78,7 @@ def test_hbase_names_its_servers_by_their_address_not_the_host_name(tmp_path):
     name was never reached by its own RegionServer (found on a bare Debian 12)."""
     from xml.etree import ElementTree
 
-    from workbench.clusters import hbase_local
+    from workbench.databases.hbase import cluster as hbase_local
 
     spec = presets.load("hbase-standalone")
     hbase_local.plans(spec, tmp_path, tmp_path / "lib", Path("/usr/bin/java"))
@@ -91,7 +91,7 @@ def test_hbase_names_its_servers_by_their_address_not_the_host_name(tmp_path):
 def test_a_restarted_regionserver_is_the_one_that_started_after_the_restart():
     """A killed RegionServer's node stays in ZooKeeper until its session times out: the restarted
     one is told apart by its start code (ms)."""
-    from workbench.clusters.hbase_local import registered_in
+    from workbench.databases.hbase.cluster import registered_in
 
     old, new = "127.0.0.2,16020,1700000000000", "127.0.0.2,16020,1700000060000"
     assert registered_in([old], "127.0.0.2", 16020)

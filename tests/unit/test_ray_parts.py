@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from workbench.bindings.memory import drop_store, get_store
 from workbench.config.spec import WORKERS_PER_CORE, ray_resources, spec_from_args
 from workbench.core.ray_workers import Counter, RemoteBudget
 from workbench.core.runner import WorkerEngine
 from workbench.core.workers import binding_factory
+from workbench.databases.memory.binding import drop_store, get_store
 from workbench.errors import ConfigError
 
 

@@ -42,7 +42,7 @@ def client_name(db: str, properties: dict[str, str]) -> str:
 
 # The built-in databases' client names (their descriptors name these functions).
 def cassandra_client(properties: dict[str, str]) -> str:
-    from workbench.bindings.cassandra_options import parse_options  # noqa: PLC0415
+    from workbench.databases.cassandra.options import parse_options  # noqa: PLC0415
 
     opts = parse_options(properties)
     if opts.driver == "native":
@@ -51,7 +51,7 @@ def cassandra_client(properties: dict[str, str]) -> str:
 
 
 def hbase_client(properties: dict[str, str]) -> str:
-    from workbench.bindings.hbase_options import client_of  # noqa: PLC0415
+    from workbench.databases.hbase.options import client_of  # noqa: PLC0415
 
     if client_of(properties) == "native":
         return "native HBase RPC"

@@ -13,8 +13,9 @@ provider records for the node). It also knows how its database is waited for, wh
 provider reports as the server's version, and which nodes serve clients. The provider
 (docker_provider.py) executes plans: docker-py calls, readiness waiting, the state file.
 
-The planners mirror the local provider's per-database modules (cassandra_local, hbase_local,
-ferretdb_local), whose config rendering, command lines and readiness checks they reuse.
+The planners mirror the local provider's per-database modules (databases/cassandra/cluster.py,
+databases/hbase/cluster.py, databases/mongodb/cluster_ferretdb.py), whose config rendering,
+command lines and readiness checks they reuse.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from workbench.clusters import cassandra_local, engine, ferretdb_local, gc_log, hbase_local, images, paths
+from workbench.clusters import engine, gc_log, images, paths
 from workbench.clusters.distributions import VERSIONS
 from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec, data_home
 from workbench.databases import resolve, servers
+from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.hbase import cluster as hbase_local
+from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 from workbench.errors import ClusterError
 
 STATE_LABEL = "org.workbench.state"

@@ -45,7 +45,7 @@ from workbench.errors import ClusterError
 
 def _kind(kind: str):
     """The kind module that renders, starts and watches a server of this kind (its descriptor's
-    `local`, databases/): cassandra_local, hbase_local, ferretdb_local."""
+    `local`): databases/cassandra/cluster.py, databases/hbase/cluster.py, ..."""
     return resolve(server(kind).local)
 
 

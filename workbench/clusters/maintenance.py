@@ -132,7 +132,7 @@ def _tool_copy(master: Node) -> Path:
     """tools/HBaseServers.java copied under the master's folder, which its container also sees."""
     target = master.dir / "tmp" / "HBaseServers.java"
     target.parent.mkdir(parents=True, exist_ok=True)
-    tool = resources.files("workbench.clusters").joinpath("tools", "HBaseServers.java")
+    tool = resources.files("workbench.databases.hbase").joinpath("tools", "HBaseServers.java")
     with resources.as_file(tool) as src:
         shutil.copyfile(src, target)
     return target

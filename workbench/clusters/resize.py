@@ -3,8 +3,9 @@
 What can grow: Cassandra (node N+1 bootstraps its share of the data; a node leaves by `nodetool
 decommission`) and HBase with RegionServers of their own (rsN+1 reports for duty and the
 balancer moves regions to it; one leaves once HBase's RegionMover has moved its regions away).
-The kind modules (cassandra_local, hbase_local) say how a node of theirs joins and leaves; the
-provider (`Host`: local processes, Docker containers) how one is started, watched and stopped.
+The kind modules (databases/cassandra/cluster.py, databases/hbase/cluster.py) say how a node of
+theirs joins and leaves; the provider (`Host`: local processes, Docker containers) how one is
+started, watched and stopped.
 
     add_node(provider, "cassandra-3")            # node4, once Up/Normal on every other node
     remove_node(provider, "hbase-3", "rs4")      # its regions moved away, then stopped

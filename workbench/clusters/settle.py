@@ -26,8 +26,8 @@ from importlib import resources
 from pathlib import Path
 
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.cassandra_local import jmx_port
 from workbench.databases import resolve, server
+from workbench.databases.cassandra.cluster import jmx_port
 from workbench.errors import ClusterError
 
 NODETOOL_CLASS = "org.apache.cassandra.tools.NodeTool"
@@ -75,7 +75,7 @@ def _settle_ferretdb(cluster: Cluster, timeout: float) -> str:
     """PostgreSQL under FerretDB: VACUUM (ANALYZE) every table (no dead rows left by the load's
     drop, statistics fresh), then CHECKPOINT (every dirty page written). SQLite writes through its
     own journal: nothing to do."""
-    from workbench.clusters import ferretdb_local
+    from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 
     if cluster.spec.backend != "postgresql":
         return "nothing (FerretDB on SQLite has no background work to wait for)"
@@ -164,7 +164,8 @@ def _settle_hbase(cluster: Cluster, table: str, timeout: float) -> None:
     if master is None:
         raise ClusterError(f"{cluster.name}: no master node to flush through")
     conf = master.dir / "conf"
-    with resources.as_file(resources.files("workbench.clusters").joinpath("tools", "HBaseFlush.java")) as src:
+    tool = resources.files("workbench.databases.hbase").joinpath("tools", "HBaseFlush.java")
+    with resources.as_file(tool) as src:
         proc = _java(master, [f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
                               f"-Dworkbench.log.file={master.dir / 'logs' / 'settle.log'}",
                               f"-Dhbase.log.dir={master.dir / 'logs'}",

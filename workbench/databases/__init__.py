@@ -1,6 +1,7 @@
-"""The databases: each described once (base.py's `Database`, one module each here for the
-built-ins) and found through the `workbench.databases` entry point group (registry.py), the
-built-ins as a third party's. The rest of the program asks these instead of naming a database."""
+"""The databases: each described once (base.py's `Database`; a built-in is one folder here, its
+descriptor in its __init__.py and every module of its own beside it) and found through the
+`workbench.databases` entry point group (registry.py), the built-ins as a third party's.
+The rest of the program asks these instead of naming a database."""
 
 from workbench.databases.base import Database, Server, resolve
 from workbench.databases.registry import (

@@ -48,8 +48,9 @@ class MalformedAnswer(ConnectionError):
 
 
 class BufferedConnection(asyncio.BufferedProtocol):
-    """What the asyncio clients' connections share (hbase_thrift's ThriftConnection,
-    hbase_rpc's RpcConnection and cql_connection's CqlConnection): replies received into
+    """What the asyncio clients' connections share (databases/hbase/protocol/thrift's
+    ThriftConnection, databases/hbase/protocol/rpc's RpcConnection and
+    databases/cassandra/protocol/connection's CqlConnection): replies received into
     the connection's own growing buffer (no allocation per recv), and one timeout timer per
     connection, not one per request."""
 
@@ -117,9 +118,10 @@ class BufferedConnection(asyncio.BufferedProtocol):
 
 
 class SharedConnection(BufferedConnection):
-    """A BufferedConnection that many lanes share (hbase_rpc's RpcConnection and
-    cql_connection's CqlConnection): requests carry an id and wait in `_inflight` (id -> the
-    request's state, which has `t0`, oldest first) for answers that may come in any order.
+    """A BufferedConnection that many lanes share (databases/hbase/protocol/rpc's RpcConnection
+    and databases/cassandra/protocol/connection's CqlConnection): requests carry an id and wait in
+    `_inflight` (id -> the request's state, which has `t0`, oldest first) for answers that may come
+    in any order.
 
     Requests made in one turn of the loop wait in `_out` and go out in one write (`_flush`, made
     a callback by the first of them); those made while `_receiving` (the callbacks of the answers

@@ -67,7 +67,7 @@ def mongodb_settings(props: dict[str, str], spec: Any) -> dict[str, Any]:
 
 
 def _cassandra(props: dict[str, str], spec: Any) -> dict[str, Any]:
-    from workbench.bindings.cassandra_options import PROPERTIES  # noqa: PLC0415
+    from workbench.databases.cassandra.options import PROPERTIES  # noqa: PLC0415
 
     def prop(key: str) -> str:
         return props.get(key, PROPERTIES[key][0])
@@ -99,7 +99,7 @@ def _cassandra(props: dict[str, str], spec: Any) -> dict[str, Any]:
 
 
 def _hbase(props: dict[str, str], spec: Any) -> dict[str, Any]:
-    from workbench.bindings.hbase_options import DEFAULTS  # noqa: PLC0415
+    from workbench.databases.hbase.options import DEFAULTS  # noqa: PLC0415
 
     out: dict[str, Any] = {}
     if spec is None:
@@ -140,7 +140,7 @@ def _mongodb(props: dict[str, str], spec: Any) -> dict[str, Any]:
 def write_concern(props: dict[str, str]) -> str:
     """mongodb.writeConcern when set, else the URL's w, journal and wtimeoutMS, else the server's
     default (the URL sets none)."""
-    from workbench.bindings.mongodb_options import DEFAULT_URL  # noqa: PLC0415
+    from workbench.databases.mongodb.options import DEFAULT_URL  # noqa: PLC0415
 
     legacy = props.get("mongodb.writeConcern", "").strip()
     if legacy:
