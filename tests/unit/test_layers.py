@@ -145,6 +145,15 @@ def test_the_rules_catch_an_upward_import_and_a_circle():
     # the descriptors sit below every floor that asks them; the servers' figures above metrics
     assert floor_of("workbench.databases.cassandra") < floor_of("workbench.config.bindings")
     assert floor_of("workbench.databases.gc_figures") > floor_of("workbench.metrics.server")
+    # a database's folder: each module on the floor its name says, anything else on the descriptor's
+    def of(module: str) -> str:
+        return FLOORS[floor_of(f"workbench.databases.{module}")][0]
+
+    assert [of(m) for m in ("cassandra", "cassandra.protocol.cql", "hbase.protocol", "hbase.cluster",
+                            "mongodb.cluster_ferretdb", "hbase.binding", "cassandra.options",
+                            "hbase.native", "mongodb.figures", "toy.anything")] == [
+        "databases", "protocols", "protocols", "clusters", "clusters", "bindings", "bindings",
+        "bindings", "server figures", "databases"]
     modules = {"workbench.core.a", "workbench.core.b"}
     sources = {"workbench.core.a": "from . import b\n",
                "workbench.core.b": "def f():\n    import workbench.core.a\n"}
