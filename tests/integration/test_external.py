@@ -74,7 +74,8 @@ def _lab_role(cluster, secret: str) -> str:
     from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import Cluster as Driver
 
-    from workbench.clusters.external import ExternalSpec, cassandra_client
+    from workbench.clusters.external import ExternalSpec
+    from workbench.databases.cassandra.cluster_external import cassandra_client
 
     host, port = cluster.contact_points[0]
     spec = ExternalSpec(name="admin", kind="cassandra", hosts=(host,), port=port, tls=True,

@@ -28,8 +28,8 @@ def version(package: str) -> str:
 def client_name(db: str, properties: dict[str, str]) -> str:
     """"native CQL v4", "cassandra-driver 3.30.1", "native HBase RPC", "HBase Thrift (thriftpy2
     0.5.2, asyncio)", "pymongo 4.13.0 (asyncio)", "memory (in-process)": the database
-    descriptor's client_name (databases/). Raises the options parser's ConfigError for properties
-    the binding would refuse."""
+    descriptor's client_name (each database's options.py, databases/<name>/). Raises the options
+    parser's ConfigError for properties the binding would refuse."""
     from workbench.databases import find  # noqa: PLC0415
 
     described = find(db)
@@ -38,28 +38,6 @@ def client_name(db: str, properties: dict[str, str]) -> str:
     if not described.client_name:
         return described.description
     return described.load("client_name")(properties)
-
-
-# The built-in databases' client names (their descriptors name these functions).
-def cassandra_client(properties: dict[str, str]) -> str:
-    from workbench.databases.cassandra.options import parse_options  # noqa: PLC0415
-
-    opts = parse_options(properties)
-    if opts.driver == "native":
-        return f"native CQL v{opts.protocol_version}"
-    return f"cassandra-driver {version('cassandra-driver')} (CQL v{opts.protocol_version})"
-
-
-def hbase_client(properties: dict[str, str]) -> str:
-    from workbench.databases.hbase.options import client_of  # noqa: PLC0415
-
-    if client_of(properties) == "native":
-        return "native HBase RPC"
-    return f"HBase Thrift (thriftpy2 {version('thriftpy2')}, asyncio)"
-
-
-def mongodb_client(properties: dict[str, str]) -> str:
-    return f"pymongo {version('pymongo')} (asyncio)"
 
 
 def client_record(db: str, properties: dict[str, str]) -> dict[str, Any]:

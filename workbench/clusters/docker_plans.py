@@ -500,7 +500,7 @@ class FerretDBPlanner:
         from pymongo import MongoClient
         from pymongo.errors import PyMongoError
 
-        from workbench.clusters.external import mongodb_server_name
+        from workbench.databases.mongodb.server_name import mongodb_server_name
 
         client = MongoClient("127.0.0.1" if spec.docker_network == "bridge" else spec.address, spec.port,
                              serverSelectionTimeoutMS=10000, **ferretdb_local.client_options(spec, run_dir))

@@ -212,7 +212,7 @@ def server_sources(cluster: Any) -> list[Any]:
     from workbench.databases.gc_figures import gc_sources
 
     if cluster.provider == "external":
-        from workbench.clusters.external import cassandra_client
+        from workbench.databases.cassandra.cluster_external import cassandra_client
 
         client = cassandra_client(cluster.spec)
     else:

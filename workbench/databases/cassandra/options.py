@@ -109,6 +109,16 @@ def _file(key: str, text: str) -> str | None:
     return path or None
 
 
+def client_name(properties: dict[str, str]) -> str:
+    """The client a run with these properties uses, for its record (bindings/clients.py)."""
+    from workbench.bindings.clients import version  # noqa: PLC0415
+
+    opts = parse_options(properties)
+    if opts.driver == "native":
+        return f"native CQL v{opts.protocol_version}"
+    return f"cassandra-driver {version('cassandra-driver')} (CQL v{opts.protocol_version})"
+
+
 def parse_options(properties: dict[str, str]) -> CassandraOptions:
     """Validate the binding's properties; ConfigError names the key at fault."""
     unknown = sorted(k for k in properties if k.startswith("cassandra.") and k not in PROPERTIES)

@@ -117,6 +117,15 @@ def client_of(properties: dict[str, str]) -> str:
     return _choice("hbase.client", chosen, CLIENTS)
 
 
+def client_name(properties: dict[str, str]) -> str:
+    """The client a run with these properties uses, for its record (bindings/clients.py)."""
+    from workbench.bindings.clients import version  # noqa: PLC0415
+
+    if client_of(properties) == "native":
+        return "native HBase RPC"
+    return f"HBase Thrift (thriftpy2 {version('thriftpy2')}, asyncio)"
+
+
 def binding_target(properties: dict[str, str]) -> str:
     """Where the binding class of these properties lives ("module:Class"): the registry's client
     factory for `hbase`, so that no binding module imports another to choose its client."""

@@ -45,8 +45,8 @@ from pymongo.errors import (
 )
 
 from workbench.bindings.base import Binding, Row, Status
-from workbench.clusters.external import mongodb_server_name as describe_server
 from workbench.databases.mongodb.options import URL_FIX, MongoOptions, parse_options
+from workbench.databases.mongodb.server_name import mongodb_server_name as describe_server
 from workbench.errors import BindingError
 
 _OK, _ERROR, _NOT_FOUND, _BATCHED = Status.OK, Status.ERROR, Status.NOT_FOUND, Status.BATCHED_OK

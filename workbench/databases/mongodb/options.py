@@ -119,6 +119,13 @@ def _unknown_url_option(url: str) -> str | None:
     return None
 
 
+def client_name(properties: dict[str, str]) -> str:
+    """The client a run uses, for its record (bindings/clients.py)."""
+    from workbench.bindings.clients import version  # noqa: PLC0415
+
+    return f"pymongo {version('pymongo')} (asyncio)"
+
+
 def parse_url(url: str) -> tuple[str, str | None, dict[str, Any]]:
     """(hosts for messages, the URL's database or None, its options by lower-case name).
 
