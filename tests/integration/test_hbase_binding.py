@@ -287,10 +287,10 @@ def split_region(cluster, table: str, row: str) -> str:
 
     master = cluster.node("master")
     conf = master.dir / "conf"
-    proc = settle._java(master, [f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
+    proc = settle.java(master, [f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
                                  f"-Dworkbench.log.file={master.dir / 'logs' / 'split.log'}",
                                  f"-Dhbase.log.dir={master.dir / 'logs'}",
-                                 f"-Djava.io.tmpdir={master.dir / 'tmp'}", "-cp", settle._classpath(master),
+                                 f"-Djava.io.tmpdir={master.dir / 'tmp'}", "-cp", settle.classpath(master),
                                  str(Path(__file__).parent / "tools" / "HBaseSplit.java"), table, row, "60"],
                         120)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]

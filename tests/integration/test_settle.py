@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from workbench.clusters.settle import compactions_busy, settle
+from workbench.clusters.settle import settle
 from workbench.clusters.specs import data_home
+from workbench.databases.cassandra.cluster_maintenance import compactions_busy
 from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
 

@@ -11,6 +11,7 @@ import pytest
 from workbench.clusters import maintenance
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.databases.hbase import cluster_maintenance as hbase_steps
 from workbench.errors import ClusterError
 
 
@@ -46,9 +47,9 @@ def test_a_node_that_is_not_there_or_holds_no_data_is_one_line():
         maintenance.targets(STANDALONE, "thrift", [STANDALONE.nodes[0]])
     assert found.value.hint == "name one of master, or none for all"
     with pytest.raises(ClusterError, match="thrift of cluster 'h' holds no data"):
-        maintenance.maintain_hbase(None, STANDALONE, "thrift", "flush")  # standalone: the master holds it
+        hbase_steps.maintain_hbase(None, STANDALONE, "thrift", "flush")  # standalone: the master holds it
     with pytest.raises(ClusterError, match="master of cluster 'h3' holds no data"):
-        maintenance.maintain_hbase(None, DISTRIBUTED, "master", "flush")  # distributed: the RegionServers
+        hbase_steps.maintain_hbase(None, DISTRIBUTED, "master", "flush")  # distributed: the RegionServers
 
 
 def test_clusters_the_workbench_did_not_start_are_refused():

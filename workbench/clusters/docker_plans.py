@@ -275,12 +275,9 @@ class CassandraPlanner:
 
     def nodetool_command(self, node, args: list[str]) -> list[str]:
         """`nodetool ARGS`, to run in the node's container (its JMX port is local to it)."""
-        from workbench.clusters.settle import NODETOOL_CLASS
+        from workbench.databases.cassandra.cluster_maintenance import container_nodetool
 
-        # the image's jvm.options: Java 17's module flags, which nodetool needs as the server does
-        return ["java", "@/etc/cassandra/jvm.options", "-Xms64m", "-Xmx256m", "-Duser.home=/tmp",
-                "-cp", "/opt/cassandra/lib/*", NODETOOL_CLASS,
-                "-h", "127.0.0.1", "-p", str(cassandra_local.jmx_port(node.address)), *args]
+        return container_nodetool(node, args)
 
     def _node(self, spec: CassandraSpec, index: int, run_dir: Path, naming: Naming,
               password: str | None, initial_tokens: list[int] | None = None,

@@ -280,9 +280,9 @@ class LocalProvider:
 
     def leave(self, cluster: Cluster, kind, node: Node, others: list[str], deadline: float) -> None:
         if hasattr(kind, "decommission"):  # Cassandra: nodetool decommission streams its data away
-            from workbench.clusters import settle
+            from workbench.databases.cassandra.cluster_maintenance import nodetool
 
-            kind.decommission(lambda args: settle.nodetool(node, args, deadline),
+            kind.decommission(lambda args: nodetool(node, args, deadline),
                               lambda said: report(self.progress, "leave",
                                                   f"{cluster.name}: {node.name}: {said}"))
         else:

@@ -521,8 +521,8 @@ def still_member(spec: CassandraSpec, address: str, others: list[str], client: d
     return any(listed_by(other, address, **client) is not False for other in others)
 
 
-# A node leaves by `nodetool decommission` (the provider runs it: settle.nodetool for a local
-# node, in its container for Docker): it streams its data to the others and leaves the ring by
+# A node leaves by `nodetool decommission` (the provider runs it: cluster_maintenance.py's nodetool
+# for a local node, in its container for Docker): it streams its data to the others and leaves the ring by
 # itself, before it stops.
 LEFT_BY_ITSELF = True
 _TOO_FEW = re.compile(r"replication factor in keyspace (\S+) \(RF = (\d+), N = (\d+)\)")

@@ -59,7 +59,7 @@ FERRETDB = Server(
     client_nodes=("ferretdb",),
     listens_on="workbench.databases.mongodb.cluster_ferretdb:listens_on",
     shape="workbench.databases.mongodb.cluster_ferretdb:shape",
-    settle="workbench.clusters.settle:settle_ferretdb",
+    settle="workbench.databases.mongodb.cluster_maintenance:settle_ferretdb",
 )
 
 MONGODB = Database(

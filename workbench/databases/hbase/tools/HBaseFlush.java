@@ -1,5 +1,5 @@
 // Flush an HBase table's memstores to store files and wait until no compaction of it runs:
-// the settle step between the runs of an experiment (workbench/clusters/settle.py).
+// the settle step between the runs of an experiment (workbench/databases/hbase/cluster_maintenance.py).
 // Run by the Java launcher straight from source, with the cluster's conf/ and jars on the class
 // path: java -cp CONF:LIB/* HBaseFlush.java TABLE TIMEOUT_SECONDS
 // Exit status: 0 settled, 3 no such table, 4 compactions still running at the deadline.

@@ -1,5 +1,5 @@
 // Flush or major-compact everything a RegionServer holds (`workbench cluster flush|compact`,
-// workbench/clusters/maintenance.py): the equivalent of nodetool flush/compact on a node.
+// workbench/databases/hbase/cluster_maintenance.py): the equivalent of nodetool flush/compact on a node.
 // Run by the Java launcher straight from source, with the cluster's conf/ and jars on the class
 // path: java -cp CONF:LIB/* HBaseServers.java flush|compact [HOST:PORT ...]
 // No HOST:PORT: every RegionServer. Prints one line per server done.

@@ -1,0 +1,83 @@
+"""Cassandra's steps on a cluster the workbench started: `nodetool` from the node's own jars
+(its local JMX port), the settle step between an experiment's runs (clusters/settle.py: flush the
+table on every node, then wait until no compaction is pending or active) and `cluster
+flush|compact` (clusters/maintenance.py: on a local node, or inside a Docker node's container)."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from workbench.clusters.base import Cluster, Node
+from workbench.clusters.maintenance import TIMEOUT_S, in_container, targets
+from workbench.clusters.settle import classpath, java, last_line
+from workbench.databases.cassandra.cluster import jmx_port
+from workbench.errors import ClusterError
+
+NODETOOL_CLASS = "org.apache.cassandra.tools.NodeTool"
+POLL_S = 0.5
+_PENDING = re.compile(r"^pending tasks\s*:?\s*(\d+)", re.MULTILINE)
+
+
+def settle_cassandra(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+    _settle_cassandra(cluster, keyspace, table, time.monotonic() + timeout)
+    return f"{keyspace}.{table} flushed, no compaction running"
+
+
+def nodetool(node: Node, args: list[str], deadline: float) -> str:
+    """Run `nodetool ARGS` against a local Cassandra node (its JMX port); its output. One line
+    (ClusterError) if it fails."""
+    remaining = max(deadline - time.monotonic(), 5.0)
+    proc = java(node, [f"-Duser.home={node.dir}",  # nodetool keeps its history under ~/.cassandra
+                       f"-Dlogback.configurationFile={node.dir / 'conf' / 'logback.xml'}",
+                       f"-Dcassandra.logdir={node.dir / 'logs'}",
+                       "-cp", classpath(node), NODETOOL_CLASS,
+                       "-h", "127.0.0.1", "-p", str(jmx_port(node.address)), *args], remaining)
+    if proc.returncode != 0:
+        raise ClusterError(f"{node.name}: nodetool {args[0]} failed: {last_line(proc)}",
+                           "is the node up? `workbench cluster status`")
+    return proc.stdout
+
+
+def container_nodetool(node: Node, args: list[str]) -> list[str]:
+    """`nodetool ARGS`, to run in a Docker node's container (its JMX port is local to it)."""
+    # the image's jvm.options: Java 17's module flags, which nodetool needs as the server does
+    return ["java", "@/etc/cassandra/jvm.options", "-Xms64m", "-Xmx256m", "-Duser.home=/tmp",
+            "-cp", "/opt/cassandra/lib/*", NODETOOL_CLASS,
+            "-h", "127.0.0.1", "-p", str(jmx_port(node.address)), *args]
+
+
+def compactions_busy(compactionstats: str) -> bool:
+    """Whether `nodetool compactionstats` output shows pending or running compactions."""
+    match = _PENDING.search(compactionstats)
+    pending = int(match.group(1)) if match else 0
+    return pending > 0 or "Active compaction remaining time" in compactionstats
+
+
+def _settle_cassandra(cluster: Cluster, keyspace: str, table: str, deadline: float) -> None:
+    for node in cluster.nodes:
+        nodetool(node, ["flush", keyspace, table], deadline)
+    waiting = list(cluster.nodes)
+    while waiting:
+        waiting = [n for n in waiting if compactions_busy(nodetool(n, ["compactionstats"], deadline))]
+        if waiting and time.monotonic() > deadline:
+            raise ClusterError(f"compactions still running on {', '.join(n.name for n in waiting)} "
+                               "when the settle step's time was up",
+                               "give the nodes more heap or the experiment fewer records")
+        if waiting:
+            time.sleep(POLL_S)
+
+
+def maintain_cassandra(provider: Any, cluster: Cluster, node: str | None, action: str) -> list[str]:
+    return [_cassandra(provider, cluster, n, action) for n in targets(cluster, node, list(cluster.nodes))]
+
+
+def _cassandra(provider: Any, cluster: Cluster, node: Node, action: str) -> str:
+    started = time.monotonic()
+    if cluster.provider == "docker":
+        in_container(provider, cluster, node, container_nodetool(node, [action]), f"nodetool {action}")
+    else:
+        nodetool(node, [action], time.monotonic() + TIMEOUT_S)
+    done = "flushed" if action == "flush" else "compacted (a major compaction of every table)"
+    return f"{node.name}: {done} in {time.monotonic() - started:.1f} s"
