@@ -15,9 +15,6 @@ from workbench.clusters import docker_plans, engine, images, java, presets
 from workbench.clusters.docker_plans import (
     NODE_LABEL,
     STATE_LABEL,
-    CassandraPlanner,
-    FerretDBPlanner,
-    HBasePlanner,
     Mount,
     Naming,
     Networking,
@@ -25,7 +22,11 @@ from workbench.clusters.docker_plans import (
     planner_for,
 )
 from workbench.clusters.docker_provider import DockerProvider, run_options
+from workbench.clusters.specs import data_home
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_docker import CassandraPlanner
+from workbench.databases.hbase.cluster_docker import HBasePlanner
+from workbench.databases.mongodb.cluster_docker import FerretDBPlanner
 from workbench.errors import ClusterError, WorkbenchError
 
 TAG = "0123456789ab"  # a provider's state tag (a hash of its state directory)
@@ -134,8 +135,7 @@ def test_hbase_on_a_bridge_puts_the_gateway_in_the_masters_namespace(tmp_path: P
     plan = docker_plans.plan(presets.load("hbase-standalone", docker_network="bridge",
                                           data_dir=str(tmp_path / "fast")), tmp_path / "run", TAG)
     master, thrift = plan.containers
-    data = docker_plans.data_home(presets.load("hbase-standalone", data_dir=str(tmp_path / "fast")),
-                                  tmp_path / "run")
+    data = data_home(presets.load("hbase-standalone", data_dir=str(tmp_path / "fast")), tmp_path / "run")
     assert master.mounts == (Mount(str(tmp_path / "run"), str(tmp_path / "run")), Mount(str(data), str(data)))
     assert master.published == (Published(9090, "127.0.0.1", 9090),)
     assert master.ports_to_check() == [("127.0.0.1", 9090, "master's published port 9090/tcp")]

@@ -25,9 +25,6 @@ def _own_folder(relative: Path) -> bool:
 
 # (file, the flagged line's text, stripped) -> why it stays. Keep this short.
 ALLOWED = {
-    ("clusters/docker_plans.py", 'kind = "cassandra"'): "the Cassandra planner's own kind",
-    ("clusters/docker_plans.py", 'kind = "hbase"'): "the HBase planner's own kind",
-    ("clusters/docker_plans.py", 'kind = "ferretdb"'): "the FerretDB planner's own kind",
     ("clusters/distributions.py", 'VERSIONS = {"cassandra": "5.0.9", "hbase": "2.6.1"}'):
         "the jar fetcher's pins by distribution, beside its lock files (locks/NAME-VERSION.lock)",
     ("clusters/distributions.py", "SERIES = {"): "the same pins, by release series",
