@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from workbench.bindings.properties import bounded_int as _int
 from workbench.databases.cassandra.protocol.settings import CqlSettings, CqlTls
 from workbench.errors import ConfigError
 
@@ -83,16 +84,6 @@ class CassandraOptions:
             hosts=self.hosts, port=self.port, keyspace=self.keyspace, protocol_version=self.protocol_version,
             username=self.username, password=self.password, connect_timeout_ms=self.connect_timeout_ms,
             read_timeout_ms=self.read_timeout_ms, tls=tls, shuffle_replicas=self.replicas == "shuffle")
-
-
-def _int(key: str, text: str, low: int, high: int) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise ConfigError(f"{key}={text!r} is not an integer from {low} to {high}")
-    return value
 
 
 def _choice(key: str, text: str, choices: tuple[str, ...], upper: bool = False) -> str:

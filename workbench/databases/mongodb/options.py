@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
-from workbench.databases.cassandra.options import _int  # the same bounded integer, the same message
+from workbench.bindings.properties import bounded_int as _int  # the same message as every database's
 from workbench.errors import BindingError, ConfigError
 
 DEFAULT_URL = "mongodb://127.0.0.1:27017/ycsb?w=1"
