@@ -103,6 +103,24 @@ def test_nothing_imports_a_module_of_a_floor_above_its_own():
     assert upward == []
 
 
+def _folder(module: str) -> str | None:
+    """The database folder a module is in (workbench.databases.<name>.*), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "databases" and parts[2] in _folders() else None
+
+
+def _folders() -> set[str]:
+    return {p.parent.name for p in (PACKAGE / "databases").glob("*/__init__.py")}
+
+
+def test_no_database_folder_imports_another():
+    # a database is one folder: removing one leaves the others whole
+    crossing = sorted(f"{module} imports {target}" for module, targets in _graph().items()
+                      for target in targets
+                      if _folder(module) and _folder(target) and _folder(module) != _folder(target))
+    assert crossing == []
+
+
 def test_no_module_imports_itself_through_others():
     graph = _graph()
     index: dict[str, int] = {}
