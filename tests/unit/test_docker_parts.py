@@ -16,6 +16,7 @@ from workbench.clusters import distributions, engine, images
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_provider import DockerProvider, published_port
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.databases.cassandra import cluster_image as cassandra_image
 from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
 
@@ -129,12 +130,12 @@ def test_image_inputs_follow_the_lockfile_and_the_base(monkeypatch, tmp_path: Pa
 
 
 def test_the_cassandra_image_config_leaves_tokens_and_addresses_to_the_entry_point():
-    yaml = images._cassandra_yaml()
+    yaml = cassandra_image._cassandra_yaml()
     assert "initial_token" not in yaml
     for key in ("listen_address: ", "rpc_address: ", "broadcast_address: ", "broadcast_rpc_address: ",
                 "cluster_name: 'Test Cluster'", 'seeds: "'):
         assert key in yaml
-    entry = images.CASSANDRA_ENTRYPOINT
+    entry = cassandra_image.CASSANDRA_ENTRYPOINT
     for variable in ("CASSANDRA_SEEDS", "CASSANDRA_CLUSTER_NAME", "CASSANDRA_LISTEN_ADDRESS",
                      "CASSANDRA_BROADCAST_ADDRESS", "CASSANDRA_RPC_ADDRESS",
                      "CASSANDRA_BROADCAST_RPC_ADDRESS",

@@ -22,6 +22,9 @@ Three images, each from the one before:
   or a real `mongo` image the same way. PostgreSQL listens on 127.0.0.1:$WORKBENCH_POSTGRES_PORT
   (5432 by default) inside the container; FERRETDB_BACKEND=sqlite leaves it out.
 
+Each server's files (and FerretDB's version, inputs and content) are its database folder's
+cluster_image.py, named by the server's descriptor; this module builds them.
+
 Every image carries the label org.workbench.inputs: a hash of what went into it (jar lockfile,
 templates, entry point, the base image's id). A build whose inputs match an existing image is
 skipped, so `build` is cheap to call before every `up`.
@@ -37,11 +40,9 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from workbench.clusters import distributions, paths
-from workbench.clusters.launch import template_text
 from workbench.clusters.progress import OnProgress, report
 from workbench.databases import resolve, server, servers
 from workbench.errors import ClusterError
@@ -59,27 +60,16 @@ def image_name(kind: str) -> str:
     return f"workbench/{kind}:{resolve(server(kind).version)(kind)}"
 
 
-# What the servers' descriptors name: each image's version, files, inputs and content.
+# What the servers' descriptors name: the version, inputs and content of an image of jars
+# (Cassandra's, HBase's); each server's files, and FerretDB's all, are its folder's cluster_image.py.
 def distribution_version(kind: str) -> str:
     """The pinned release of a server built from jars (Cassandra, HBase)."""
     return distributions.VERSIONS[kind]
 
 
-def ferretdb_version(kind: str) -> str:
-    from workbench.clusters import gobuild
-
-    return gobuild.VERSION
-
-
 def distribution_inputs(kind: str) -> bytes:
     """What an image of jars is built from beyond its files: the jars' lock file."""
     return (distributions.LOCK_DIR / f"{kind}-{distributions.VERSIONS[kind]}.lock").read_bytes()
-
-
-def ferretdb_inputs(kind: str) -> bytes:
-    from workbench.clusters import gobuild
-
-    return gobuild.PINNED_SUM.encode()
 
 
 def distribution_content(kind: str, cache: Path, progress: OnProgress) -> tuple[dict, dict]:
@@ -89,139 +79,10 @@ def distribution_content(kind: str, cache: Path, progress: OnProgress) -> tuple[
     return {"lib": lib}, {}
 
 
-def ferretdb_content(kind: str, cache: Path, progress: OnProgress) -> tuple[dict, dict]:
-    """FerretDB's binary (built from its pinned source); apt-get fetches PostgreSQL (host network)."""
-    from workbench.clusters import gobuild
-
-    binary = gobuild.fetch(cache, progress)
-    report(progress, "build", f"{image_name(kind)}: building from {binary} and Debian's postgresql-15")
-    return {"bin/ferretdb": binary}, {"network_mode": "host"}
-
-
-# -- the Cassandra image's files --------------------------------------------------------------
-CASSANDRA_ENTRYPOINT = r"""#!/bin/sh
-# workbench/cassandra entry point: the official cassandra image's environment contract.
-set -e
-CONF=${CASSANDRA_CONF:-/etc/cassandra}
-if [ "$1" = cassandra ]; then
-    shift
-    [ "$1" = -f ] && shift
-    mkdir -p /var/lib/cassandra /var/log/cassandra
-    own_address() { getent hosts "$(cat /proc/sys/kernel/hostname)" | awk '{ print $1; exit }'; }
-    : "${CASSANDRA_LISTEN_ADDRESS:=auto}"
-    [ "$CASSANDRA_LISTEN_ADDRESS" = auto ] && CASSANDRA_LISTEN_ADDRESS=$(own_address)
-    : "${CASSANDRA_BROADCAST_ADDRESS:=$CASSANDRA_LISTEN_ADDRESS}"
-    [ "$CASSANDRA_BROADCAST_ADDRESS" = auto ] && CASSANDRA_BROADCAST_ADDRESS=$(own_address)
-    : "${CASSANDRA_BROADCAST_RPC_ADDRESS:=$CASSANDRA_BROADCAST_ADDRESS}"
-    : "${CASSANDRA_RPC_ADDRESS:=0.0.0.0}"
-    : "${CASSANDRA_SEEDS:=$CASSANDRA_BROADCAST_ADDRESS}"
-    set_yaml() { sed -i -E "s|^(# )?($1:).*|\2 $2|" "$CONF/cassandra.yaml"; }
-    sed -i -E "s|(- seeds:).*|\1 \"$CASSANDRA_SEEDS\"|" "$CONF/cassandra.yaml"
-    set_yaml listen_address "$CASSANDRA_LISTEN_ADDRESS"
-    set_yaml broadcast_address "$CASSANDRA_BROADCAST_ADDRESS"
-    set_yaml rpc_address "$CASSANDRA_RPC_ADDRESS"
-    set_yaml broadcast_rpc_address "$CASSANDRA_BROADCAST_RPC_ADDRESS"
-    [ -n "$CASSANDRA_CLUSTER_NAME" ] && set_yaml cluster_name "'$CASSANDRA_CLUSTER_NAME'"
-    [ -n "$CASSANDRA_NUM_TOKENS" ] && set_yaml num_tokens "$CASSANDRA_NUM_TOKENS"
-    [ -n "$CASSANDRA_ENDPOINT_SNITCH" ] && set_yaml endpoint_snitch "$CASSANDRA_ENDPOINT_SNITCH"
-    [ -n "$CASSANDRA_DC" ] && sed -i -E "s|^dc=.*|dc=$CASSANDRA_DC|" "$CONF/cassandra-rackdc.properties"
-    [ -n "$CASSANDRA_RACK" ] && sed -i -E "s|^rack=.*|rack=$CASSANDRA_RACK|" \
-        "$CONF/cassandra-rackdc.properties"
-    HEAP=${MAX_HEAP_SIZE:-1G}
-    # G1 (jvm.options) sizes the young generation itself, as Cassandra's own scripts do with it.
-    NEW=""
-    if [ -n "$HEAP_NEWSIZE" ] && ! grep -q '^-XX:+UseG1GC' "$CONF/jvm.options"; then
-        NEW="-Xmn$HEAP_NEWSIZE"
-    fi
-    # shellcheck disable=SC2086 # JVM_OPTS and JVM_EXTRA_OPTS are lists of flags
-    exec java "@$CONF/jvm.options" "-Xms$HEAP" "-Xmx$HEAP" $NEW \
-        -javaagent:/opt/cassandra/lib/jamm-0.4.0.jar \
-        -Dcassandra.logdir=/var/log/cassandra -Dcassandra.storagedir=/var/lib/cassandra \
-        "-Dcassandra.config=file://$CONF/cassandra.yaml" "-Dlogback.configurationFile=$CONF/logback.xml" \
-        $JVM_OPTS $JVM_EXTRA_OPTS -cp "$CONF:/opt/cassandra/lib/*" \
-        org.apache.cassandra.service.CassandraDaemon "$@"
-fi
-exec "$@"
-"""
-
-HBASE_ENTRYPOINT = r"""#!/bin/sh
-# workbench/hbase entry point: runs the command line it is given (the provider's java ...).
-set -e
-exec "$@"
-"""
-
-
-def _cassandra_yaml() -> str:
-    """The image's own cassandra.yaml: the local provider's template with single-node defaults,
-    addresses left for the entry point, and tokens chosen by Cassandra (num_tokens)."""
-    text = Template(template_text("cassandra.yaml")).substitute(
-        node_name="(any)", cluster_name="Test Cluster", num_tokens=16, initial_token="",
-        seeds="127.0.0.1:7000", listen_address="127.0.0.1", rpc_address="127.0.0.1",
-        broadcast_rpc="broadcast_rpc_address: 127.0.0.1", storage_port=7000, native_port=9042,
-        data_dir="/var/lib/cassandra", commitlog_sync="periodic",
-        commitlog_sync_extra="commitlog_sync_period: 10000ms", commitlog_total_space="256MiB",
-        memtable_heap_space="128MiB", memtable_offheap_space="128MiB", concurrent_reads=32,
-        concurrent_writes=32, authenticator="AllowAllAuthenticator", client_encryption="",
-        auto_bootstrap="false",
-    )
-    lines = [line for line in text.splitlines() if not line.startswith("initial_token:")]
-    return "\n".join(lines) + "\nbroadcast_address: 127.0.0.1\n"
-
-
+# -- the images' files (each server's cluster_image.py in its database's folder) ---------------
 def _files(kind: str) -> dict[str, tuple[str, int]]:
     """Context path -> (text, mode) of the small files an image is built from (its server's)."""
     return resolve(server(kind).image)(kind)
-
-
-def cassandra_files(kind: str) -> dict[str, tuple[str, int]]:
-    return {
-        "Dockerfile": ("\n".join((
-            f"FROM {BASE}",
-            "COPY lib/ /opt/cassandra/lib/",
-            "COPY conf/ /etc/cassandra/",
-            "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
-            "ENV CASSANDRA_HOME=/opt/cassandra CASSANDRA_CONF=/etc/cassandra",
-            "VOLUME /var/lib/cassandra",
-            "EXPOSE 7000 9042",
-            'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
-            'CMD ["cassandra", "-f"]',
-        )) + "\n", 0o644),
-        "conf/cassandra.yaml": (_cassandra_yaml(), 0o644),
-        "conf/logback.xml": (template_text("logback.xml"), 0o644),
-        "conf/jvm.options": (template_text("cassandra-jvm.options"), 0o644),
-        "conf/cassandra-rackdc.properties": ("dc=datacenter1\nrack=rack1\n", 0o644),
-        "docker-entrypoint.sh": (CASSANDRA_ENTRYPOINT, 0o755),
-    }
-
-
-def ferretdb_files(kind: str) -> dict[str, tuple[str, int]]:
-    return {
-        "Dockerfile": ("\n".join((
-            f"FROM {BASE}",
-            "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
-            "--no-install-recommends postgresql-15 && rm -rf /var/lib/apt/lists/*",
-            "COPY bin/ferretdb /usr/local/bin/ferretdb",
-            "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
-            "VOLUME /data/db",
-            "EXPOSE 27017",
-            'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
-            'CMD ["mongod"]',
-        )) + "\n", 0o644),
-        "docker-entrypoint.sh": (template_text("ferretdb-entrypoint.sh"), 0o755),
-    }
-
-
-def hbase_files(kind: str) -> dict[str, tuple[str, int]]:
-    return {
-        "Dockerfile": ("\n".join((
-            f"FROM {BASE}",
-            "COPY lib/ /opt/hbase/lib/",
-            "COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh",
-            "ENV HBASE_HOME=/opt/hbase",
-            'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]',
-        )) + "\n", 0o644),
-        "docker-entrypoint.sh": (HBASE_ENTRYPOINT, 0o755),
-    }
 
 
 def _inputs(kind: str, base_id: str) -> str:
