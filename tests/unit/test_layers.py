@@ -19,9 +19,10 @@ MAX_LINES = 600
 # A name with a "*" is a pattern of modules inside a folder, tried before the folders. A database's
 # folder (databases/<name>/) holds modules of several floors, each on its floor by its name: its
 # descriptor (__init__.py) on the databases floor, protocol/ on the protocols floor, cluster*.py
-# on the clusters floor, binding*.py and the binding's parts on the bindings floor, figures.py
-# with the servers' figures (which read clusters and fill metrics) above metrics; a module of the
-# folder named none of these stands on the descriptor's floor.
+# on the clusters floor, binding*.py and the binding's parts (and server_settings.py, read from its
+# properties) on the bindings floor, figures.py with the servers' figures (which read clusters and
+# fill metrics) above metrics; a module of the folder named none of these stands on the
+# descriptor's floor.
 FLOORS = (
     ("ground", ("", "errors", "speedups", "interrupts")),
     ("protocols", ("protocols", "databases.*.protocol", "databases.*.protocol.*")),
@@ -30,7 +31,7 @@ FLOORS = (
     ("clusters", ("clusters", "databases.*.cluster*")),
     ("bindings", ("bindings", "databases.*.binding*", "databases.*.options", "databases.*.schema",
                   "databases.*.errors", "databases.*.python_driver", "databases.*.native",
-                  "databases.*.admin")),
+                  "databases.*.admin", "databases.*.server_settings")),
     ("metrics", ("metrics",)),
     ("core", ("core",)),
     ("results", ("results",)),

@@ -18,11 +18,12 @@ from workbench.clusters.base import Cluster, Node
 from workbench.clusters.external import ExternalSpec
 from workbench.clusters.specs import CassandraSpec, HBaseSpec
 from workbench.config.spec import spec_from_args
+from workbench.databases.mongodb.server_settings import write_concern
 from workbench.drive.phase import Phase
 from workbench.results import manifest as manifest_module
 from workbench.results.manifest import build_manifest, command_line, complete, equivalent_command, host
 from workbench.results.manifest_text import manifest_lines
-from workbench.results.server_settings import server, write_concern
+from workbench.results.server_settings import server
 
 ROOT = Path(__file__).resolve().parents[2]
 

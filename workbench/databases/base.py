@@ -39,6 +39,9 @@ def no_server_sources(cluster: Any) -> list:
     return []
 
 
+UNKNOWN = "unknown"  # a figure or setting the workbench did not see (never a guess)
+
+
 @dataclass(frozen=True)
 class Server:
     """A kind of cluster that serves a database (a preset's `kind`): how the local and Docker

@@ -1,11 +1,11 @@
 """Apache Cassandra: the cassandra binding (the workbench's own CQL client or cassandra-driver),
 local and Docker clusters of one to nine nodes, external clusters over CQL.
 
-Its modules are this folder's: binding.py (options.py, schema.py, errors.py, python_driver.py),
-protocol/ (the workbench's own CQL client), cluster.py (a local node), figures.py (the servers'
-figures). What the shared modules hold of it: the CassandraPlanner of clusters/docker_plans.py,
-CassandraSpec of clusters/specs.py, the Cassandra image of clusters/images.py and the nodetool
-steps of clusters/settle.py."""
+Its modules are this folder's: binding.py (options.py, schema.py, errors.py, python_driver.py,
+server_settings.py), protocol/ (the workbench's own CQL client), cluster.py (a local node),
+cluster_docker.py, cluster_image.py, cluster_external.py, cluster_maintenance.py (nodetool: settle,
+flush, compact), figures.py (the servers' figures). Still in a shared module: CassandraSpec of
+clusters/specs.py."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ CASSANDRA = Database(
     up_down_s=25.0,  # BENCHMARKS.md, "Cluster start-up" (and 20 s a node past the first)
     external_port=9042,
     external_check="workbench.databases.cassandra.cluster_external:check_cassandra",
-    settings="workbench.results.server_settings:cassandra_settings",
+    settings="workbench.databases.cassandra.server_settings:cassandra_settings",
     external_keys=frozenset({"username", "password", "password_env", "tls", "ca_file", "replication"}),
     server_sources=server_sources,
     order=1,

@@ -2,12 +2,11 @@
 and Docker clusters (standalone, or a master with RegionServers of their own), external clusters
 through their Thrift gateway.
 
-Its modules are this folder's: binding.py (options.py, schema.py, admin.py, native.py), protocol/
-(the native RPC client and the Thrift client), cluster.py (a local master and RegionServers),
-figures.py (the servers' figures), tools/ (the Java programs of the flush and of `cluster
-flush|compact`). What the shared modules hold of it: the HBasePlanner of clusters/docker_plans.py,
-HBaseSpec of clusters/specs.py, the HBase image of clusters/images.py, the flush of
-clusters/settle.py and the steps of clusters/maintenance.py."""
+Its modules are this folder's: binding.py (options.py, schema.py, admin.py, native.py,
+server_settings.py), protocol/ (the native RPC client and the Thrift client), cluster.py (a local
+master and RegionServers), cluster_docker.py, cluster_image.py, cluster_external.py,
+cluster_maintenance.py (settle, flush, compact, by the Java programs of tools/), figures.py (the
+servers' figures). Still in a shared module: HBaseSpec of clusters/specs.py."""
 
 from __future__ import annotations
 
@@ -73,7 +72,7 @@ HBASE = Database(
     up_down_s=35.0,
     external_port=9090,
     external_check="workbench.databases.hbase.cluster_external:check_hbase",
-    settings="workbench.results.server_settings:hbase_settings",
+    settings="workbench.databases.hbase.server_settings:hbase_settings",
     external_keys=frozenset({"thrift_transport", "thrift_protocol"}),
     server_sources=server_sources,
     order=2,

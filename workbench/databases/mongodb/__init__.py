@@ -2,11 +2,11 @@
 client), FerretDB as the server the workbench starts (no MongoDB can be installed here), and any
 MongoDB-protocol server as an external cluster.
 
-Its modules are this folder's: binding.py (options.py), cluster_ferretdb.py (a local FerretDB and
-its PostgreSQL), figures.py (the servers' figures). What the shared modules hold of it:
-clusters/gobuild.py (FerretDB built from its pinned Go source, which the Docker image shares), the
-FerretDBPlanner of clusters/docker_plans.py, FerretDBSpec of clusters/specs.py, the FerretDB image
-of clusters/images.py, the VACUUM and CHECKPOINT of clusters/settle.py."""
+Its modules are this folder's: binding.py (options.py, server_name.py, server_settings.py),
+cluster_ferretdb.py (a local FerretDB and its PostgreSQL), cluster_docker.py, cluster_image.py,
+cluster_external.py, cluster_maintenance.py (VACUUM and CHECKPOINT), figures.py (the servers'
+figures). Still in shared modules: clusters/gobuild.py (FerretDB built from its pinned Go source)
+and FerretDBSpec of clusters/specs.py."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ MONGODB = Database(
     up_down_s=3.0,
     external_port=27017,
     external_check="workbench.databases.mongodb.cluster_external:check_mongodb",
-    settings="workbench.results.server_settings:mongodb_settings",
+    settings="workbench.databases.mongodb.server_settings:mongodb_settings",
     external_keys=frozenset({"url", "username", "password", "password_env", "tls", "ca_file"}),
     server_sources=server_sources,
     order=3,
