@@ -15,8 +15,9 @@ import time
 import pytest
 from pymongo import MongoClient
 
-from workbench.clusters import gobuild, ports
+from workbench.clusters import ports
 from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
+from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
 from workbench.errors import ClusterError
 
 pytestmark = pytest.mark.servers

@@ -73,8 +73,8 @@ def skip_without_ferretdb(spec: FerretDBSpec) -> None:
     """Skip, saying why, when FerretDB can be neither found built nor built (no Go toolchain),
     or the PostgreSQL preset has no PostgreSQL: the things a FerretDB test needs from the machine
     (.ci/run installs both)."""
-    from workbench.clusters import gobuild
     from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
+    from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
 
     if gobuild.cached() is None and gobuild.find_go() is None:
         pytest.skip("needs FerretDB: not built yet and no Go toolchain to build it (`workbench servers "

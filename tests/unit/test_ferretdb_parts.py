@@ -8,12 +8,13 @@ import sys
 
 import pytest
 
-from workbench.clusters import gobuild, presets
+from workbench.clusters import presets
 from workbench.clusters.base import Node
 from workbench.clusters.distributions import _sha256
 from workbench.clusters.local import LocalProvider
 from workbench.clusters.specs import FerretDBSpec
 from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
+from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
 from workbench.errors import ClusterError
 
 
@@ -46,8 +47,8 @@ def test_without_go_and_no_binary_the_error_names_the_ways_on(tmp_path, monkeypa
 def test_without_go_the_cli_says_one_line_and_exits_2(tmp_path):
     env = {**os.environ, "PATH": "/nonexistent", "WORKBENCH_CACHE_DIR": str(tmp_path / "cache"),
            "WORKBENCH_STATE_DIR": str(tmp_path / "state")}
-    code = "import workbench.clusters.gobuild as g; g.GO_CANDIDATES = (); from workbench.cli import main; " \
-           "raise SystemExit(main(['servers', 'fetch', 'ferretdb']))"
+    code = "import workbench.databases.mongodb.cluster_ferretdb_build as g; g.GO_CANDIDATES = (); " \
+           "from workbench.cli import main; raise SystemExit(main(['servers', 'fetch', 'ferretdb']))"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()

@@ -17,10 +17,7 @@ NAMES = {"cassandra", "hbase", "mongodb", "ferretdb", "memory"}
 
 # Each database's own folder, databases/<name>/ (its descriptor and every module of its own): where
 # its name is its own business. Anything else is checked, databases/base.py and registry.py too.
-OWN = ("clusters/gobuild.py",)  # the Go build of FerretDB's pinned source, which Docker's image shares
-
-
-def _own_folder(relative: Path) -> bool:
+def _own(relative: Path) -> bool:
     return len(relative.parts) > 2 and relative.parts[0] == "databases"
 
 # (file, the flagged line's text, stripped) -> why it stays. Keep this short.
@@ -33,10 +30,6 @@ ALLOWED = {
     ("experiments/analysis.py", 'if self.server.startswith("FerretDB") and "ferretdb" not in name.lower():'):
         "a server naming itself FerretDB in what it answered, not a database's name",
 }
-
-
-def _own(relative: Path) -> bool:
-    return _own_folder(relative) or any(relative.match(pattern) for pattern in OWN)
 
 
 def _named(node: ast.AST) -> bool:

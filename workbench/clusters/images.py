@@ -15,7 +15,8 @@ Three images, each from the one before:
   ...), so the provider can start either image the same way.
 - `workbench/hbase:VERSION`: the locked HBase jars under /opt/hbase/lib; its entry point runs the
   command line the provider gives it (the same one the local provider runs).
-- `workbench/ferretdb:VERSION`: FerretDB (the binary gobuild.py builds) and Debian's PostgreSQL 15
+- `workbench/ferretdb:VERSION`: FerretDB (the binary databases/mongodb/cluster_ferretdb_build.py
+  builds) and Debian's PostgreSQL 15
   (apt-get in a build step, host network). Its entry point honours the official `mongo` image's
   contract: `mongod [--port N] [--bind_ip A]`, data under /data/db, MONGO_INITDB_ROOT_USERNAME
   and MONGO_INITDB_ROOT_PASSWORD (a login, checked by PostgreSQL); so the provider can start it

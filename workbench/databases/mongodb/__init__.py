@@ -3,10 +3,10 @@ client), FerretDB as the server the workbench starts (no MongoDB can be installe
 MongoDB-protocol server as an external cluster.
 
 Its modules are this folder's: binding.py (options.py, server_name.py, server_settings.py),
-cluster_ferretdb.py (a local FerretDB and its PostgreSQL), cluster_docker.py, cluster_image.py,
-cluster_external.py, cluster_maintenance.py (VACUUM and CHECKPOINT), figures.py (the servers'
-figures). Still in shared modules: clusters/gobuild.py (FerretDB built from its pinned Go source)
-and FerretDBSpec of clusters/specs.py."""
+cluster_ferretdb.py (a local FerretDB and its PostgreSQL), cluster_ferretdb_build.py (FerretDB
+built from its pinned Go source), cluster_docker.py, cluster_image.py, cluster_external.py,
+cluster_maintenance.py (VACUUM and CHECKPOINT), figures.py (the servers' figures). Still in a
+shared module: FerretDBSpec of clusters/specs.py."""
 
 from __future__ import annotations
 

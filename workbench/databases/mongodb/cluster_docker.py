@@ -80,7 +80,7 @@ class FerretDBPlanner:
         if spec.docker_image:
             return ""
         under = "PostgreSQL 15" if spec.backend == "postgresql" else "SQLite"
-        from workbench.clusters import gobuild
+        from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
 
         return f"FerretDB {gobuild.VERSION} on {under} (MongoDB protocol)"
 

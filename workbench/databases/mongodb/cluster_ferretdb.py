@@ -5,7 +5,7 @@ backend = "postgresql" starts two nodes:
     cluster's data directory on first start), listening on 127.0.0.1:postgres_port (password
     login, the password in <run_dir>/postgres.password) and on a Unix socket in the cluster's own
     0700 directory, through which FerretDB logs in;
-  - `ferretdb`: the binary gobuild.py built, on address:port, telemetry off, no debug listener.
+  - `ferretdb`: the binary cluster_ferretdb_build.py built, on address:port, telemetry off, no debug listener.
 backend = "sqlite" starts `ferretdb` alone, its SQLite files in the data directory.
 
 PostgreSQL refuses to run as root. Run by root, both initdb and postgres are started through
@@ -30,11 +30,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from workbench.clusters import gobuild
 from workbench.clusters import processes as procs
 from workbench.clusters.base import CLIENT_CA, FERRETDB_PASSWORD, FERRETDB_USER, Node
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open
 from workbench.clusters.specs import FerretDBSpec, data_home
+from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
 from workbench.errors import ClusterError
 
 STOP_SIGNALS = {"postgres": signal.SIGINT}

@@ -1,15 +1,15 @@
 """The workbench/ferretdb image (clusters/images.py builds it): FerretDB (the binary
-clusters/gobuild.py builds from its pinned source) and Debian's PostgreSQL 15, with an entry point
+cluster_ferretdb_build.py builds from its pinned source) and Debian's PostgreSQL 15, with an entry point
 that honours the official `mongo` image's contract; its version, inputs, content and files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.clusters import gobuild
 from workbench.clusters.images import BASE, image_name
 from workbench.clusters.launch import template_text
 from workbench.clusters.progress import OnProgress, report
+from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
 
 
 def ferretdb_version(kind: str) -> str:
