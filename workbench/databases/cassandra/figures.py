@@ -1,8 +1,8 @@
 """Cassandra's own figures of each node, over CQL (4.0 and later: virtual tables), on every
 provider: local, Docker and external clusters alike.
 
-Each node is asked on a blocking connection of its own (protocols/cql_blocking.py: no event loop
-or thread beside the source's own; virtual tables are per node), every node at once, one read a
+Each node is asked on a blocking connection of its own (protocol/blocking.py: no event loop or
+thread beside the source's own; virtual tables are per node), every node at once, one read a
 second and two more only when they can say something:
 
 - `system_views.thread_pools`, always: per pool (stage) queue.<name>.pending/.active/.blocked;
@@ -226,7 +226,7 @@ def server_sources(cluster: Any) -> list[Any]:
 
 def _rows(rows: list[Any]) -> list[Any]:
     """cql.py's rows with attributes, their timeuuid and timestamp cells decoded."""
-    from workbench.protocols.cql_blocking import timestamp, timeuuid
+    from workbench.databases.cassandra.protocol.blocking import timestamp, timeuuid
 
     out = []
     for row in rows:
@@ -277,7 +277,7 @@ class CqlFigures:
             if time.monotonic() - self._tried.get(node, -RECONNECT_S) < RECONNECT_S:
                 return None
             self._tried[node] = time.monotonic()
-            from workbench.protocols.cql_blocking import BlockingCql
+            from workbench.databases.cassandra.protocol.blocking import BlockingCql
 
             self._conns[node] = BlockingCql(address, port, timeout=2.0, **self._login)
             return self._conns[node]
@@ -329,7 +329,7 @@ class CqlFigures:
 
     def _answers(self, asked: list[tuple[str, Any]], count: int, deadline: float,
                  failures: list[Exception]) -> dict[str, list[list[Any]]]:
-        from workbench.protocols.cql import QueryFailed
+        from workbench.databases.cassandra.protocol.cql import QueryFailed
 
         out = {}
         for node, conn in asked:

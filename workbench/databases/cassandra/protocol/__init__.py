@@ -1,2 +1,3 @@
 """The workbench's own CQL client, with no YCSB in it: cql.py (frames, values, rows, statements),
-connection.py, session.py, settings.py, metadata.py, routing.py, reconnect.py."""
+connection.py, session.py, settings.py, metadata.py, routing.py, reconnect.py; blocking.py (one
+blocking connection for the servers' figures)."""

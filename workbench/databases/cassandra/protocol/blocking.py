@@ -1,5 +1,5 @@
 """One blocking CQL connection to one node, for a few small queries a second with no thread or
-event loop of its own (the servers' figures, databases/cassandra_figures.py, ask each node three
+event loop of its own (the servers' figures, databases/cassandra/figures.py, ask each node three
 virtual tables once a second: cassandra-driver's session cost 5-8 ms of CPU a second for it,
 half of it its event loop's thread, issue 54 item 7).
 
@@ -21,7 +21,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.protocols.cql import (
+from workbench.databases.cassandra.protocol.cql import (
     _I32,
     _U16,
     AUTH_RESPONSE,
