@@ -169,7 +169,7 @@ def main() -> None:
 
 def with_cassandra(args, common: list[str], env: dict[str, str]) -> None:
     from workbench.clusters.local import LocalProvider
-    from workbench.clusters.specs import CassandraSpec
+    from workbench.databases.cassandra.cluster_spec import CassandraSpec
 
     state = tempfile.mkdtemp(prefix="workbench-bench-app-")
     env = {**env, "WORKBENCH_STATE_DIR": state}

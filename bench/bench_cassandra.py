@@ -36,9 +36,9 @@ from time import perf_counter_ns
 from common import FIELDS, WorkloadA, compare_loops, make_plan, timed
 
 from workbench.clusters.local import LocalProvider
-from workbench.clusters.specs import CassandraSpec
 from workbench.config.spec import spec_from_args
 from workbench.core.controller import Controller
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "workbench" / "workloads"
 READ = "SELECT " + ", ".join(FIELDS) + " FROM bench.usertable WHERE y_id = ?"

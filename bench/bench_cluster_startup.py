@@ -30,8 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.clusters import distributions  # noqa: E402
 from workbench.clusters.local import LocalProvider  # noqa: E402
-from workbench.clusters.specs import CassandraSpec, FerretDBSpec, HBaseSpec  # noqa: E402
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.databases.mongodb import cluster_ferretdb_build as gobuild  # noqa: E402
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 
 # Away from the presets' defaults so a running development cluster does not interfere.
 TOPOLOGIES = {

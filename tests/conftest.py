@@ -28,7 +28,8 @@ import pytest  # noqa: E402
 from tests.support import alongside, lifetimes, marks  # noqa: E402
 from tests.support.servers import SuiteDocker, SuiteServers  # noqa: E402
 from workbench.clusters import processes  # noqa: E402
-from workbench.clusters.specs import CassandraSpec, HBaseSpec  # noqa: E402
+from workbench.databases.cassandra.cluster_spec import CassandraSpec  # noqa: E402
+from workbench.databases.hbase.cluster_spec import HBaseSpec  # noqa: E402
 
 _suite: SuiteServers | None = None
 _docker: SuiteDocker | None = None

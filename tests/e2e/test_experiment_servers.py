@@ -9,9 +9,10 @@ import dataclasses
 
 import pytest
 
-from workbench.clusters.specs import CassandraSpec, FerretDBSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 from workbench.experiments import plan
 from workbench.experiments.report import collect, render_html, write_csv
 from workbench.experiments.runner import run_experiment

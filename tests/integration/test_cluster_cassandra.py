@@ -12,7 +12,7 @@ from cassandra.policies import WhiteListRoundRobinPolicy
 from cassandra.query import SimpleStatement
 
 from workbench.clusters import processes
-from workbench.clusters.specs import CassandraSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.errors import ClusterError
 
 pytestmark = pytest.mark.servers

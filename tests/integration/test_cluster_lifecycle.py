@@ -16,7 +16,7 @@ import pytest
 from workbench.clusters import cgroups, java, processes
 from workbench.clusters.base import get_provider
 from workbench.clusters.launch import StartupError
-from workbench.clusters.specs import CassandraSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.errors import ClusterError
 
 pytestmark = pytest.mark.servers

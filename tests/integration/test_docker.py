@@ -22,8 +22,10 @@ from tests.support.runs import wait_until_running
 from workbench.clusters import engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL
-from workbench.clusters.specs import CassandraSpec, FerretDBSpec, HBaseSpec
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 from workbench.errors import ClusterError
 
 pytestmark = [pytest.mark.servers, pytest.mark.docker]

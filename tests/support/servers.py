@@ -27,8 +27,11 @@ from workbench.clusters import distributions, engine, images, ports, processes
 from workbench.clusters.base import Cluster
 from workbench.clusters.docker_provider import STATE_LABEL, DockerProvider
 from workbench.clusters.local import LocalProvider
-from workbench.clusters.specs import CassandraSpec, ClusterSpec, FerretDBSpec, HBaseSpec
+from workbench.clusters.specs import ClusterSpec
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 from workbench.errors import ClusterError
 
 SPECS: dict[str, ClusterSpec] = {

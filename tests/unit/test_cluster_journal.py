@@ -13,7 +13,7 @@ import pytest
 from tests.unit.engine_helpers import cleanup_store, make_spec
 from workbench.clusters import journal
 from workbench.clusters.base import Cluster
-from workbench.clusters.specs import CassandraSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.drive.phase import Phase
 from workbench.lessons.model import LessonError, load
 from workbench.results.csvfile import timeseries_rows

@@ -15,8 +15,9 @@ from workbench.clusters import ports
 from workbench.clusters import processes as procs
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.specs import CassandraSpec, HBaseSpec
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from tests.support import capabilities
 from workbench.clusters import distributions, engine, images
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_provider import DockerProvider, published_port
-from workbench.clusters.specs import CassandraSpec, HBaseSpec
 from workbench.databases.cassandra import cluster_image as cassandra_image
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
 

@@ -12,9 +12,9 @@ from workbench.clusters import presets
 from workbench.clusters.base import Node
 from workbench.clusters.distributions import _sha256
 from workbench.clusters.local import LocalProvider
-from workbench.clusters.specs import FerretDBSpec
 from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
 from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 from workbench.errors import ClusterError
 
 

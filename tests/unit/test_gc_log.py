@@ -114,10 +114,11 @@ def test_no_gc_log_at_all_is_unavailable(tmp_path):
 def test_local_nodes_start_with_their_gc_log_on(tmp_path):
     from pathlib import Path
 
-    from workbench.clusters.specs import CassandraSpec, HBaseSpec
     from workbench.databases.cassandra import cluster as cassandra_local
+    from workbench.databases.cassandra.cluster_spec import CassandraSpec
     from workbench.databases.gc_figures import local_logs
     from workbench.databases.hbase import cluster as hbase_local
+    from workbench.databases.hbase.cluster_spec import HBaseSpec
 
     java, lib = Path("/usr/bin/java"), tmp_path / "lib"
     for plan in cassandra_local.plans(CassandraSpec(name="c2", nodes=2), tmp_path / "c2", lib, java):

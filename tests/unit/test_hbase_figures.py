@@ -124,7 +124,7 @@ def test_the_run_notes_the_seconds_garbage_cost(fake_jmx):
 
 def test_a_bridged_docker_cluster_says_why_it_has_no_figures():
     from workbench.clusters.base import Cluster, Node
-    from workbench.clusters.specs import HBaseSpec
+    from workbench.databases.hbase.cluster_spec import HBaseSpec
 
     def node(name):
         return Node(name, "127.0.0.1", 16000, 0, 0, Path("/x.log"), Path("/c.log"), Path("/"))

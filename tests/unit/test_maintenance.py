@@ -10,8 +10,9 @@ import pytest
 
 from workbench.clusters import maintenance
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.specs import CassandraSpec, HBaseSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.databases.hbase import cluster_maintenance as hbase_steps
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.errors import ClusterError
 
 

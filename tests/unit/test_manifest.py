@@ -16,8 +16,9 @@ from engine_helpers import make_spec
 from workbench import __version__
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.external import ExternalSpec
-from workbench.clusters.specs import CassandraSpec, HBaseSpec
 from workbench.config.spec import spec_from_args
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.databases.mongodb.server_settings import write_concern
 from workbench.drive.phase import Phase
 from workbench.results import manifest as manifest_module

@@ -24,7 +24,7 @@ from workbench.clusters.node_figures import (
     process_reader,
     read_proc,
 )
-from workbench.clusters.specs import CassandraSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.drive.server_sampler import sources_for
 
 BUSY = """

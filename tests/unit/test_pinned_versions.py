@@ -17,8 +17,9 @@ from workbench.clusters import distributions, presets
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_provider import DockerProvider
 from workbench.clusters.launch import template_text
-from workbench.clusters.specs import CassandraSpec, HBaseSpec
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.errors import ClusterError
 from workbench.results.from_run import environment
 

@@ -8,7 +8,7 @@ import pytest
 
 from workbench.clusters import presets
 from workbench.clusters.base import Cluster, Node
-from workbench.clusters.specs import CassandraSpec
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.drive.targets import binding_overrides
 from workbench.errors import ClusterError
 

@@ -80,8 +80,8 @@ def test_the_file_read_again_may_have_moved_its_password_to_the_environment(tmp_
 def test_a_docker_tls_cluster_keeps_its_keystore_in_a_folder_only_its_owner_enters(tmp_path, monkeypatch):
     from workbench.clusters import docker_plans, java
     from workbench.clusters.docker_provider import DockerProvider
-    from workbench.clusters.specs import CassandraSpec
     from workbench.databases.cassandra import cluster as cassandra_local
+    from workbench.databases.cassandra.cluster_spec import CassandraSpec
 
     def fake_tls(spec, run_dir, java_path, private=True):
         assert not private  # the container's own user reads the keystore through its mount

@@ -30,9 +30,11 @@ from typing import Literal, Protocol
 
 from workbench.clusters import engine
 from workbench.clusters.distributions import VERSIONS
-from workbench.clusters.specs import CassandraSpec, ClusterSpec, HBaseSpec
+from workbench.clusters.specs import ClusterSpec
 from workbench.databases import resolve, servers
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.errors import ClusterError
 
 STATE_LABEL = "org.workbench.state"

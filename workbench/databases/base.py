@@ -50,7 +50,7 @@ class Server:
 
     kind: str  # a preset's `kind`; an external cluster file's kind is the database's name
     label: str = ""  # how a sentence names it: "Cassandra", "FerretDB"
-    spec: Ref = ""  # the preset's typed spec class (clusters/specs.py)
+    spec: Ref = ""  # the preset's typed spec class (clusters/specs.py's ClusterSpec and more)
     local: Ref = ""  # the local provider's kind module (clusters/local.py: render, launch, wait_ready)
     docker: Ref = ""  # the Docker planner class (clusters/docker_plans.py)
     image: Ref = ""  # (kind) -> {context path: (text, mode)} of the workbench's Docker image

@@ -4,8 +4,8 @@ local and Docker clusters of one to nine nodes, external clusters over CQL.
 Its modules are this folder's: binding.py (options.py, schema.py, errors.py, python_driver.py,
 server_settings.py), protocol/ (the workbench's own CQL client), cluster.py (a local node),
 cluster_docker.py, cluster_image.py, cluster_external.py, cluster_maintenance.py (nodetool: settle,
-flush, compact), figures.py (the servers' figures). Still in a shared module: CassandraSpec of
-clusters/specs.py."""
+flush, compact), cluster_spec.py (CassandraSpec: a preset's fields), figures.py (the servers'
+figures). Shared with the other databases: clusters/ (the providers, specs.py's common checks)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ CASSANDRA = Database(
     servers=(Server(
         kind="cassandra",
         label="Cassandra",
-        spec="workbench.clusters.specs:CassandraSpec",
+        spec="workbench.databases.cassandra.cluster_spec:CassandraSpec",
         local="workbench.databases.cassandra.cluster",
         docker="workbench.databases.cassandra.cluster_docker:CassandraPlanner",
         image="workbench.databases.cassandra.cluster_image:cassandra_files",

@@ -22,8 +22,9 @@ from workbench.clusters.docker_plans import (
     published_port,
     size_bytes,
 )
-from workbench.clusters.specs import CassandraSpec, data_home
+from workbench.clusters.specs import data_home
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_spec import CassandraSpec
 
 CONTAINER_CONF = Path("/workbench/conf")  # a Cassandra node's rendered config, inside its container
 CONTAINER_TLS = Path("/workbench")  # the cluster's tls/ folder goes under here

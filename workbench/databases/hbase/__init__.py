@@ -5,8 +5,8 @@ through their Thrift gateway.
 Its modules are this folder's: binding.py (options.py, schema.py, admin.py, native.py,
 server_settings.py), protocol/ (the native RPC client and the Thrift client), cluster.py (a local
 master and RegionServers), cluster_docker.py, cluster_image.py, cluster_external.py,
-cluster_maintenance.py (settle, flush, compact, by the Java programs of tools/), figures.py (the
-servers' figures). Still in a shared module: HBaseSpec of clusters/specs.py."""
+cluster_maintenance.py (settle, flush, compact, by the Java programs of tools/), cluster_spec.py
+(HBaseSpec), figures.py (the servers' figures)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ HBASE = Database(
     servers=(Server(
         kind="hbase",
         label="HBase",
-        spec="workbench.clusters.specs:HBaseSpec",
+        spec="workbench.databases.hbase.cluster_spec:HBaseSpec",
         local="workbench.databases.hbase.cluster",
         docker="workbench.databases.hbase.cluster_docker:HBasePlanner",
         image="workbench.databases.hbase.cluster_image:hbase_files",

@@ -28,7 +28,8 @@ from typing import Any
 
 from workbench.clusters import gc_log
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
-from workbench.clusters.specs import HBaseSpec, data_home
+from workbench.clusters.specs import data_home
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.errors import ClusterError
 
 MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster"

@@ -22,8 +22,9 @@ from workbench.clusters.docker_plans import (
     plan_networking,
     size_bytes,
 )
-from workbench.clusters.specs import HBaseSpec, data_home
+from workbench.clusters.specs import data_home
 from workbench.databases.hbase import cluster as hbase_local
+from workbench.databases.hbase.cluster_spec import HBaseSpec
 from workbench.errors import ClusterError
 
 HBASE_LIB = Path("/opt/hbase/lib")  # the image's jars and java, for the local command lines

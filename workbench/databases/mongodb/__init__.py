@@ -5,8 +5,8 @@ MongoDB-protocol server as an external cluster.
 Its modules are this folder's: binding.py (options.py, server_name.py, server_settings.py),
 cluster_ferretdb.py (a local FerretDB and its PostgreSQL), cluster_ferretdb_build.py (FerretDB
 built from its pinned Go source), cluster_docker.py, cluster_image.py, cluster_external.py,
-cluster_maintenance.py (VACUUM and CHECKPOINT), figures.py (the servers' figures). Still in a
-shared module: FerretDBSpec of clusters/specs.py."""
+cluster_maintenance.py (VACUUM and CHECKPOINT), cluster_spec.py (FerretDBSpec), figures.py (the
+servers' figures)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def server_sources(cluster: Any) -> list:
 FERRETDB = Server(
     kind="ferretdb",
     label="FerretDB",
-    spec="workbench.clusters.specs:FerretDBSpec",
+    spec="workbench.databases.mongodb.cluster_spec:FerretDBSpec",
     local="workbench.databases.mongodb.cluster_ferretdb",
     docker="workbench.databases.mongodb.cluster_docker:FerretDBPlanner",
     image="workbench.databases.mongodb.cluster_image:ferretdb_files",

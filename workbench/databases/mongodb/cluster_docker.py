@@ -18,8 +18,9 @@ from workbench.clusters.docker_plans import (
     container_limits,
     plan_networking,
 )
-from workbench.clusters.specs import FerretDBSpec, data_home
+from workbench.clusters.specs import data_home
 from workbench.databases.mongodb import cluster_ferretdb as ferretdb_local
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 from workbench.errors import ClusterError
 
 MONGO_DATA = "/data/db"  # the official mongo image's data directory (and workbench/ferretdb's)

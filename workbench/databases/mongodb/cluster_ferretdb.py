@@ -33,8 +33,9 @@ from pathlib import Path
 from workbench.clusters import processes as procs
 from workbench.clusters.base import CLIENT_CA, FERRETDB_PASSWORD, FERRETDB_USER, Node
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open
-from workbench.clusters.specs import FerretDBSpec, data_home
+from workbench.clusters.specs import data_home
 from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
+from workbench.databases.mongodb.cluster_spec import FerretDBSpec
 from workbench.errors import ClusterError
 
 STOP_SIGNALS = {"postgres": signal.SIGINT}
