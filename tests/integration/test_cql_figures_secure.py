@@ -1,5 +1,5 @@
 """The servers' Cassandra figures on a node that requires a login and TLS (issue 54, 7): the
-source's own blocking CQL connection (protocols/cql_blocking.py) logs in with the cluster's
+source's own blocking CQL connection (databases/cassandra/protocol/blocking.py) logs in with the cluster's
 credentials over TLS, as the driver it replaced did, and reads the node's thread pools."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from workbench.databases.cassandra_figures import CqlFigures, server_sources
+from workbench.databases.cassandra.figures import CqlFigures, server_sources
 
 pytestmark = pytest.mark.servers
 
