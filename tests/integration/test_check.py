@@ -82,8 +82,14 @@ def test_a_check_without_baseline_saves_one_and_records_its_runs(saved):
 
 def test_the_same_check_again_against_the_previous_one_in_the_store_is_not_worse(saved):
     store, _, _ = saved
-    # an A/A test: generous tolerances, as the memory binding on a shared machine is noisy
+    # an A/A test: generous tolerances, as the memory binding on a shared machine is noisy. Its
+    # intervals see the noise within a run, not a machine that got busier between two runs (the
+    # fast tier on three processes beside a three-node server test: C at 262,375 against 612,427
+    # ops/s, judged worse): so a second try, and two A/A checks both judged worse fail. The
+    # check's own false-alarm rate is bench/bench_check_error_rate.py's to measure (issue 55, 6).
     done = check(store, "--tolerance", "throughput=40", "p99=1000")
+    if done.returncode == 1:
+        done = check(store, "--tolerance", "throughput=40", "p99=1000")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "baseline: the previous check in the run store (A #" in done.stdout
     rows = [line.split() for line in done.stdout.splitlines() if "(-40%)" in line or "(+1000%)" in line]
