@@ -8,6 +8,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from workbench.clusters.node_figures import (
     ClientProcesses,
     LocalProcesses,
     container_figures,
+    engine_time,
     node_keys,
     process_reader,
     read_proc,
@@ -158,21 +160,31 @@ def test_an_external_cluster_says_its_processes_are_not_here(tmp_path):
         sources[1].sample(time.time())
 
 
-def test_a_docker_node_is_read_from_the_engine_one_shot(tmp_path):
+def test_a_docker_node_is_read_from_the_engines_pushed_statistics(tmp_path):
+    """Each container's statistics followed as the engine pushes them (stream=True): a read takes
+    the newest answer, never waits; its CPU rate is over the engine's own times."""
     class NotFound(Exception):
         pass
 
     class Api:
         def __init__(self) -> None:
-            self.cpu_ns, self.calls = 0, []
+            self.calls = []
+            self.pushed = threading.Event()
 
-        def stats(self, container, stream=True, one_shot=None):
-            self.calls.append((container, stream, one_shot))
+        def stats(self, container, stream=False, decode=False, one_shot=None):
+            self.calls.append((container, stream, decode, one_shot))
             if container == "gone":
                 raise NotFound(container)
-            self.cpu_ns += 1_500_000_000  # 1.5 s of CPU between two answers
-            return {"cpu_stats": {"cpu_usage": {"total_usage": self.cpu_ns}},
-                    "memory_stats": {"usage": 10, "stats": {"anon": 7}}, "blkio_stats": {}}
+            return self._push()
+
+        def _push(self):
+            # two answers 2 s apart on the engine's clock, 3 s of CPU between them
+            for second, cpu_ns in ((1, 1_000_000_000), (3, 4_000_000_000)):
+                yield {"read": f"2026-11-29T10:00:0{second}.500000000Z",
+                       "cpu_stats": {"cpu_usage": {"total_usage": cpu_ns}},
+                       "memory_stats": {"usage": 10, "stats": {"anon": 7}}, "blkio_stats": {}}
+                self.pushed.wait(5)
+                self.pushed.clear()
 
     class Client:
         api = Api()
@@ -188,8 +200,19 @@ def test_a_docker_node_is_read_from_the_engine_one_shot(tmp_path):
                       tmp_path, provider="docker")
     reader = process_reader(cluster)
     reader._client = Client()
-    assert reader.read(time.time()) == {"127.0.0.2": {"rss_bytes": 7.0}}  # no rate yet; node2 gone
-    time.sleep(0.5)
-    cpu = reader.read(time.time())["127.0.0.2"]["cpu"]
-    assert cpu == pytest.approx(3.0, rel=0.15)  # 1.5 s of CPU over about 0.5 s
-    assert {c[1:] for c in Client.api.calls} == {(False, True)}  # stream=False, one_shot=True
+    reader.read(time.time())  # starts following both
+    deadline = time.monotonic() + 10
+    while reader.read(time.time()) != {"127.0.0.2": {"rss_bytes": 7.0}}:  # no rate yet; node2 gone
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert reader.read(time.time()) == {"127.0.0.2": {"rss_bytes": 7.0}}  # the same answer: no rate
+    Client.api.pushed.set()  # the engine's next answer
+    while "cpu" not in (got := reader.read(time.time())["127.0.0.2"]):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert got["cpu"] == pytest.approx(1.5)  # 3 s of CPU over the engine's 2 s
+    assert {c[1:] for c in Client.api.calls} == {(True, True, None)}  # stream=True, decode=True
+    assert engine_time("2026-11-29T10:00:01.123456789Z") == pytest.approx(
+        engine_time("2026-11-29T10:00:01Z") + 0.123456789)
+    assert engine_time("0001-01-01T00:00:00Z") is None
+    Client.api.pushed.set()

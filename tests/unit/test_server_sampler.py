@@ -133,33 +133,6 @@ def test_a_misbehaving_source_skips_its_seconds_and_the_good_one_fills_every_sec
     assert not any(n.startswith("good") for n in notes)
 
 
-class SlowButEarly(Slow):
-    """As slow as Slow, but it says so: asked 0.8 s before each tick (as the Docker engine's
-    statistics are, clusters/node_figures.py), its answers make their seconds."""
-
-    name = "slow-early"
-    lead_s = 0.8
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    def sample(self, now: float) -> list[NodeSample]:
-        self.asked.append(now)
-        return super().sample(now)
-
-
-def test_a_slow_source_that_asks_to_be_asked_earlier_makes_every_second():
-    good, early = Good(), SlowButEarly()
-    sampler, taken = _sampled([good, early], 4)
-    notes = sampler.stop()
-    assert [figures.get("127.0.0.8") for figures, _ in taken] == [{"cpu": 9.0}] * 4
-    assert not any(n.startswith("slow-early") for n in notes), notes
-    # each asked once a second, the slow one about 0.8 s before the tick, the other 0.2 s
-    leads = [k + 1 - (t - sampler.wall0) for k, t in enumerate(early.asked)]
-    assert len(leads) == 4 and all(0.4 < lead <= 0.8 for lead in leads), leads  # (a late wake-up)
-    assert all(0.0 < k + 1 - (t - sampler.wall0) <= 0.2 for k, t in enumerate(good.asked)), good.asked
-
-
 def test_an_event_is_placed_at_its_own_time_in_the_run():
     sampler, taken = _sampled([Good()], 2)
     sampler.stop()

@@ -21,7 +21,9 @@ node "client"; its `cores_busy` is how busy the cores it may run on were, whoeve
 from __future__ import annotations
 
 import os
+import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -177,34 +179,66 @@ def container_figures(stats: dict[str, Any]) -> tuple[tuple[float, ...], float |
     return (cpu_ns / 1e9, *_blkio(stats)), rss
 
 
+def engine_time(stamp: Any) -> float | None:
+    """The Unix time of an engine statistics answer's "read" (RFC 3339 with nanoseconds), or
+    None when it has none (a stopped container's "0001-01-01T00:00:00Z")."""
+    if not isinstance(stamp, str) or stamp.startswith("0001-"):
+        return None
+    head, _, rest = stamp.rstrip("Z").partition(".")
+    fraction = "".join(c for c in rest if c.isdigit())
+    zone = rest[len(fraction):] or "+00:00"
+    try:
+        when = datetime.fromisoformat(f"{head}{zone}").timestamp()
+    except ValueError:
+        return None
+    return when + (float(f"0.{fraction}") if fraction else 0.0)
+
+
+class _Stream:
+    """One container's statistics as the engine pushes them, about once a second, followed on a
+    daemon thread of its own: the newest answer kept (nothing waits for the engine)."""
+
+    def __init__(self, api: Any, container: str) -> None:
+        self.latest: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._follow, args=(api, container), daemon=True,
+                                        name=f"workbench-docker-stats-{container[:12]}")
+        self._thread.start()
+
+    def _follow(self, api: Any, container: str) -> None:
+        try:
+            for stats in api.stats(container, stream=True, decode=True):
+                self.latest = stats
+        except Exception as exc:  # noqa: BLE001 - a container gone, an engine closed: said by read
+            self.error = exc
+
+
 class DockerContainers:
     """The process figures of a Docker cluster's nodes, from the engine's statistics. The engine
-    takes a few hundred milliseconds to answer even a one-shot request on a loaded machine (asked
-    0.2 s before each second's tick, 9 answers of 10 came late, against a real engine), so the
-    sampler asks this reader LEAD_S before the tick."""
-
-    lead_s = 0.7
+    collects them once a second and a one-shot request waits for its next collection (about
+    0.75 s against a real engine here: the sampler's answers came after their ticks, 9 seconds of
+    10), so each container's statistics are followed as the engine pushes them (a stream per
+    container, on a thread of its own) and a read takes the newest. Rates are over the engine's
+    own times between the answers two reads took; a read that finds the same answer as the last
+    one has no rate for that second."""
 
     def __init__(self, cluster: Cluster, client: Any = None) -> None:
         self._follow = _StateFollower(cluster)
         self._rates = _Rates()
         self._client = client
-        self._one_shot = True
+        self._streams: dict[str, _Stream] = {}
 
-    def _stats(self, container: str) -> dict[str, Any]:
-        if self._client is None:
-            from workbench.clusters import engine  # noqa: PLC0415 - docker-py only when asked
+    def _stream(self, container: str) -> _Stream:
+        found = self._streams.get(container)
+        if found is None or found.error is not None:
+            if found is not None and type(found.error).__name__ != "NotFound":
+                raise found.error  # an engine that stopped answering: the source says so
+            if self._client is None:
+                from workbench.clusters import engine  # noqa: PLC0415 - docker-py only when asked
 
-            self._client = engine.connect(timeout=5.0)
-        api = self._client.api
-        if self._one_shot:
-            try:
-                return api.stats(container, stream=False, one_shot=True)
-            except Exception as exc:  # an engine before API 1.41: the two-sample answer, slower
-                if type(exc).__name__ != "InvalidVersion":
-                    raise
-                self._one_shot = False
-        return api.stats(container, stream=False)
+                self._client = engine.connect(timeout=5.0)
+            found = self._streams[container] = _Stream(self._client.api, container)
+        return found
 
     def read(self, now: float) -> Figures:
         nodes = self._follow.nodes()
@@ -214,17 +248,15 @@ class DockerContainers:
         for node in nodes:
             if not node.container:
                 continue
-            try:
-                stats = self._stats(node.container)
-            except Exception as exc:  # noqa: BLE001 - a container gone: no figures for it
-                if type(exc).__name__ == "NotFound":
-                    continue
-                raise
+            stats = self._stream(node.container).latest
+            if stats is None:
+                continue  # gone, or no answer yet
             counters, rss = container_figures(stats)
             if not counters[0] and rss is None:
                 continue  # not running
             seen.add(node.container)
-            rates = self._rates.rates(node.container, time.time(), counters)
+            when = engine_time(stats.get("read"))
+            rates = None if when is None else self._rates.rates(node.container, when, counters)
             figures = {} if rates is None else {"cpu": round(rates[0], 4),
                                                 "disk_read_bytes": round(rates[1]),
                                                 "disk_write_bytes": round(rates[2])}
@@ -232,12 +264,14 @@ class DockerContainers:
                 figures["rss_bytes"] = rss
             out[keys[node.name]] = figures
         self._rates.keep(seen)
+        self._streams = {c: f for c, f in self._streams.items()
+                         if c in seen or (f.error is None and f.latest is None)}
         return out
 
     def close(self) -> None:
         if self._client is not None:
             try:
-                self._client.close()
+                self._client.close()  # ends the streams' connections: their threads end
             except Exception:  # noqa: BLE001, S110 - closing what may already be broken
                 pass
 

@@ -154,30 +154,19 @@ class ServerSampler:
                                         daemon=True)
         self._thread.start()
 
-    def _lead(self, asker: _Asker) -> float:
-        """How long before each second's tick `asker` is asked: the sampler's lead, or a longer
-        one its source asks for (`lead_s`: a source slow to answer, as a Docker engine's
-        statistics are), never a whole period."""
-        lead = getattr(asker.source, "lead_s", None)
-        return min(max(float(lead), self.lead), 0.9 * self.period) if lead else self.lead
-
     def _tick(self) -> None:
-        leads = sorted({self._lead(a) for a in self._askers}, reverse=True) or [self.lead]
         k = 1
         while True:
-            for n, lead in enumerate(leads):
-                due = self.wall0 + k * self.period - lead
-                if self._stop.wait(max(due - time.time(), 0.0)):
-                    return
-                now = time.time()
-                if now - due > self.period:  # the machine stalled: skip the seconds gone by
-                    k += int((now - due) // self.period) - 1
-                    break
-                if n == 0:
-                    self.asked += 1
-                for asker in self._askers:
-                    if self._lead(asker) == lead:
-                        asker.ask(now)
+            due = self.wall0 + k * self.period - self.lead
+            if self._stop.wait(max(due - time.time(), 0.0)):
+                return
+            now = time.time()
+            if now - due > self.period:  # the machine stalled: skip the seconds gone by
+                k += int((now - due) // self.period)
+                continue
+            self.asked += 1
+            for asker in self._askers:
+                asker.ask(now)
             k += 1
 
     def _deliver(self, asker: _Asker, now: float, samples: list[NodeSample]) -> None:
@@ -232,7 +221,6 @@ class FigureSource:
 
     def __init__(self, name: str, reader: Any) -> None:
         self.name, self.reader = name, reader
-        self.lead_s = getattr(reader, "lead_s", None)  # a reader slow to answer is asked earlier
 
     def sample(self, now: float) -> list[NodeSample]:
         return [NodeSample(node, figures) for node, figures in self.reader.read(now).items()]
