@@ -100,7 +100,9 @@ def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path
         if jcmd.exists():  # a full pause of its own, beside the young ones of the load
             subprocess.run([str(jcmd), str(node.pid), "GC.run"], capture_output=True, timeout=30)
 
-    doc, said = _run_while(env, common, 36, tmp_path / "run.json", steps)
+    # 60 s: each `cluster flush|compact` starts nodetool's JVM, seconds apiece on a loaded machine;
+    # with 36 s a CI rehearsal under two busy loops saw the compaction begin after the run's end
+    doc, said = _run_while(env, common, 60, tmp_path / "run.json", steps)
     assert said[0] == f"{cassandra_node.name} {node.name}: flushed in " + said[0].split(" in ")[1]
     assert "compacted" in said[2]
     started = doc["started_at"]
@@ -171,7 +173,9 @@ def test_hbase_flush_and_compaction_show_in_jmx_events(tmp_path, suite_servers, 
             assert done.returncode == 0, done.stderr
             said.append(done.stdout.strip())
 
-    doc, said = _run_while(env, common, 40, tmp_path / "run.json", steps)
+    # 60 s, not 40: HBase's admin tools are JVMs too, and the compaction is done after its request
+    # returns (a rehearsal under two busy loops had the flush in the run, not the compaction)
+    doc, said = _run_while(env, common, 60, tmp_path / "run.json", steps)
     assert "flushed" in said[0] and "major compaction requested" in said[1]
     key = f"master@{hbase_server.nodes[0].address}"
     kinds = {(e["node"], e["kind"]) for e in doc["server_events"]}
