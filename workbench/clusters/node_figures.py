@@ -230,9 +230,12 @@ class DockerContainers:
 
     def _stream(self, container: str) -> _Stream:
         found = self._streams.get(container)
-        if found is None or found.error is not None:
-            if found is not None and type(found.error).__name__ != "NotFound":
-                raise found.error  # an engine that stopped answering: the source says so
+        if found is not None and found.error is not None:
+            del self._streams[container]  # followed again from the next read
+            if type(found.error).__name__ != "NotFound":
+                raise found.error  # an engine that stopped answering: this second's skip says why
+            found = None
+        if found is None:
             if self._client is None:
                 from workbench.clusters import engine  # noqa: PLC0415 - docker-py only when asked
 
@@ -264,8 +267,10 @@ class DockerContainers:
                 figures["rss_bytes"] = rss
             out[keys[node.name]] = figures
         self._rates.keep(seen)
-        self._streams = {c: f for c, f in self._streams.items()
-                         if c in seen or (f.error is None and f.latest is None)}
+        # the streams of the nodes still in the cluster (a stopped container's stays: it answers
+        # again when the container runs again); one that failed is started again at its next read
+        here = {node.container for node in nodes if node.container}
+        self._streams = {c: f for c, f in self._streams.items() if c in here}
         return out
 
     def close(self) -> None:
