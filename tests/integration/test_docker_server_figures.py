@@ -18,19 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.server_logs import cpu_at
 from workbench.drive.server_sampler import LEAD_S
 
 pytestmark = [pytest.mark.servers, pytest.mark.docker]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _cpu_at(samples: list[tuple[float, float]], when: float) -> float:
-    """The container's CPU seconds at `when`, between the two samples around it."""
-    for (t0, c0), (t1, c1) in zip(samples, samples[1:], strict=False):
-        if t0 <= when <= t1:
-            return c0 + (c1 - c0) * (when - t0) / (t1 - t0)
-    span = f"{samples[0][0]:.2f} to {samples[-1][0]:.2f}" if samples else "none"
-    raise AssertionError(f"no engine samples around {when:.2f} (samples: {span})")
 
 
 def test_a_run_on_a_cassandra_container_records_its_cpu_from_the_engine(tmp_path, docker_cassandra,
@@ -93,7 +85,7 @@ def test_a_run_on_a_cassandra_container_records_its_cpu_from_the_engine(tmp_path
     begin = started + round(counted[0][0]["elapsed_s"]) - 1 - LEAD_S
     end = started + round(counted[-1][0]["elapsed_s"]) - LEAD_S
     recorded = sum(f["cpu"] for _, f in counted) / len(counted)
-    seen = (_cpu_at(samples, end) - _cpu_at(samples, begin)) / (end - begin)
+    seen = (cpu_at(samples, end) - cpu_at(samples, begin)) / (end - begin)
     assert seen > 0.3  # the container was busy: the comparison says something
     assert recorded == pytest.approx(seen, rel=0.10), (recorded, seen, took)
     assert not [n for n in notes if n.startswith("process") and ("failed" in n or "garbage" in n)], notes

@@ -12,29 +12,16 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from tests.support.server_logs import log_lines
 from workbench.clusters import gc_log
 
 pytestmark = pytest.mark.servers
 
 ROOT = Path(__file__).resolve().parents[2]
-# Cassandra's system.log: "INFO  [thread] 2026-11-29 09:16:13,623 File.java:175 - message"
-_LINE = re.compile(r"^\w+\s+\[[^\]]*\] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ - (.*)$")
-
-
-def _log_lines(log: Path, since: float, until: float) -> list[tuple[float, str]]:
-    out = []
-    for line in log.read_text(errors="replace").splitlines():
-        found = _LINE.match(line)
-        if found:
-            when = datetime.strptime(found[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()  # the node's local time
-            if since <= when <= until:
-                out.append((when, found[2]))
-    return out
 
 
 def _few_skips(notes: list[str], sources: tuple[str, ...]) -> None:
@@ -112,7 +99,7 @@ def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path
     assert {e["node"] for e in events} == {node.address}
     of = {kind: [e for e in events if e["kind"] == kind] for kind in ("flush", "compaction", "gc")}
 
-    lines = _log_lines(node.log, first, last)
+    lines = log_lines(node.log, first, last)
     flushed = [t for t, text in lines if text.startswith("Enqueuing flush of events_test.server_events")]
     assert len(flushed) == 2, lines
     for when in flushed:

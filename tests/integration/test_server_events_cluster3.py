@@ -9,33 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from tests.support.server_logs import log_lines
+
 pytestmark = pytest.mark.servers
 
 ROOT = Path(__file__).resolve().parents[2]
-# Cassandra's system.log: "INFO  [thread] 2026-11-29 09:16:13,623 File.java:175 - message"
-_LINE = re.compile(r"^\w+\s+\[[^\]]*\] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ - (.*)$")
 TABLE = "events3.server_events3"
-
-
-def _log_lines(log: Path, since: float, until: float) -> list[tuple[float, str]]:
-    out = []
-    for line in log.read_text(errors="replace").splitlines():
-        found = _LINE.match(line)
-        if found:
-            when = datetime.strptime(found[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()  # the node's local time
-            if since <= when <= until:
-                out.append((when, found[2]))
-    return out
 
 
 def _workbench(env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -96,7 +83,7 @@ def test_each_nodes_flushes_and_compaction_are_its_own_events(tmp_path, suite_se
 
     flushed_table: dict[str, int] = {}
     for name, node in nodes.items():
-        lines = _log_lines(node.log, first, last)
+        lines = log_lines(node.log, first, last)
         flush_lines = [t for t, text in lines if text.startswith("Enqueuing flush of ")]
         flushed_table[name] = sum(1 for _, text in lines if text.startswith(f"Enqueuing flush of {TABLE}"))
         flushes = [started + e["elapsed_s"] for e in events if e["kind"] == "flush" and at[e["node"]] == name]

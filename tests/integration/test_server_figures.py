@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.server_logs import cpu_at
 from workbench.drive.server_sampler import LEAD_S
 
 pytestmark = pytest.mark.servers
@@ -28,15 +29,6 @@ def _jvm_cpu(pid: int) -> tuple[int, float]:
     text = Path(f"/proc/{pid}/stat").read_text()
     fields = text[text.rindex(")") + 2:].split()
     return int(fields[19]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_at(samples: list[tuple[float, float]], when: float) -> float:
-    """The JVM's CPU seconds at `when`, between the two samples around it."""
-    for (t0, c0), (t1, c1) in zip(samples, samples[1:], strict=False):
-        if t0 <= when <= t1:
-            return c0 + (c1 - c0) * (when - t0) / (t1 - t0)
-    span = f"{samples[0][0]:.2f} to {samples[-1][0]:.2f}" if samples else "none"
-    raise AssertionError(f"no /proc samples around {when:.2f} (samples: {span})")
 
 
 def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cassandra_node):
@@ -91,8 +83,8 @@ def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cass
     started = doc["started_at"]
     first, last = whole[1]["elapsed_s"], whole[-1]["elapsed_s"]
     recorded = sum(i["server"][node.address]["cpu"] for i in whole[1:])  # one second each
-    seen = _cpu_at(samples, started + round(last) - LEAD_S) \
-        - _cpu_at(samples, started + round(first) - 1 - LEAD_S)
+    seen = cpu_at(samples, started + round(last) - LEAD_S) \
+        - cpu_at(samples, started + round(first) - 1 - LEAD_S)
     assert seen > 2.0  # the node was busy: the comparison says something
     assert recorded == pytest.approx(seen, rel=0.10)
     assert not [n for n in doc["server_notes"] if n.startswith(("process", "client"))]
