@@ -22,6 +22,7 @@ from tests.support.runs import wait_until_running
 from workbench.clusters import engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL
+from workbench.clusters.specs import data_home
 from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.databases.hbase.cluster_spec import HBaseSpec
@@ -91,6 +92,22 @@ def test_cassandra_in_a_container_serves_load_and_run_through_cluster(docker_cas
     logs = workbench(suite_servers, "cluster", "logs", name, "node1", "-n", "200")
     assert "Startup complete" in logs.stdout or "Starting listening for CQL clients" in logs.stdout
 
+    # `cluster flush` and `cluster compact` run nodetool inside the node's container: the 300 rows
+    # sit in the memtable (128 MiB) until the flush writes them to an sstable in the node's volume
+    def sstables() -> list[str]:
+        found = container.exec_run(["find", "/var/lib/cassandra/data/ycsb", "-path", "*/dk_cli-*",
+                                    "-name", "*-Data.db"])
+        return found.output.decode().split()
+
+    assert sstables() == []
+    flushed = workbench(suite_servers, "cluster", "flush", name)
+    assert flushed.returncode == 0, flushed.stderr
+    assert "node1: flushed in " in flushed.stdout and len(sstables()) == 1, (flushed.stdout, sstables())
+    compacted = workbench(suite_servers, "cluster", "compact", name, "node1")
+    assert compacted.returncode == 0, compacted.stderr
+    assert "node1: compacted (a major compaction of every table)" in compacted.stdout
+    assert len(sstables()) == 1  # one sstable compacts into one
+
 
 def test_pause_and_resume_go_through_the_engine(docker_cassandra, docker_suite):
     provider, name = docker_suite.provider, docker_cassandra.name
@@ -112,6 +129,19 @@ def test_hbase_in_containers_serves_load_and_run_through_cluster(docker_hbase, d
     assert [(n.name, n.status) for n in cluster.nodes] == [("master", "running"), ("thrift", "running")]
     assert cluster.contact_points == [("127.0.0.1", docker_hbase.spec.thrift_port)]
     load_and_run(suite_servers, docker_hbase.name, "hbase", "dk_cli")
+
+    # `cluster flush` and `cluster compact`: the admin calls run in the master's container, and
+    # the rows held in the memstore land in a store file under the mounted root directory
+    region_dirs = data_home(cluster.spec, cluster.run_dir) / "hbase" / "data" / "data" / "default"
+    files = lambda: [p for p in (region_dirs / "dk_cli").glob("*/family/*") if p.is_file()]  # noqa: E731
+    assert files() == []
+    flushed = workbench(suite_servers, "cluster", "flush", docker_hbase.name)
+    assert flushed.returncode == 0, flushed.stderr
+    assert "RegionServer " in flushed.stdout and ": flushed (" in flushed.stdout, flushed.stdout
+    assert files(), "no store file after the flush"
+    compacted = workbench(suite_servers, "cluster", "compact", docker_hbase.name)
+    assert compacted.returncode == 0, compacted.stderr
+    assert ": major compaction requested (" in compacted.stdout, compacted.stdout
 
 
 def test_hbase_regionservers_in_containers_one_added_and_removed(docker_suite, suite_servers):

@@ -2,11 +2,11 @@
 
 The server tiers start servers on fixed addresses and stay serial, and most of their time is
 spent waiting for runs of set lengths and for JVMs. The fast tier (`-m "not servers and not
-docker"`, about 5 minutes in one process) needs neither: a plain `pytest` of the whole suite
-runs it at the same time, in a child pytest inside a network namespace of its own with only
-`lo` up (`unshare -n`), where no test of it can meet a port of a server the other process
-started, or hold one that a server needs. The child's report is printed after this one, and
-the run fails if either failed.
+docker"`, about 6 minutes of one core, two processes in the child) needs neither: a plain
+`pytest` of the whole suite runs it at the same time, in a child pytest inside a network
+namespace of its own with only `lo` up (`unshare -n`), where no test of it can meet a port of a
+server the other process started, or hold one that a server needs. The child's report is
+printed after this one, and the run fails if either failed.
 
 Once the fast tier is done, the child runs the server tests of OWN_CLUSTERS, in its namespace
 too: the lessons' and the demo's, which start and stop clusters of their own on the presets'
@@ -36,6 +36,7 @@ import pytest
 
 CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
+CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "2")  # the child's fast tier
 # Server test files that start their own clusters on the presets' addresses and touch none of
 # the session's servers (tests/conftest.py): run in the child after the fast tier (those under
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
@@ -99,7 +100,13 @@ def start(config, fast_tier: str) -> None:
     env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
                               "WORKBENCH_STORE": str(folder / "runs.db")})
     common = [*config.invocation_params.args, "-p", "no:cacheprovider", "--color=no"]
-    fast = [sys.executable, "-m", "pytest", *common, "-m", fast_tier, f"--basetemp={folder / 'tmp'}"]
+    # Two processes for the fast tier (one where pytest-xdist is missing): serial, it was the
+    # run's critical path under two busy loops (19:01 of rehearsal 58's 51:08), its tests waiting
+    # on runs of set lengths as much as they compute.
+    xdist = config.pluginmanager.hasplugin("xdist")
+    processes = ["-n", CHILD_PROCESSES, "--dist", "worksteal"] if xdist else []
+    fast = [sys.executable, "-m", "pytest", *common, *processes, "-m", fast_tier,
+            f"--basetemp={folder / 'tmp'}"]
     moved = own_clusters(config)
     own = [sys.executable, "-m", "pytest", *common, "-m", HEAVY, f"--basetemp={folder / 'tmp-own'}", *moved]
     runner = [sys.executable, str(Path(__file__).resolve()), json.dumps([fast, own] if moved else [fast])]

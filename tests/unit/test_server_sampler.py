@@ -133,6 +133,54 @@ def test_a_misbehaving_source_skips_its_seconds_and_the_good_one_fills_every_sec
     assert not any(n.startswith("good") for n in notes)
 
 
+class Local(Good):
+    """A source of local files (inline): read on the sampler's thread, after the others were asked."""
+
+    name, inline = "local", True
+
+    def __init__(self, order: list[str], fail: bool = False) -> None:
+        super().__init__()
+        self.order, self.fail, self.threads = order, fail, set()
+
+    def sample(self, now: float) -> list[NodeSample]:
+        self.threads.add(threading.current_thread().name)
+        self.order.append(self.name)
+        if self.fail:
+            raise OSError("No such file or directory")
+        return super().sample(now)
+
+
+class Remote(Good):
+    name = "remote"
+
+    def __init__(self, order: list[str]) -> None:
+        super().__init__()
+        self.order, self.threads = order, set()
+
+    def sample(self, now: float) -> list[NodeSample]:
+        self.threads.add(threading.current_thread().name)
+        time.sleep(0.05)  # a request over the network: the local read does not wait for it
+        self.order.append(self.name)
+        return [NodeSample("127.0.0.7", {"cpu": 1.5})]
+
+
+def test_a_source_of_local_files_is_read_on_the_samplers_thread_after_the_others_were_asked():
+    order: list[str] = []
+    local, remote, failing = Local(order), Remote(order), Local([], fail=True)
+    failing.name = "failing"
+    sampler, taken = _sampled([local, remote, failing], 3)
+    notes = sampler.stop()
+    assert local.threads == failing.threads == {"workbench-server-sampler"}  # no thread of its own
+    assert remote.threads == {"workbench-source-remote"}
+    assert not [t for t in threading.enumerate() if t.name in ("workbench-source-local",
+                                                               "workbench-source-failing")]
+    assert order[:2] == ["local", "remote"]  # the request was on its way while the files were read
+    for figures, _ in taken:
+        assert figures["127.0.0.9"] == {"cpu": 0.5, "rss_bytes": 1e6} and figures["127.0.0.7"] == {"cpu": 1.5}
+    assert len(local.asked) == 3
+    assert "failing: 3 of 3 seconds skipped (3 failed): OSError: No such file or directory" in notes
+
+
 def test_an_event_is_placed_at_its_own_time_in_the_run():
     sampler, taken = _sampled([Good()], 2)
     sampler.stop()

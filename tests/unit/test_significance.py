@@ -73,7 +73,7 @@ def test_short_and_constant_series_get_a_clear_answer():
     ramp = list(range(30))
     assert effective_sample_size(ramp) < 4
     trend = compare_series(ramp, [v + 3 for v in ramp])
-    assert trend.low < 0 < trend.high and verdict(trend, 10, higher_is_better=True) == "same"
+    assert trend.low < 0 < trend.high and verdict(trend, 10, higher_is_better=True) == "inconclusive"
 
 
 def interval(low: float, high: float):
@@ -84,13 +84,15 @@ def interval(low: float, high: float):
 
 @pytest.mark.parametrize(("low", "high", "higher_is_better", "expected"), [
     (-30, -12, True, "worse"),  # throughput: wholly below -10%
-    (-30, -8, True, "same"),  # reaches into the tolerance: not proven worse
+    (-30, -8, True, "inconclusive"),  # reaches past the tolerance: not proven worse, nor within it
+    (-10, -2, True, "same"),  # up to the tolerance itself: within it
     (-8, -2, True, "same"),  # surely lower, but within the tolerance
     (-3, 4, True, "same"),
     (1, 6, True, "better"),  # wholly above zero
     (12, 30, False, "worse"),  # latency: wholly above +10%
     (-6, -1, False, "better"),  # latency wholly lower
     (-1, 6, False, "same"),
+    (-5, 40, False, "inconclusive"),  # latency: from better to well past +10%
 ])
 def test_the_verdict_reads_the_whole_interval_in_the_direction_of_the_figure(low, high, higher_is_better,
                                                                             expected):

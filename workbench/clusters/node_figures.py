@@ -128,6 +128,8 @@ class _StateFollower:
 class LocalProcesses:
     """The process figures of a local cluster's nodes, from /proc."""
 
+    inline = True  # reads of /proc and of the cluster's state file, which never block
+
     def __init__(self, cluster: Cluster) -> None:
         self._follow = _StateFollower(cluster)
         self._rates = _Rates()
@@ -323,6 +325,8 @@ def cores_busy_counters(cores: set[int]) -> float | None:
 class ClientProcesses:
     """The workbench's own side: this process and its worker processes (children started by
     multiprocessing; a cluster this process started is not the client), as the node "client"."""
+
+    inline = True  # reads of /proc, which never block
 
     def __init__(self, pid: int | None = None) -> None:
         self.pid = pid or os.getpid()

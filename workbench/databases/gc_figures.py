@@ -34,6 +34,7 @@ class GcLogSource:
     started before the workbench turned GC logs on) the source is unavailable."""
 
     name = "gc-log"
+    inline = True  # local files read from where it stopped: never blocks (drive/server_sampler.py)
 
     def __init__(self, logs: list[tuple[str, Path]], from_start: bool = False) -> None:
         self._logs = logs

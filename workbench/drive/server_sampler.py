@@ -6,13 +6,17 @@
     notes = sampler.stop()              # what could not be seen, and why
 
 A thread wakes LEAD_S before each second of the run's clock and asks every source for its
-figures. Each source answers on a thread of its own (a daemon: a source that never answers holds
-only its own thread, never the tick, a lane or the process's exit), at most one request at a
-time: a source still busy with the last second skips this one. An answer is filed under the
-second it was asked for; the controller's tick at the end of that second takes it (`take`, a
-lock and a dict, never a wait). An answer that comes after its second's tick is dropped, late.
-A source that raises SourceUnavailable is asked no more and says why once; one that fails or
-answers garbage skips that second. Every skip is counted, and `notes` says so at the end.
+figures. Each source that may block (a request over the network) answers on a thread of its own
+(a daemon: a source that never answers holds only its own thread, never the tick, a lane or the
+process's exit), at most one request at a time: a source still busy with the last second skips
+this one. A source that only reads local files that never block (`inline = True`: /proc, a GC
+log) is read on the sampler's thread itself, after the others were asked: a thread woken once a
+second costs about a millisecond of CPU in cold caches alone, whatever it then does (issue 54,
+7). An answer is filed under the second it was asked for; the controller's tick at the end of
+that second takes it (`take`, a lock and a dict, never a wait). An answer that comes after its
+second's tick is dropped, late. A source that raises SourceUnavailable is asked no more and says
+why once; one that fails or answers garbage skips that second. Every skip is counted, and
+`notes` says so at the end.
 """
 
 from __future__ import annotations
@@ -34,11 +38,13 @@ _SUMMED = frozenset({"gc_pauses", "gc_pause_ms_total"})
 
 
 class _Asker:
-    """One source on a thread of its own: asked at most once at a time."""
+    """One source: on a thread of its own, asked at most once at a time; or, `inline`, read on
+    the thread that asks."""
 
     def __init__(self, source: ServerSource, deliver) -> None:
         self.source, self.deliver = source, deliver
         self.name = str(getattr(source, "name", type(source).__name__))
+        self.inline = getattr(source, "inline", False) is True
         self.busy = False
         self.gone: str | None = None  # why it is asked no more (SourceUnavailable)
         self.skips: Counter[str] = Counter()
@@ -46,11 +52,16 @@ class _Asker:
         self._due: float | None = None
         self._wake = threading.Condition()
         self._closed = False
-        self._thread = threading.Thread(target=self._serve, name=f"workbench-source-{self.name}",
-                                        daemon=True)
-        self._thread.start()
+        if not self.inline:
+            self._thread = threading.Thread(target=self._serve, name=f"workbench-source-{self.name}",
+                                            daemon=True)
+            self._thread.start()
 
     def ask(self, now: float) -> None:
+        if self.inline:
+            if self.gone is None and not self._closed:
+                self._sample(now)
+            return
         with self._wake:
             if self.gone is not None or self._closed:
                 return
@@ -68,22 +79,25 @@ class _Asker:
                 if self._closed:
                     return
                 now, self._due = self._due, None
-            try:
-                samples = self.source.sample(now)
-                checked = _checked(samples)
-            except SourceUnavailable as exc:
-                self.gone = str(exc) or "unavailable"
-            except Exception as exc:  # noqa: BLE001 - one second lost, the run goes on
-                self._failed("failed", exc)
-            else:
-                if checked is None:
-                    self._failed("garbage", f"answered {type(samples).__name__}, not node samples")
-                else:
-                    self.deliver(self, now, checked)
+            self._sample(now)
             with self._wake:
                 self.busy = False
                 if self.gone is not None:
                     return
+
+    def _sample(self, now: float) -> None:
+        try:
+            samples = self.source.sample(now)
+            checked = _checked(samples)
+        except SourceUnavailable as exc:
+            self.gone = str(exc) or "unavailable"
+        except Exception as exc:  # noqa: BLE001 - one second lost, the run goes on
+            self._failed("failed", exc)
+        else:
+            if checked is None:
+                self._failed("garbage", f"answered {type(samples).__name__}, not node samples")
+            else:
+                self.deliver(self, now, checked)
 
     def _failed(self, how: str, why: object) -> None:
         self.skips[how] += 1
@@ -165,7 +179,7 @@ class ServerSampler:
                 k += int((now - due) // self.period)
                 continue
             self.asked += 1
-            for asker in self._askers:
+            for asker in sorted(self._askers, key=lambda a: a.inline):  # the threads' first
                 asker.ask(now)
             k += 1
 
@@ -221,6 +235,7 @@ class FigureSource:
 
     def __init__(self, name: str, reader: Any) -> None:
         self.name, self.reader = name, reader
+        self.inline = getattr(reader, "inline", False) is True  # /proc: read on the sampler's thread
 
     def sample(self, now: float) -> list[NodeSample]:
         return [NodeSample(node, figures) for node, figures in self.reader.read(now).items()]

@@ -43,7 +43,7 @@ class FigureVerdict:
     pct: float | None  # difference in percent of the baseline
     low: float | None  # its 95% interval, percent
     high: float | None
-    verdict: str  # better / same / worse / unknown / no baseline
+    verdict: str  # better / same / inconclusive / worse / unknown / no baseline
     tolerance: str  # "-10%", "+25%", "any"
     note: str = ""
 
@@ -129,7 +129,8 @@ def table(verdicts: Sequence[FigureVerdict], baseline_said: str) -> Table:
               header_style="bold",
               box=box.SIMPLE_HEAD, pad_edge=False, caption="95% interval of the difference of the per-second "
               "means, autocorrelation counted (effective sample size, Geyer 1992; Welch). worse: the whole "
-              "interval beyond the tolerance.", caption_justify="left")
+              "interval beyond the tolerance; inconclusive: it reaches past the tolerance (a longer "
+              "check, without --quick, narrows it); same: it lies within.", caption_justify="left")
     for name in ("figure (tolerance)", "this check", "baseline", "difference [95% interval]", "verdict"):
         t.add_column(name, justify="right" if name in ("this check", "baseline") else "left", no_wrap=True)
     for v in verdicts:

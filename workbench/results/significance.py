@@ -1,5 +1,5 @@
 """Two runs' per-second series compared: the difference of their means with a 95% interval that
-knows a second from the next, and a verdict (better, same, worse).
+knows a second from the next, and a verdict (better, same, inconclusive, worse).
 
 A run's seconds are not independent draws: a compaction, a GC pause or a cold cache lasts for
 several of them, so the throughput (or p99) of one second says much about the next. Treating the
@@ -30,8 +30,10 @@ first-order approximation; the baseline's own noise is already in the interval's
 
 `verdict` reads the interval against a tolerance in the bad direction (lower throughput, higher
 latency): "worse" only when the whole interval lies beyond the tolerance, "better" when the whole
-interval lies beyond zero in the good direction, "same" otherwise (a change too small to matter or
-too uncertain to tell), "unknown" without an interval.
+interval lies beyond zero in the good direction, "same" when the interval lies within the
+tolerance (a change too small to matter, if any), "inconclusive" when it reaches past the
+tolerance without lying wholly beyond it (too few or too noisy seconds to tell: a longer run
+narrows it), "unknown" without an interval.
 
 `run_series` gives a run's per-second figures (the measured window's intervals); FIGURES,
 HIGHER_IS_BETTER and TOLERANCES name them. Used by `runs compare` and the Compare screen
@@ -57,7 +59,7 @@ TOLERANCES = {"throughput": 10.0, "mean": 10.0, "p99": 25.0}
 MIN_SECONDS = 10  # fewer seconds than this: no autocorrelation worth the name can be estimated
 TOO_FEW = "too few seconds"
 CONSTANT = "no variation"  # both series constant: a zero-width interval, exact but said
-VERDICTS = ("better", "same", "worse", "unknown")
+VERDICTS = ("better", "same", "inconclusive", "worse", "unknown")
 
 
 @dataclass(frozen=True)
@@ -217,8 +219,10 @@ def compare_series(baseline: Sequence[float], other: Sequence[float],
 def verdict(d: Difference, tolerance_pct: float, higher_is_better: bool) -> str:
     """"worse" when the whole interval (in percent of the baseline) lies beyond `tolerance_pct`
     in the bad direction (below -tolerance for throughput, above +tolerance for latency);
-    "better" when it lies wholly beyond zero in the good direction; "same" otherwise; "unknown"
-    without an interval. The tolerance is a size: its sign is ignored."""
+    "better" when it lies wholly beyond zero in the good direction; "same" when it reaches no
+    further than the tolerance in the bad direction; "inconclusive" when it reaches past the
+    tolerance without lying wholly beyond it; "unknown" without an interval. The tolerance is a
+    size: its sign is ignored."""
     low, high = d.pct_low, d.pct_high
     if low is None or high is None:
         return "unknown"
@@ -229,4 +233,4 @@ def verdict(d: Difference, tolerance_pct: float, higher_is_better: bool) -> str:
         return "worse"
     if bad_high < 0:
         return "better"
-    return "same"
+    return "same" if bad_high <= tolerance else "inconclusive"

@@ -27,11 +27,12 @@ from workbench.results.significance import (
     verdict,
 )
 
-STYLES = {"better": "green", "worse": "bold red", "same": "", "unknown": "dim"}
+STYLES = {"better": "green", "worse": "bold red", "same": "", "inconclusive": "yellow", "unknown": "dim"}
 CAPTION = ("95% interval of the difference of the per-second means, their autocorrelation counted "
            "(effective sample size, Geyer 1992; Welch). worse: the whole interval beyond the "
-           "tolerance; better: the whole interval beyond zero the right way; same: neither. "
-           f"n: measured intervals (seconds by default), at least {MIN_SECONDS} a run.")
+           "tolerance; better: the whole interval beyond zero the right way; same: the interval "
+           "within the tolerance; inconclusive: it reaches past the tolerance (longer runs narrow "
+           f"it). n: measured intervals (seconds by default), at least {MIN_SECONDS} a run.")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import pytest
 
 
 def _say(name: str) -> None:
-    found = {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex())}
+    found = {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex()),
+             "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
     Path(os.environ["PROBE_DIR"], name).write_text(json.dumps(found))
 
 
