@@ -111,9 +111,11 @@ def test_the_client_is_this_process_and_its_workers(tmp_path):
     try:
         reader.read(time.time())
         before = read_proc(child.pid)[1]
-        time.sleep(0.8)
-        assert reader.read(time.time())[CLIENT]["cpu"] < 0.1  # this process slept
-        assert read_proc(child.pid)[1] - before > 0.2  # while the child was busy
+        deadline = time.monotonic() + 60
+        while read_proc(child.pid)[1] - before < 0.3:  # the child busy (on a loaded machine, slowly)
+            assert time.monotonic() < deadline, "the busy child got no CPU in 60 s"
+            time.sleep(0.2)
+        assert reader.read(time.time())[CLIENT]["cpu"] < 0.1  # while this process slept
     finally:
         child.kill()
         child.wait()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -63,6 +64,18 @@ def recorded(tmp_path_factory):
         return _record(mp, tmp_path_factory.mktemp("recorded"))
 
 
+UNREADABLE = "jmx: no JMX figures: the info server does not answer"
+
+
+def late(notes: list[str]) -> int:
+    """The fake source's seconds skipped because its answer came after its second's tick (a
+    loaded machine can delay the sampler's thread past its 0.2 s lead), as its note says; no
+    other skip of it is allowed."""
+    said = [n for n in notes if n.startswith("fake: ")]
+    assert all(re.fullmatch(r"fake: (\d+) of \d+ seconds skipped \(\1 late\)", n) for n in said), said
+    return sum(int(n.split()[1]) for n in said)
+
+
 def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path):
     store, done = recorded
     with RunStore(store) as s:
@@ -72,7 +85,8 @@ def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path
     asked = len(events) // 2  # once a second: 3, or more for a run held behind (see below)
     assert asked >= 3 and events == [("127.0.0.2", "gc", 0.04), ("127.0.0.2", "compaction", 0.0)] * asked
     assert back.server_events == done.result.server_events
-    assert back.server_notes == ["jmx: no JMX figures: the info server does not answer"]
+    assert back.server_notes == done.result.server_notes
+    assert [n for n in back.server_notes if not n.startswith("fake: ")] == [UNREADABLE]
     assert [i.server for i in back.intervals] == [i.server for i in done.result.intervals]
     out = tmp_path / "run.json"
     assert main(["runs", "export", str(done.run_id), "--store", str(store), "--export", f"json={out}"]) == 0
@@ -81,10 +95,11 @@ def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path
     # held the run behind its schedule (a last short one of 0.64 s seen under -n 3)
     whole = [i for i in run["intervals"] if i["duration_s"] > 0.9]
     assert len(whole) >= 3
-    assert all(i["server"]["127.0.0.2"]["cpu"] == 1.5 for i in whole)
+    seen = [i["server"]["127.0.0.2"] for i in whole if "127.0.0.2" in i["server"]]
+    assert all(f["cpu"] == 1.5 for f in seen) and len(whole) - len(seen) <= late(run["server_notes"])
     assert run["server_events"][0] == {"elapsed_s": pytest.approx(0.75, abs=0.1), "node": "127.0.0.2",
                                        "kind": "gc", "seconds": 0.04, "detail": "G1 Young"}
-    assert run["server_notes"] == ["jmx: no JMX figures: the info server does not answer"]
+    assert run["server_notes"] == back.server_notes
 
 
 def test_an_incomplete_run_keeps_the_server_events_written_live(monkeypatch, tmp_path):

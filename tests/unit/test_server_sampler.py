@@ -181,6 +181,29 @@ def test_a_source_of_local_files_is_read_on_the_samplers_thread_after_the_others
     assert "failing: 3 of 3 seconds skipped (3 failed): OSError: No such file or directory" in notes
 
 
+class SlowWithEvents(Slow):
+    """Its answers come after their seconds' ticks, each with a GC pause read from a log."""
+
+    name = "slow"
+
+    def sample(self, now: float) -> list[NodeSample]:
+        time.sleep(0.5)
+        pause = ServerEvent("127.0.0.8", now - 0.1, "gc", 0.2, "G1")
+        return [NodeSample("127.0.0.8", {"cpu": 9.0}, (pause,))]
+
+
+def test_a_late_answer_loses_its_figures_but_keeps_its_events_at_their_own_times():
+    sampler, taken = _sampled([SlowWithEvents()], 4)
+    notes = sampler.stop()
+    assert all("127.0.0.8" not in figures for figures, _ in taken)  # a second's figures, too late
+    times = [at for _, events in taken for at, _ in events]
+    # asked 0.2 s before each second's end, each pause 0.1 s before that: none lost, each at its time
+    assert len(times) >= 2 and times == sorted(times), times
+    for k, at in enumerate(times, start=1):
+        assert at == pytest.approx(k - 0.2 - 0.1, abs=0.08)
+    assert any(n.startswith("slow: ") and "late" in n for n in notes)
+
+
 def test_an_event_is_placed_at_its_own_time_in_the_run():
     sampler, taken = _sampled([Good()], 2)
     sampler.stop()
@@ -229,7 +252,9 @@ def test_a_run_with_sources_that_misbehave_keeps_its_client_figures(monkeypatch)
 
 def test_every_run_samples_the_client(monkeypatch):
     result = _run(monkeypatch, None)
-    client = [i.server.get("client") for i in result.intervals if i.duration_s > 0.5]
-    assert len(client) == 3
-    assert all(c is not None and c["rss_bytes"] > 10e6 for c in client)
-    assert all(0 < c["cpu"] < 4 for c in client)
+    # 3 s at 1,000 operations a second: three whole intervals, or more for a run a loaded machine
+    # held behind; an answer that came after its interval's tick fills the next one instead
+    whole = [i.server.get("client") or {} for i in result.intervals if i.duration_s > 0.5]
+    sampled = [c for c in whole if "cpu" in c]
+    assert len(whole) >= 3 and len(sampled) >= len(whole) - 1, whole
+    assert all(c["rss_bytes"] > 10e6 and 0 < c["cpu"] < 4 for c in sampled)

@@ -5,18 +5,18 @@
     ... controller.run() ...
     notes = sampler.stop()              # what could not be seen, and why
 
-A thread wakes LEAD_S before each second of the run's clock and asks every source for its
-figures. Each source that may block (a request over the network) answers on a thread of its own
-(a daemon: a source that never answers holds only its own thread, never the tick, a lane or the
-process's exit), at most one request at a time: a source still busy with the last second skips
-this one. A source that only reads local files that never block (`inline = True`: /proc, a GC
-log) is read on the sampler's thread itself, after the others were asked: a thread woken once a
-second costs about a millisecond of CPU in cold caches alone, whatever it then does (issue 54,
-7). An answer is filed under the second it was asked for; the controller's tick at the end of
-that second takes it (`take`, a lock and a dict, never a wait). An answer that comes after its
-second's tick is dropped, late. A source that raises SourceUnavailable is asked no more and says
-why once; one that fails or answers garbage skips that second. Every skip is counted, and
-`notes` says so at the end.
+A thread wakes LEAD_S before each second of the run's clock and asks every source for its figures.
+Each source that may block (a request over the network) answers on a thread of its own (a daemon:
+a source that never answers holds only its own thread, never the tick, a lane or the process's
+exit), at most one request at a time: a source still busy with the last second skips this one. A
+source that only reads local files that never block (`inline = True`: /proc, a GC log) is read on
+the sampler's thread itself, after the others were asked: a thread woken once a second costs about
+a millisecond of CPU in cold caches alone, whatever it then does (issue 54, 7). An answer is filed
+under the second it was asked for; the controller's tick at the end of that second takes it
+(`take`, a lock and a dict, never a wait). An answer that comes after its second's tick is late:
+its figures are dropped, its events (each with its own time) kept. A source that raises
+SourceUnavailable is asked no more and says why once; one that fails or answers garbage skips that
+second. Every skip is counted, and `notes` says so at the end.
 """
 
 from __future__ import annotations
@@ -197,11 +197,14 @@ class ServerSampler:
         figures: FigureMap = {}
         events: list[tuple[float, ServerEvent]] = []
         for asked, asker, samples in ready:
-            if asked <= since:  # its interval was taken already: too late
+            late = asked <= since  # its interval was taken already: its figures are dropped
+            if late:
                 asker.skips["late"] += 1
-                continue
             for sample in samples:
-                merge_figures(figures.setdefault(sample.node, {}), dict(sample.figures))
+                if not late:
+                    merge_figures(figures.setdefault(sample.node, {}), dict(sample.figures))
+                # an event keeps its own time, late or not: a GC pause read from its log once is
+                # never read again
                 events.extend((round(e.at - self.wall0, 3), e) for e in sample.events)
         return {node: f for node, f in sorted(figures.items()) if f}, events
 
