@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.runs import stop_when_recorded
 from tests.support.server_logs import log_lines
 from workbench.clusters import gc_log
 
@@ -41,9 +42,13 @@ def _workbench(env: dict, *args: str, timeout: float = 300) -> subprocess.Comple
                           timeout=timeout, cwd=ROOT, env=env)
 
 
-def _run_while(env: dict, common: list[str], seconds: int, out: Path, steps) -> tuple[dict, list[str]]:
-    """`workbench run` for `seconds` while `steps()` runs beside it; the run's JSON and what the
-    steps said."""
+def _run_while(env: dict, common: list[str], out: Path, steps, seen) -> tuple[dict, list[str]]:
+    """`workbench run` while `steps()` runs beside it, ended with Ctrl-C once the steps are done
+    and `seen(events)` holds for the server events it has recorded (then three more seconds):
+    each `cluster flush|compact` starts a JVM, seconds apiece on a loaded machine, so no run of
+    a set length is long enough on every machine (a CI rehearsal under two busy loops saw the
+    compaction begin after a 36-s run had ended, and a 50-s one miss a flush). The run's JSON
+    and what the steps said."""
     said: list[str] = []
     failed: list[BaseException] = []
 
@@ -55,15 +60,24 @@ def _run_while(env: dict, common: list[str], seconds: int, out: Path, steps) -> 
 
     worker = threading.Thread(target=beside, daemon=True)
     run = subprocess.Popen([sys.executable, "-m", "workbench", "run", *common,
-                            "-p", "operationcount=100000000",
-                            "-p", f"maxexecutiontime={seconds}", "-target", "300", "--export", f"json={out}"],
+                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=300",
+                            "-target", "300", "--export", f"json={out}"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     worker.start()
-    _, err = run.communicate(timeout=300)
+    try:
+        stop_when_recorded(run, env["WORKBENCH_STORE"],
+                           lambda events: bool(failed) or (not worker.is_alive() and seen(events)))
+        _, err = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
     worker.join(timeout=120)
-    assert run.returncode == 0, err
     assert not failed, failed
-    return json.loads(out.read_text())["run"], said
+    assert run.returncode == 130, err  # ended as Ctrl-C ends a run
+    doc = json.loads(out.read_text())["run"]
+    assert doc["outcome"] == "interrupted", doc["outcome"]
+    return doc, said
 
 
 def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path, suite_servers,
@@ -87,9 +101,11 @@ def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path
         if jcmd.exists():  # a full pause of its own, beside the young ones of the load
             subprocess.run([str(jcmd), str(node.pid), "GC.run"], capture_output=True, timeout=30)
 
-    # 60 s: each `cluster flush|compact` starts nodetool's JVM, seconds apiece on a loaded machine;
-    # with 36 s a CI rehearsal under two busy loops saw the compaction begin after the run's end
-    doc, said = _run_while(env, common, 60, tmp_path / "run.json", steps)
+    def compacted(events: list) -> bool:  # the compaction of the table ended and was seen
+        return any(kind == "compaction" and "events_test.server_events" in detail
+                   for _, _, kind, detail in events)
+
+    doc, said = _run_while(env, common, tmp_path / "run.json", steps, compacted)
     assert said[0] == f"{cassandra_node.name} {node.name}: flushed in " + said[0].split(" in ")[1]
     assert "compacted" in said[2]
     started = doc["started_at"]
@@ -160,11 +176,16 @@ def test_hbase_flush_and_compaction_show_in_jmx_events(tmp_path, suite_servers, 
             assert done.returncode == 0, done.stderr
             said.append(done.stdout.strip())
 
-    # 60 s, not 40: HBase's admin tools are JVMs too, and the compaction is done after its request
-    # returns (a rehearsal under two busy loops had the flush in the run, not the compaction)
-    doc, said = _run_while(env, common, 60, tmp_path / "run.json", steps)
-    assert "flushed" in said[0] and "major compaction requested" in said[1]
+    # HBase's admin tools are JVMs too, and the compaction is done after its request returns (a
+    # rehearsal under two busy loops had the flush in a 40-s run, not the compaction)
     key = f"master@{hbase_server.nodes[0].address}"
+
+    def both(events: list) -> bool:
+        kinds = {(node, kind) for _, node, kind, _ in events}
+        return {(key, "flush"), (key, "compaction")} <= kinds
+
+    doc, said = _run_while(env, common, tmp_path / "run.json", steps, both)
+    assert "flushed" in said[0] and "major compaction requested" in said[1]
     kinds = {(e["node"], e["kind"]) for e in doc["server_events"]}
     assert {(key, "flush"), (key, "compaction")} <= kinds, doc["server_events"]
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.runs import stop_when_recorded
 from tests.support.server_logs import log_lines
 
 pytestmark = pytest.mark.servers
@@ -58,20 +59,35 @@ def test_each_nodes_flushes_and_compaction_are_its_own_events(tmp_path, suite_se
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             failed.append(exc)
 
+    # Each `cluster flush|compact` starts nodetool's JVM, seconds apiece on a loaded machine (a
+    # 30-s run once ended before the compaction, a 50-s one before node3's second flush, under
+    # two busy loops): the run ends with Ctrl-C once the steps are done and node3's compaction
+    # of the table has been seen, three seconds later.
+    address3 = nodes["node3"].address
+
+    def compacted(events: list) -> bool:
+        return bool(failed) or (not beside.is_alive() and any(
+            node == address3 and kind == "compaction" and TABLE in detail
+            for _, node, kind, detail in events))
+
     out = tmp_path / "run.json"
     beside = threading.Thread(target=steps, daemon=True)
     run = subprocess.Popen([sys.executable, "-m", "workbench", "run", *common,
-                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=50",
+                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=300",
                             "-target", "300", "--export", f"json={out}"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     beside.start()
-    _, err = run.communicate(timeout=300)
+    try:
+        stop_when_recorded(run, env["WORKBENCH_STORE"], compacted)
+        _, err = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
     beside.join(timeout=120)
-    assert run.returncode == 0, err
     assert not failed, failed
+    assert run.returncode == 130, err  # ended as Ctrl-C ends a run
     assert [s.split(":")[0] for s in said] == [f"{cluster.name} node2", *[f"{cluster.name} node3"] * 3]
-    # each `cluster flush|compact` starts nodetool's JVM (seconds on a loaded machine): 50 s of
-    # run leave the last of them (the compaction) well inside the run (30 s did not, once)
 
     doc = json.loads(out.read_text())["run"]
     started = doc["started_at"]
