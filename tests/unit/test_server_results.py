@@ -97,8 +97,13 @@ def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path
     assert len(whole) >= 3
     seen = [i["server"]["127.0.0.2"] for i in whole if "127.0.0.2" in i["server"]]
     assert all(f["cpu"] == 1.5 for f in seen) and len(whole) - len(seen) <= late(run["server_notes"])
-    assert run["server_events"][0] == {"elapsed_s": pytest.approx(0.75, abs=0.1), "node": "127.0.0.2",
-                                       "kind": "gc", "seconds": 0.04, "detail": "G1 Young"}
+    # at the time it was recorded (0.75 s when the sampler asked on time, later on a loaded machine
+    # that woke it late: the placement itself is test_server_sampler's business)
+    first = back.server_events[0]
+    at = pytest.approx(first.elapsed_s, abs=0.001)
+    assert run["server_events"][0] == {"elapsed_s": at, "node": "127.0.0.2", "kind": "gc", "seconds": 0.04,
+                                       "detail": "G1 Young"}
+    assert 0.6 < first.elapsed_s < whole[-1]["elapsed_s"]
     assert run["server_notes"] == back.server_notes
 
 
@@ -139,7 +144,11 @@ def test_runs_show_has_a_table_per_node_and_compare_a_cpu_line(recorded, capsys)
     table = shown[shown.index("servers (as they were sampled"):]
     row = next(line for line in table.splitlines() if line.strip().startswith("127.0.0.2"))
     assert row.split()[:4] == ["127.0.0.2", "1.50", "1.50", "2.0"]  # cpu mean, max, memory GB
-    assert "MutationStage 7" in row and "120" in row and "40" in row  # queue; 3 pauses 120 ms, 40
+    # the busiest queue; a pause of 40 ms at each of the fake node's answers (3, or more for a run
+    # a loaded machine held behind), their total and the longest
+    pauses = sum(1 for e in done.result.server_events if e.kind == "gc")
+    assert pauses >= 3 and "MutationStage 7" in row and f" {pauses} " in row, row
+    assert f" {40 * pauses} " in row and " 40 " in row, row
     assert "not seen: jmx: no JMX figures" in shown
     assert "gc on 127.0.0.2 40 ms (G1 Young)" in shown
     assert main(["runs", "compare", str(done.run_id), str(done.run_id), "--store", str(store)]) == 0
