@@ -2,7 +2,7 @@
 
 The server tiers start servers on fixed addresses and stay serial, and most of their time is
 spent waiting for runs of set lengths and for JVMs. The fast tier (`-m "not servers and not
-docker"`, about 6 minutes of one core, two processes in the child) needs neither: a plain
+docker"`, about 6 minutes of one core) needs neither: a plain
 `pytest` of the whole suite runs it at the same time, in a child pytest inside a network
 namespace of its own with only `lo` up (`unshare -n`), where no test of it can meet a port of a
 server the other process started, or hold one that a server needs. The child's report is
@@ -36,7 +36,11 @@ import pytest
 
 CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
-CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "2")  # the child's fast tier
+# The child's fast tier: one process unless WORKBENCH_TESTS_CHILD_PROCESSES says more. Two took it
+# from 19:01 to 10:55 under two busy loops, but the parent's server tiers then took 46-51 minutes
+# instead of 41 and the whole run no less (48:00 and 50:48 against 51:08), and the extra load
+# made ten timing-bound tests and two server tests fail (rehearsals 59 and 60, docs/CI-BUDGET.md).
+CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "1")
 # Server test files that start their own clusters on the presets' addresses and touch none of
 # the session's servers (tests/conftest.py): run in the child after the fast tier (those under
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
@@ -100,10 +104,7 @@ def start(config, fast_tier: str) -> None:
     env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
                               "WORKBENCH_STORE": str(folder / "runs.db")})
     common = [*config.invocation_params.args, "-p", "no:cacheprovider", "--color=no"]
-    # Two processes for the fast tier (one where pytest-xdist is missing): serial, it was the
-    # run's critical path under two busy loops (19:01 of rehearsal 58's 51:08), its tests waiting
-    # on runs of set lengths as much as they compute.
-    xdist = config.pluginmanager.hasplugin("xdist")
+    xdist = config.pluginmanager.hasplugin("xdist") and int(CHILD_PROCESSES) > 1
     processes = ["-n", CHILD_PROCESSES, "--dist", "worksteal"] if xdist else []
     fast = [sys.executable, "-m", "pytest", *common, *processes, "-m", fast_tier,
             f"--basetemp={folder / 'tmp'}"]
