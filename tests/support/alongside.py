@@ -38,7 +38,7 @@ CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
 # The child's fast tier: one process unless WORKBENCH_TESTS_CHILD_PROCESSES says more. Two took it
 # from 19:01 to 10:55 under two busy loops, but the parent's server tiers then took 46-51 minutes
-# instead of 41 and the whole run no less (48:00 and 50:48 against 51:08), and the extra load
+# instead of 41 and the whole run no less (48:00 and 52:31 against 51:08), and the extra load
 # made ten timing-bound tests and two server tests fail (rehearsals 59 and 60, docs/CI-BUDGET.md).
 CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "1")
 # Server test files that start their own clusters on the presets' addresses and touch none of
