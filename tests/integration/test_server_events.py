@@ -5,18 +5,16 @@ recorded are exactly the pauses of 1 ms or more in the node's GC log over the sa
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.runs import stop_when_recorded
+from tests.support.runs import run_while
 from tests.support.server_logs import log_lines
 from workbench.clusters import gc_log
 
@@ -40,44 +38,6 @@ def _few_skips(notes: list[str], sources: tuple[str, ...]) -> None:
 def _workbench(env: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, env=env)
-
-
-def _run_while(env: dict, common: list[str], out: Path, steps, seen) -> tuple[dict, list[str]]:
-    """`workbench run` while `steps()` runs beside it, ended with Ctrl-C once the steps are done
-    and `seen(events)` holds for the server events it has recorded (then three more seconds):
-    each `cluster flush|compact` starts a JVM, seconds apiece on a loaded machine, so no run of
-    a set length is long enough on every machine (a CI rehearsal under two busy loops saw the
-    compaction begin after a 36-s run had ended, and a 50-s one miss a flush). The run's JSON
-    and what the steps said."""
-    said: list[str] = []
-    failed: list[BaseException] = []
-
-    def beside() -> None:
-        try:
-            steps(said)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            failed.append(exc)
-
-    worker = threading.Thread(target=beside, daemon=True)
-    run = subprocess.Popen([sys.executable, "-m", "workbench", "run", *common,
-                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=300",
-                            "-target", "300", "--export", f"json={out}"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    worker.start()
-    try:
-        stop_when_recorded(run, env["WORKBENCH_STORE"],
-                           lambda events: bool(failed) or (not worker.is_alive() and seen(events)))
-        _, err = run.communicate(timeout=300)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-    worker.join(timeout=120)
-    assert not failed, failed
-    assert run.returncode == 130, err  # ended as Ctrl-C ends a run
-    doc = json.loads(out.read_text())["run"]
-    assert doc["outcome"] == "interrupted", doc["outcome"]
-    return doc, said
 
 
 def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path, suite_servers,
@@ -105,7 +65,7 @@ def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path
         return any(kind == "compaction" and "events_test.server_events" in detail
                    for _, _, kind, detail in events)
 
-    doc, said = _run_while(env, common, tmp_path / "run.json", steps, compacted)
+    doc, said = run_while(env, common, tmp_path / "run.json", steps, compacted)
     assert said[0] == f"{cassandra_node.name} {node.name}: flushed in " + said[0].split(" in ")[1]
     assert "compacted" in said[2]
     started = doc["started_at"]
@@ -184,7 +144,7 @@ def test_hbase_flush_and_compaction_show_in_jmx_events(tmp_path, suite_servers, 
         kinds = {(node, kind) for _, node, kind, _ in events}
         return {(key, "flush"), (key, "compaction")} <= kinds
 
-    doc, said = _run_while(env, common, tmp_path / "run.json", steps, both)
+    doc, said = run_while(env, common, tmp_path / "run.json", steps, both)
     assert "flushed" in said[0] and "major compaction requested" in said[1]
     kinds = {(e["node"], e["kind"]) for e in doc["server_events"]}
     assert {(key, "flush"), (key, "compaction")} <= kinds, doc["server_events"]

@@ -7,17 +7,15 @@ Runs in the child of a whole-suite run, with the other three-node tests (alongsi
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.runs import stop_when_recorded
+from tests.support.runs import run_while
 from tests.support.server_logs import log_lines
 
 pytestmark = pytest.mark.servers
@@ -44,52 +42,25 @@ def test_each_nodes_flushes_and_compaction_are_its_own_events(tmp_path, suite_se
     load = _workbench(env, "load", *common, "-p", "cassandra.drop=true")
     assert load.returncode == 0, load.stderr
 
-    said: list[str] = []
-    failed: list[BaseException] = []
+    def steps(said: list[str]) -> None:
+        time.sleep(3)
+        for action, node in (("flush", "node2"), ("flush", "node3"), ("flush", "node3"),
+                             ("compact", "node3")):
+            done = _workbench(env, "cluster", action, cluster.name, node)
+            assert done.returncode == 0, done.stderr
+            said.append(done.stdout.strip())
+            time.sleep(1)
 
-    def steps() -> None:
-        try:
-            time.sleep(3)
-            for action, node in (("flush", "node2"), ("flush", "node3"), ("flush", "node3"),
-                                 ("compact", "node3")):
-                done = _workbench(env, "cluster", action, cluster.name, node)
-                assert done.returncode == 0, done.stderr
-                said.append(done.stdout.strip())
-                time.sleep(1)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            failed.append(exc)
-
-    # Each `cluster flush|compact` starts nodetool's JVM, seconds apiece on a loaded machine (a
-    # 30-s run once ended before the compaction, a 50-s one before node3's second flush, under
-    # two busy loops): the run ends with Ctrl-C once the steps are done and node3's compaction
-    # of the table has been seen, three seconds later.
+    # the run ends once the steps are done and node3's compaction of the table has been seen
     address3 = nodes["node3"].address
 
     def compacted(events: list) -> bool:
-        return bool(failed) or (not beside.is_alive() and any(
-            node == address3 and kind == "compaction" and TABLE in detail
-            for _, node, kind, detail in events))
+        return any(node == address3 and kind == "compaction" and TABLE in detail
+                   for _, node, kind, detail in events)
 
-    out = tmp_path / "run.json"
-    beside = threading.Thread(target=steps, daemon=True)
-    run = subprocess.Popen([sys.executable, "-m", "workbench", "run", *common,
-                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=300",
-                            "-target", "300", "--export", f"json={out}"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    beside.start()
-    try:
-        stop_when_recorded(run, env["WORKBENCH_STORE"], compacted)
-        _, err = run.communicate(timeout=300)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-    beside.join(timeout=120)
-    assert not failed, failed
-    assert run.returncode == 130, err  # ended as Ctrl-C ends a run
+    doc, said = run_while(env, common, tmp_path / "run.json", steps, compacted)
     assert [s.split(":")[0] for s in said] == [f"{cluster.name} node2", *[f"{cluster.name} node3"] * 3]
 
-    doc = json.loads(out.read_text())["run"]
     started = doc["started_at"]
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
     first, last = started + 1.0, started + whole[-1]["elapsed_s"] - 1.0  # inside the sampled seconds

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def wait_until_running(proc: subprocess.Popen, rate: float, timeout: float = 60.0) -> str:
@@ -57,3 +63,41 @@ def stop_when_recorded(proc: subprocess.Popen, store, wanted, *, more_intervals:
             return
         time.sleep(0.5)
     raise AssertionError(f"the run ended (exit status {proc.returncode}) before what the test waits for")
+
+
+def run_while(env: dict, common: list[str], out: Path, steps, seen) -> tuple[dict, list[str]]:
+    """`workbench run -P ... common` at 300 ops/s while `steps(said)` runs beside it (appending
+    its lines to `said`), ended with Ctrl-C once the steps are done and `seen(events)` holds for
+    the server events it has recorded (then three more seconds): each `cluster flush|compact`
+    starts a JVM, seconds apiece on a loaded machine, so no run of a set length is long enough
+    on every machine (under two busy loops a 36-s run ended before the compaction began, a 50-s
+    one before a flush). The run's JSON (exported to `out`) and what the steps said."""
+    said: list[str] = []
+    failed: list[BaseException] = []
+
+    def beside() -> None:
+        try:
+            steps(said)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failed.append(exc)
+
+    worker = threading.Thread(target=beside, daemon=True)
+    run = subprocess.Popen([sys.executable, "-m", "workbench", "run", *common,
+                            "-p", "operationcount=100000000", "-p", "maxexecutiontime=300",
+                            "-target", "300", "--export", f"json={out}"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    worker.start()
+    try:
+        stop_when_recorded(run, env["WORKBENCH_STORE"],
+                           lambda events: bool(failed) or (not worker.is_alive() and seen(events)))
+        _, err = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    worker.join(timeout=120)
+    assert not failed, failed
+    assert run.returncode == 130, err  # ended as Ctrl-C ends a run
+    doc = json.loads(out.read_text())["run"]
+    assert doc["outcome"] == "interrupted", doc["outcome"]
+    return doc, said

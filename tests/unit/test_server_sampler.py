@@ -174,7 +174,9 @@ def test_a_source_of_local_files_is_read_on_the_samplers_thread_after_the_others
     assert remote.threads == {"workbench-source-remote"}
     assert not [t for t in threading.enumerate() if t.name in ("workbench-source-local",
                                                                "workbench-source-failing")]
-    assert order[:2] == ["local", "remote"]  # the request was on its way while the files were read
+    assert order[:2] == ["local", "remote"]  # the local files read without waiting for the request
+    # asked each second in this order: the request sent first, the local files read after it
+    assert [a.name for a in sampler._askers] == ["remote", "local", "failing"]
     for figures, _ in taken:
         assert figures["127.0.0.9"] == {"cpu": 0.5, "rss_bytes": 1e6} and figures["127.0.0.7"] == {"cpu": 1.5}
     assert len(local.asked) == 2

@@ -163,7 +163,9 @@ class ServerSampler:
     def start(self, wall0: float) -> None:
         """The run's clock started at `wall0` (time.time()): ask from now on."""
         self.wall0 = wall0
-        self._askers = [_Asker(s, self._deliver) for s in self.sources]
+        # asked in this order each second: the sources on threads of their own first, so their
+        # requests are on their way while the inline ones are read
+        self._askers = sorted((_Asker(s, self._deliver) for s in self.sources), key=lambda a: a.inline)
         self._thread = threading.Thread(target=self._tick, name="workbench-server-sampler",
                                         daemon=True)
         self._thread.start()
@@ -179,7 +181,7 @@ class ServerSampler:
                 k += int((now - due) // self.period)
                 continue
             self.asked += 1
-            for asker in sorted(self._askers, key=lambda a: a.inline):  # the threads' first
+            for asker in self._askers:
                 asker.ask(now)
             k += 1
 
