@@ -25,7 +25,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 
-from tests.support import alongside, lifetimes, marks  # noqa: E402
+from tests.support import alongside, cpu_log, lifetimes, marks  # noqa: E402
 from tests.support.servers import SuiteDocker, SuiteServers  # noqa: E402
 from workbench.clusters import processes  # noqa: E402
 from workbench.databases.cassandra.cluster_spec import CassandraSpec  # noqa: E402
@@ -77,6 +77,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     config.pluginmanager.register(marks.CiSkips(), "workbench-ci-skips")
+    cpu_log.register(config)  # WORKBENCH_TESTS_CPU_LOG=FILE: CPU seconds per test (cpu_log.py)
 
 
 def pytest_collection_finish(session):
