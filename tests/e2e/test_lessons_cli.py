@@ -22,10 +22,14 @@ SHORT = ("-p", "operationcount=10000", "-p", "maxexecutiontime=0")
 
 def test_key_distributions_runs_headless_and_a_second_run_resumes_with_nothing_to_do(tmp_path):
     store = tmp_path / "runs.db"
-    done = workbench(store, "lesson", "run", "key-distributions", "--no-tui", "--student", "ann", *SHORT)
+    done = workbench(store, "lesson", "run", "key-distributions", "--no-tui", "--student", "ann", *SHORT,
+                     "-p", "uniform:fieldcount=10")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "[1/5] Uniform keys" in out and "[5/5] Hot keys on a real database" in out
+    # each step says what it runs, a teacher's -p STEP:KEY included (not the lesson file's value)
+    assert "  run workloadc on memory: requestdistribution=uniform fieldcount=10\n" in out
+    assert "  run workloadc on memory: requestdistribution=zipfian\n" in out
     assert "✓ zipfian.keys.hottest_0_1pct > 5 * zipfian.keys.chance_0_1pct" in out
     assert out.count("\n  ✓ ") == 5 and "\n  ✗ " not in out and "\n  ? " not in out  # every check held
     assert " --student ann; or a on the app's Lessons screen)" in out  # how to answer from the shell

@@ -443,7 +443,7 @@ class LessonRunner:
         spec, _ = spec_from_args(list(files), overrides, step.action)  # bad input: refused here
         cluster = None if step.db is not None or self.state.cluster is None else self.state.cluster.name
         where = cluster or step.db or DEFAULT_DB
-        shown = {**self.state.extra, **step.properties}
+        shown = {**self.state.extra, **step.properties, **self.forced_steps.get(step.id, {})}  # as run
         if step.rate_of is not None:
             target = next(o for o in overrides if o.startswith("target="))
             shown["target"] = f"{target.split('=', 1)[1]} ({step.rate:.0%} of {step.rate_of})"
