@@ -10,8 +10,8 @@ printed after this one, and the run fails if either failed.
 
 Once the fast tier is done, the child runs the server tests of OWN_CLUSTERS, in its namespace
 too: the lessons' and the demo's, which start and stop clusters of their own on the presets'
-addresses (127.0.0.1-3 and the presets' ports) and use none of the session's servers, the
-RegionServers' and two of Ray's (in namespaces of their own). In the
+addresses (127.0.0.1-3 and the presets' ports) and use none of the session's servers, and the
+three-node Cassandra tests (the child's own session cluster). In the
 child's namespace those addresses are its own, so these tests overlap the parent's server tiers
 instead of following them, and meet none of the parent's ports. (Their jars come from the cache,
 which .ci/run fills before the tests: the namespace has no network.) The parent deselects them.
@@ -45,15 +45,12 @@ CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "1")
 # the session's servers (tests/conftest.py): run in the child after the fast tier (those under
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
 # this module use it).
-# A test's node ID names one test of a file: the two longest Ray tests (their own namespaces,
-# tests/support/raynet.py, nest in the child's), and two that start a cluster of their own on the
-# suite's free addresses (suite_servers, the child's own) balance the two sides' minutes.
+# A test's node ID names one test of a file. What runs here balances the two sides' minutes: a
+# quiet run with WORKBENCH_TESTS_CPU_LOG (tests/support/cpu_log.py, 2026-11-29) had the parent's
+# tiers at 35 minutes and the child's at 39 (12 of them the fast tier, which two busy loops
+# stretch to 19), so the RegionServers' tests, Ray's and the data-dir test (4.6 minutes, none on
+# the presets' addresses) went back to the parent.
 OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
-                "tests/integration/test_cluster_hbase_regionservers.py",
-                "tests/integration/test_ray.py::test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start",
-                "tests/integration/test_ray.py::test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes",
-                "tests/integration/test_settle.py::"
-                "test_a_cluster_keeps_its_data_in_the_data_dir_it_was_given_and_down_removes_it",
                 "tests/ui/test_clusters.py::test_a_real_node_up_killed_restarted_and_down_from_the_screen",
                 # three-node faults and joins (about 4 minutes): the parent's tiers were the run's
                 # critical path (35:35 against the child's 18:53 in the rehearsal of 2026-11-29)
