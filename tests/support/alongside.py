@@ -48,10 +48,9 @@ CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "1")
 # A test's node ID names one test of a file. What runs here balances the two sides' minutes: a
 # quiet run with WORKBENCH_TESTS_CPU_LOG (tests/support/cpu_log.py, 2026-11-29) had the parent's
 # tiers at 35 minutes and the child's at 39 (12 of them the fast tier, which two busy loops
-# stretch to 19), so the RegionServers' tests, Ray's and the data-dir test (4.6 minutes, none on
-# the presets' addresses) went back to the parent.
+# stretch to 19), so the RegionServers' tests, Ray's, the data-dir test and the Clusters
+# screen's real node (5.4 minutes, none on the presets' addresses) went back to the parent.
 OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
-                "tests/ui/test_clusters.py::test_a_real_node_up_killed_restarted_and_down_from_the_screen",
                 # three-node faults and joins (about 4 minutes): the parent's tiers were the run's
                 # critical path (35:35 against the child's 18:53 in the rehearsal of 2026-11-29)
                 "tests/integration/test_cluster_cassandra.py",
