@@ -48,8 +48,9 @@ def test_the_file_has_no_name_and_goes_with_the_list():
 
 
 def test_a_long_run_keeps_few_interval_records_in_memory_and_exports_them_all(tmp_path, monkeypatch):
-    # 8 records held (64 in a real run), about 65 ticks a second for 2 s: most in the file
-    monkeypatch.setattr(spill, "KEEP", 8)
+    # 2 records held (64 in a real run), about 65 ticks a second for 2 s: most in the file (a CI
+    # run under two busy loops ticked 4 times in the 2 s: some in the file)
+    monkeypatch.setattr(spill, "KEEP", 2)
     spec, props = make_spec("recordcount=100", "operationcount=0", "target=2000", "maxexecutiontime=2",
                             "snapshot.interval=0.015")
     try:
@@ -57,8 +58,8 @@ def test_a_long_run_keeps_few_interval_records_in_memory_and_exports_them_all(tm
     finally:
         cleanup_store(spec)
     ticks = len(snapshots)
-    assert isinstance(outcome.intervals, SpillList) and len(outcome.intervals) == ticks > 3 * 8
-    assert outcome.intervals.spilled >= ticks - 8 and len(outcome.intervals._tail) < 8
+    assert isinstance(outcome.intervals, SpillList) and len(outcome.intervals) == ticks > 2
+    assert outcome.intervals.spilled >= ticks - 2 > 0 and len(outcome.intervals._tail) < 2
     assert [i.total_operations for i in outcome.intervals] == [s.total_operations for s in snapshots]
     result = to_run_result(outcome, props.as_dict())
     assert len(result.intervals) == ticks
