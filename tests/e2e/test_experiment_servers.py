@@ -130,7 +130,7 @@ def test_the_shipped_saturation_sweep_reaches_the_knee_at_laptop_scale(hbase_ser
     minutes of a CI run): its rates and its stop rule as shipped, shorter warm-ups and windows
     (the first run on the cluster 15 s of warm-up, not 60; every other 2 s + 5 s, not 5 s +
     10 s): the sweep goes up until the database cannot keep up, and there the response time has
-    turned up (p99 at least 10x the best of the steps that kept up)."""
+    turned up (p99 the queue's: several times the service time, and the best kept-up step's)."""
     from workbench.experiments.report import knee, saturation_curves
 
     # Paced steps follow the cluster's unthrottled calibration run, which measures until its
@@ -153,14 +153,18 @@ def test_the_shipped_saturation_sweep_reaches_the_knee_at_laptop_scale(hbase_ser
     for label, points in curves.items():
         paced = [p for p in points if p.rate != plan.UNTHROTTLED]
         lowest, top = paced[0], paced[-1]
-        table = "\n".join(f"{p.rate_text}: achieved {p.throughput:,.0f}, p99 {p.p99_us:,.0f} us"
-                          for p in points)
+        table = "\n".join(f"{p.rate_text}: achieved {p.throughput:,.0f}, p99 {p.p99_us:,.0f} us "
+                          f"(service {p.service_p99_us:,.0f} us)" for p in points)
         assert lowest.rate == 10, table
         assert top.throughput < 0.9 * top.target, f"{label}: the top step kept up\n{table}"
-        # against the best p99 of the steps that kept up (one hiccup at 10% on a loaded CI
-        # machine, p99 171 ms against 28 ms at 90%, is not the unloaded server's)
+        # The response time turned up there: its p99 is the queue's, several times the server's
+        # own (service time), and well above the best of the steps that kept up. (Quiet, it is 10
+        # times that best or more; on a machine under two busy loops even the 10% step had a p99
+        # of 371-403 ms, and the top step's 3.6-3.9 times that: the factor is the machine's, the
+        # queue at the knee is the database's.)
         kept_up = [p.p99_us for p in paced if p.throughput >= 0.9 * p.target]
-        assert top.p99_us >= 10 * min(kept_up), f"{label}: the response time did not turn up\n{table}"
+        assert top.p99_us >= 2 * min(kept_up) and top.p99_us >= 4 * top.service_p99_us, \
+            f"{label}: the response time did not turn up\n{table}"
         assert all(p.throughput >= 0.9 * p.target for p in paced[:-1]), table  # it stopped at the first
         best = knee(e, points)  # none when even the lowest step's p99 was over 10 ms (a busy machine)
         assert best is None or (best.p99_us < 10_000 and best is not top), table

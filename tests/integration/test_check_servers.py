@@ -42,7 +42,9 @@ def _saved_then_checked(tmp_path: Path, suite_servers, name: str) -> None:
     assert "loading" in first.stderr and "workbench_check" in first.stderr  # its own table, missing
     doc = json.loads(base.read_text())
     assert doc["format"] == FORMAT and doc["cluster"] == name
-    assert len(doc["figures"]["throughput A"]["series"]) >= 10
+    # a second of each measured interval (at least 3 s of 0.25-s intervals, 12; a loaded machine's
+    # held ticks make fewer and longer: 9 under two busy loops)
+    assert len(doc["figures"]["throughput A"]["series"]) >= 6
     second = _check(tmp_path, suite_servers, name, "--baseline", str(base), "--junit", str(junit))
     assert second.returncode in (0, 1), second.stdout + second.stderr
     assert "loading" not in second.stderr  # the table is there now
