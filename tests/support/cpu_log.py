@@ -107,6 +107,8 @@ def register(config) -> None:
     out = os.environ.get(ENV)
     if not out or config.pluginmanager.has_plugin("workbench-cpu-log"):
         return
+    if os.environ.get("PYTEST_CURRENT_TEST"):
+        return  # a pytest that a test started (tests/unit/test_alongside.py's): its test's time
     side = "child" if os.environ.get("WORKBENCH_TESTS_ALONGSIDE") else "parent"
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return  # the xdist controller's group holds its workers' time: one log per process tree
@@ -116,3 +118,8 @@ def register(config) -> None:
         print(f"{ENV}: no CPU log: {why}")
         return
     config.pluginmanager.register(log, "workbench-cpu-log")
+
+
+def pytest_configure(config):
+    """As a plugin of its own (`-p tests.support.cpu_log`): what tests/conftest.py does."""
+    register(config)
