@@ -39,7 +39,9 @@ def test_each_test_is_logged_with_the_cpu_of_the_processes_it_started(tmp_path):
     assert _writable_cgroup(), "no cgroup could be made: the CPU log would say so and log nothing"
     (tmp_path / "test_probe.py").write_text(PROBE)
     log = tmp_path / "cpu.tsv"
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    # a pytest of its own: not one a test started, nor an xdist worker (as under the fast tier)
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTEST_CURRENT_TEST" and not k.startswith("PYTEST_XDIST")}
     env[cpu_log.ENV] = str(log)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                            "tests.support.cpu_log", "-o", "addopts=", str(tmp_path / "test_probe.py")],
