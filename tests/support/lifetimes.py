@@ -4,8 +4,9 @@ not at the end of the session.
 A started server that no test needs any more still costs the machine: measured idle 4-5 minutes
 after `cluster up` (2026-11-29), a Cassandra 5.0 node took 7-8% of a core (its scheduled tasks,
 gossip, the collector), standalone HBase 15% (the RegionServer's chores, its event loops, metrics,
-the pause monitor) and its Thrift gateway 4%, and 0.5-1.5 GB each, for the rest of the run. The session's fixtures (conftest.py) register how to stop each server early;
-after a test's teardown, `retire_after` stops every server whose last user that test was.
+the pause monitor) and its Thrift gateway 4%, and 0.5-1.5 GB each, for the rest of the run.
+The session's fixtures (conftest.py) register how to stop each server early; after a test's
+teardown, `retire_after` stops every server whose last user that test was.
 
 A test needs a server when it names its fixture (directly or through another fixture), or when it
 takes it by `request.getfixturevalue` and says so with `@pytest.mark.needs("fixture_name")` (the
