@@ -13,8 +13,11 @@ engine's cgroups and are not counted.
     sort -t$'\\t' -k4 -nr /tmp/cpu.tsv | head -30
 
 Off by default. Where no writable cgroup exists (no root, no cpuacct), it says so once and logs
-nothing. The groups are removed at the end of the session (emptied first: their processes move
-back to the group the session started in).
+nothing. Where `cpuacct` is mounted together with `cpu` (cgroup v1 `cpu,cpuacct`, or v2), the
+group is also a scheduling group of its own: the run then competes with other tenants as one
+group, which changes what a rehearsal under busy loops measures (on the machines of
+docs/CI-BUDGET.md the two are separate hierarchies). The groups are removed at the end of the
+session (emptied first: their processes move back to the group the session started in).
 """
 
 from __future__ import annotations
