@@ -49,12 +49,16 @@ class CpuLog:
             base, self.v2 = _V2, True
         else:
             return "no cpuacct cgroup (v1) or cgroup v2 on this machine"
+        group = base / name
         try:
             self.home = base / self._current(base)
-            group = base / name
             group.mkdir(exist_ok=True)
             (group / "cgroup.procs").write_text(str(os.getpid()))
         except OSError as e:
+            try:
+                group.rmdir()  # made, but this process could not join it
+            except OSError:
+                pass
             return f"cannot make a cgroup under {base}: {e}"
         self.group = group
         return None
