@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from cassandra import ConsistencyLevel, Unavailable
+from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster as Driver
 from cassandra.policies import WhiteListRoundRobinPolicy
 from cassandra.query import SimpleStatement
@@ -91,57 +91,6 @@ def test_a_busy_port_names_the_port_and_the_process(cassandra_node, suite_server
     message = str(caught.value)
     assert f"{address}:7000" in message and f"PID {pid}" in message
     assert "t-clash" not in suite_servers.provider.clusters()  # nothing left behind
-
-
-def test_three_nodes_rf2_survive_one_killed_node_then_restart(cassandra_cluster3, suite_servers):
-    provider, name = suite_servers.provider, cassandra_cluster3.name
-    first = int(cassandra_cluster3.spec.first_address.rsplit(".", 1)[1])
-    addresses = [f"127.0.0.{first + i}" for i in range(3)]
-    assert [n.address for n in cassandra_cluster3.nodes] == addresses
-    driver, session = session_for(cassandra_cluster3)
-    try:
-        hosts = driver.metadata.all_hosts()
-        assert len(hosts) == 3 and all(h.is_up for h in hosts)
-        replication = ", ".join(f"'{k}': '{v}'" for k, v in cassandra_cluster3.replication.items())
-        session.execute(f"CREATE KEYSPACE IF NOT EXISTS rf2 WITH replication = {{{replication}}}")
-        session.execute("CREATE TABLE IF NOT EXISTS rf2.t (k int PRIMARY KEY, v text)")
-        insert = SimpleStatement("INSERT INTO rf2.t (k, v) VALUES (%s, %s)",
-                                 consistency_level=ConsistencyLevel.ALL)
-        for k in range(200):
-            session.execute(insert, (k, f"v{k}"))
-    finally:
-        driver.shutdown()
-
-    provider.kill(name, "node3")
-    assert provider.status(name).node("node3").status == "down"
-    driver, session = session_for(cassandra_cluster3)
-    try:
-        read = SimpleStatement("SELECT v FROM rf2.t WHERE k = %s",
-                               consistency_level=ConsistencyLevel.ONE)
-        values = [session.execute(read, (k,)).one().v for k in range(200)]
-    finally:
-        driver.shutdown()
-    assert values == [f"v{k}" for k in range(200)]
-
-    restarted = provider.restart(name, "node3")
-    assert restarted.node("node3").status == "running"
-    # At ALL every replica must answer, node3 included: it serves as a replica again once the
-    # others have seen it come back. (Its own copy may lack the last writes: a SIGKILL loses
-    # the commit log written after the last periodic sync; the read at ALL repairs that.)
-    driver, session = session_for(cassandra_cluster3, only=addresses[2])
-    count = SimpleStatement("SELECT count(*) FROM rf2.t", consistency_level=ConsistencyLevel.ALL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                assert session.execute(count).one()[0] == 200
-                break
-            except Unavailable:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
-    finally:
-        driver.shutdown()
 
 
 def test_the_native_driver_finds_every_node_and_sends_each_key_to_one_of_its_replicas(cassandra_cluster3):
@@ -330,7 +279,8 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
     end with Ctrl-C (SIGINT), as a user would end them: what they measured is kept. The load and
     the runs write YCSB's dataintegrity values and every read checks them; a read that finds no
     row is a failure (every key was loaded). Afterwards both clients read every row back at ALL:
-    all there, each the value it must hold, the same through either client."""
+    all there, each the value it must hold, the same through either client. (The provider's side
+    of the kill and the restart is held here too: node3 down, then running again.)"""
     import os
     import signal
     import statistics
@@ -342,6 +292,8 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
 
     provider, name = suite_servers.provider, cassandra_cluster3.name
     host, port = cassandra_cluster3.contact_points[0]
+    first = int(cassandra_cluster3.spec.first_address.rsplit(".", 1)[1])
+    assert [n.address for n in cassandra_cluster3.nodes] == [f"127.0.0.{first + i}" for i in range(3)]
     node2, node3 = (n.address for n in cassandra_cluster3.nodes[1:3])
     workload = str(Path(__file__).resolve().parents[2] / "workbench" / "workloads" / "workloada")
     factor = cassandra_cluster3.replication["replication_factor"]
@@ -370,10 +322,12 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         time.sleep(3)
         moments["kill"] = time.time()
         provider.kill(name, "node3")
+        assert provider.status(name).node("node3").status == "down"
         time.sleep(8)
         moments["restart"] = time.time()  # node3 dead until here, and for seconds after (a JVM start)
-        provider.restart(name, "node3")
+        restarted = provider.restart(name, "node3")
         moments["ready"] = time.time()
+        assert restarted.node("node3").status == "running"
         back = {}
         while len(back) < 2 and time.time() < moments["ready"] + 30:
             for label, driver_name in (("native", NATIVE_NAME), ("python", REFERENCE_NAME)):

@@ -38,6 +38,18 @@ def netns():
         ns.close()
 
 
+@pytest.fixture(scope="module")
+def ray2():
+    """One namespace with a two-node Ray cluster (two CPUs each), for the tests that leave its
+    nodes as they found them (each checks that no actor of its runs is left): a `ray start` of
+    two nodes costs 10-40 s. The tests that kill a node or the controller have their own."""
+    ns = Netns().start()
+    try:
+        yield ns, ns.ray_start(nodes=2, cpus=2)
+    finally:
+        ns.close()
+
+
 def exported(path: Path) -> dict:
     return json.loads(path.read_text())["run"]
 
@@ -66,8 +78,8 @@ def check_merged(run: dict, ops: tuple[str, ...]) -> dict:
     return ray
 
 
-def test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start(netns, tmp_path):
-    address = netns.ray_start(nodes=2, cpus=2)
+def test_load_and_run_spread_over_two_ray_nodes_started_with_ray_start(ray2, tmp_path):
+    netns, address = ray2
     store = tmp_path / "runs.db"
     common = ["-P", "workloada", "-p", "recordcount=4000", "-threads", "8", "--workers", "4",
               "--ray", address, "--store", str(store), "-p", "status.interval=1"]
@@ -206,12 +218,12 @@ def test_ctrl_c_and_a_killed_controller_leave_no_actor_behind(netns, tmp_path):
     assert netns.outside_loopback() == []
 
 
-def test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes(netns, tmp_path):
+def test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes(ray2, tmp_path):
     skip_without_jars("cassandra")
+    netns, address = ray2
     up = netns.run([*WB, "cluster", "up", "cassandra-single", "--heap", "512M"], timeout=900)
     assert up.returncode == 0, up.stdout + up.stderr
     try:
-        address = netns.ray_start(nodes=2, cpus=1)
         common = ["-P", "workloada", "-p", "recordcount=2000", "-threads", "4", "--workers", "2",
                   "--cluster", "cassandra-single", "--ray", address, "--no-store"]
         load = netns.run([*WB, "load", *common, "--export", f"json={tmp_path / 'load.json'}"])
@@ -232,11 +244,12 @@ def test_a_real_cassandra_loaded_by_ray_workers_on_two_nodes(netns, tmp_path):
         down = netns.run([*WB, "cluster", "down", "cassandra-single"], timeout=300)
         assert down.returncode == 0, down.stderr
     assert not [p for p in netns.processes() if "java" in p.split()[0]]
+    assert actors(netns) == []
 
 
 
-def test_target_pause_and_lanes_reach_every_ray_worker(netns):
-    address = netns.ray_start(nodes=2, cpus=2)
+def test_target_pause_and_lanes_reach_every_ray_worker(ray2):
+    netns, address = ray2
     done = netns.run([sys.executable, str(SCRIPTS / "live_commands.py"), address], timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]

@@ -10,8 +10,8 @@ for every run:
   no compaction is pending or active.
 - FerretDB on PostgreSQL: VACUUM (ANALYZE) and CHECKPOINT through psql on the cluster's socket.
 - HBase: Admin.flush(TABLE), then Admin.getCompactionState(TABLE) until NONE, by a small Java
-  program run from source (tools/HBaseFlush.java) against the cluster's own conf/ and jars. The
-  Java launcher compiles it in memory, which needs a JDK (the jdk.compiler module), not only a JRE.
+  program (tools/HBaseFlush.java) against the cluster's own conf/ and jars, compiled once into
+  the cache (clusters/java_tools.py): a JDK, not only a JRE.
 
 Each is its database's (databases/<name>/cluster_maintenance.py, named by the server's descriptor:
 `settle`); this module runs the one a cluster's kind names, and holds what the Java ones share
@@ -25,6 +25,7 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from workbench.clusters import java_tools
 from workbench.clusters.base import Cluster, Node
 from workbench.databases import resolve, server
 from workbench.errors import ClusterError
@@ -61,7 +62,7 @@ def classpath(node: Node) -> str:
 
 def java(node: Node, args: list[str], timeout: float) -> subprocess.CompletedProcess:
     conf = node.dir / "conf"
-    argv = [node.argv[0], f"@{conf / 'jvm.options'}", "-Xms64m", "-Xmx256m", *args]
+    argv = [node.argv[0], f"@{conf / 'jvm.options'}", "-Xms64m", "-Xmx256m", *java_tools.FLAGS, *args]
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, cwd=node.dir)

@@ -9,6 +9,7 @@ import re
 import time
 from typing import Any
 
+from workbench.clusters import java_tools
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.maintenance import TIMEOUT_S, in_container, targets
 from workbench.clusters.settle import classpath, java, last_line
@@ -43,7 +44,8 @@ def nodetool(node: Node, args: list[str], deadline: float) -> str:
 def container_nodetool(node: Node, args: list[str]) -> list[str]:
     """`nodetool ARGS`, to run in a Docker node's container (its JMX port is local to it)."""
     # the image's jvm.options: Java 17's module flags, which nodetool needs as the server does
-    return ["java", "@/etc/cassandra/jvm.options", "-Xms64m", "-Xmx256m", "-Duser.home=/tmp",
+    return ["java", "@/etc/cassandra/jvm.options", "-Xms64m", "-Xmx256m", *java_tools.FLAGS,
+            "-Duser.home=/tmp",
             "-cp", "/opt/cassandra/lib/*", NODETOOL_CLASS,
             "-h", "127.0.0.1", "-p", str(jmx_port(node.address)), *args]
 

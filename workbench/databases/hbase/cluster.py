@@ -26,7 +26,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from workbench.clusters import gc_log
+from workbench.clusters import gc_log, java_tools
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import data_home
 from workbench.databases.hbase.cluster_spec import HBaseSpec
@@ -412,7 +412,7 @@ def mover_argv(spec: HBaseSpec, node: Any, deadline: float) -> list[str]:
     jars and conf/ (the same paths inside its container, for the Docker provider)."""
     conf = node.dir / "conf"
     java, lib = node.argv[0], node.argv[node.argv.index("-cp") + 1].split(":", 1)[1]
-    return [java, f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
+    return [java, *java_tools.FLAGS, f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
             f"-Dworkbench.log.file={node.dir / 'logs' / 'regionmover.log'}",
             f"-Djava.io.tmpdir={node.dir / 'tmp'}", "-Xmx256M", "-cp", f"{conf}:{lib}", MOVER_CLASS,
             "-r", f"{node.address}:{spec.regionserver_port}", "-o", "unload", "-m", "4",

@@ -1,9 +1,10 @@
-"""HBase's steps on a cluster the workbench started, by small Java programs run from source
-(tools/) on the master's own conf/ and jars: the settle step between an experiment's runs
-(clusters/settle.py: Admin.flush(TABLE), then Admin.getCompactionState(TABLE) until NONE,
-tools/HBaseFlush.java) and `cluster flush|compact` (clusters/maintenance.py:
-flushRegionServer / majorCompactRegionServer, tools/HBaseServers.java, locally or in the
-master's container). The Java launcher compiles them in memory: a JDK, not only a JRE."""
+"""HBase's steps on a cluster the workbench started, by small Java programs (tools/) on the
+master's own conf/ and jars: the settle step between an experiment's runs (clusters/settle.py:
+Admin.flush(TABLE), then Admin.getCompactionState(TABLE) until NONE, tools/HBaseFlush.java) and
+`cluster flush|compact` (clusters/maintenance.py: flushRegionServer / majorCompactRegionServer,
+tools/HBaseServers.java, locally or in the master's container). Locally they run from classes
+compiled once into the cache (clusters/java_tools.py); in a container, from the source file,
+which its Java launcher compiles in memory. Either needs a JDK, not only a JRE."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from workbench.clusters import java_tools
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.maintenance import TIMEOUT_S, in_container, targets
 from workbench.clusters.settle import classpath, java, last_line
@@ -36,7 +38,7 @@ def _settle_hbase(cluster: Cluster, table: str, timeout: float) -> None:
                              f"-Dworkbench.log.file={master.dir / 'logs' / 'settle.log'}",
                              f"-Dhbase.log.dir={master.dir / 'logs'}",
                              f"-Djava.io.tmpdir={master.dir / 'tmp'}",
-                             "-cp", classpath(master), str(Path(src)), table, str(int(timeout))],
+                             *_program(master, Path(src)), table, str(int(timeout))],
                     timeout + 60)
     if proc.returncode == 0:
         return
@@ -64,11 +66,14 @@ def _hbase(provider: Any, cluster: Cluster, nodes: list[Node], action: str, whol
     tool = _tool_copy(master)
     conf = master.dir / "conf"
     where = [] if whole else [f"{n.address}:{cluster.spec.regionserver_port}" for n in nodes]
-    argv = [master.argv[0], f"@{conf / 'jvm.options'}", "-Xms64m", "-Xmx256m",
+    # in a container: the source file, which its java compiles (the cache is the host's)
+    program = (["-cp", classpath(master), str(tool)] if cluster.provider == "docker"
+               else _program(master, tool))
+    argv = [master.argv[0], f"@{conf / 'jvm.options'}", "-Xms64m", "-Xmx256m", *java_tools.FLAGS,
             f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
             f"-Dworkbench.log.file={master.dir / 'logs' / 'admin.log'}",
             f"-Djava.io.tmpdir={master.dir / 'tmp'}",
-            "-cp", classpath(master), str(tool), action, *where]
+            *program, action, *where]
     started = time.monotonic()
     if cluster.provider == "docker":
         out = in_container(provider, cluster, master, argv, f"HBase's {action}")
@@ -91,6 +96,18 @@ def _hbase(provider: Any, cluster: Cluster, nodes: list[Node], action: str, whol
     servers = [ln.split(" ", 1)[1] for ln in out.splitlines() if ln.startswith(f"{action} ")]
     verb = "flushed" if action == "flush" else "major compaction requested"
     return [f"RegionServer {s}: {verb} ({time.monotonic() - started:.1f} s)" for s in servers]
+
+
+def _program(master: Node, source: Path) -> list[str]:
+    """How the master's java runs the tool `source`: from its classes, compiled once into the
+    cache against the master's jars (clusters/java_tools.py), or from the source file where
+    that cannot be (a JRE: its error then says a JDK is needed)."""
+    cp = classpath(master)
+    libs = cp.split(":", 1)[1] if ":" in cp else cp  # its jars, without the cluster's conf/
+    classes = java_tools.compiled(master.argv[0], source, libs)
+    if classes is None:
+        return ["-cp", cp, str(source)]
+    return ["-cp", f"{classes}:{cp}", source.stem]
 
 
 def _tool_copy(master: Node) -> Path:

@@ -100,7 +100,7 @@ def ensure_table(conn: Any, options: HBaseOptions, spec: Any, phase: str, table:
 
 def create_presplit(options: HBaseOptions, table: str, splits: list[str]) -> None:
     """Create the table through HBase's Java client with the given split keys."""
-    from workbench.clusters import distributions, java, paths
+    from workbench.clusters import distributions, java, java_tools, paths
 
     lib = distributions.fetch("hbase", paths.cache_dir(), progress=False)
     jdk = java.choose()
@@ -108,8 +108,11 @@ def create_presplit(options: HBaseOptions, table: str, splits: list[str]) -> Non
     with tempfile.TemporaryDirectory(prefix="workbench-presplit-") as tmp:
         source = Path(tmp) / "PresplitTable.java"
         source.write_text(_JAVA_SOURCE)
-        argv = [str(jdk.java), "-Xmx256m", "-cp", f"{lib}/*", f"-Djava.io.tmpdir={tmp}",
-                str(source), zk_host, str(zk_port), table, options.family, *splits]
+        classes = java_tools.compiled(jdk.java, source, f"{lib}/*")  # once, into the cache
+        program = (["-cp", f"{lib}/*", str(source)] if classes is None
+                   else ["-cp", f"{classes}:{lib}/*", source.stem])
+        argv = [str(jdk.java), "-Xmx256m", *java_tools.FLAGS, f"-Djava.io.tmpdir={tmp}",
+                *program, zk_host, str(zk_port), table, options.family, *splits]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=tmp)
         except subprocess.TimeoutExpired:
