@@ -36,11 +36,12 @@ import pytest
 
 CHILD = "WORKBENCH_TESTS_ALONGSIDE"  # set in the child: it never splits again
 HEAVY = "servers or docker"
-# The child's fast tier: one process unless WORKBENCH_TESTS_CHILD_PROCESSES says more. Two took it
-# from 19:01 to 10:55 under two busy loops, but the parent's server tiers then took 46-51 minutes
-# instead of 41 and the whole run no less (48:00 and 52:31 against 51:08), and the extra load
-# made ten timing-bound tests and two server tests fail (rehearsals 59 and 60, docs/CI-BUDGET.md).
-CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "1")
+# The child's fast tier: two processes unless WORKBENCH_TESTS_CHILD_PROCESSES says otherwise. It
+# waits more than it computes: under two busy loops, serial, it used 401 CPU-seconds in 23:33
+# (0.29 of a core, rehearsal 61's CPU log), so a second process shortens it by about half and
+# adds little CPU; the run as a whole is bound by its CPU-seconds (docs/CI-BUDGET.md). (Rehearsals
+# 59 and 60, with two, had ten timing-bound tests fail; each was fixed at its cause since.)
+CHILD_PROCESSES = os.environ.get("WORKBENCH_TESTS_CHILD_PROCESSES", "2")
 # Server test files that start their own clusters on the presets' addresses and touch none of
 # the session's servers (tests/conftest.py): run in the child after the fast tier (those under
 # the run's testpaths; WORKBENCH_TESTS_OWN_CLUSTERS, comma-separated, names others: the tests of
@@ -55,7 +56,11 @@ OWN_CLUSTERS = ("tests/e2e/test_lessons_servers.py", "tests/e2e/test_demo.py",
                 # critical path (35:35 against the child's 18:53 in the rehearsal of 2026-11-29)
                 "tests/integration/test_cluster_cassandra.py",
                 # and the three-node flush and compaction events, on the same three nodes
-                "tests/integration/test_server_events_cluster3.py")
+                "tests/integration/test_server_events_cluster3.py",
+                # and every other test of those three nodes: one three-node cluster in the whole
+                # run, not one on each side (a start of three JVMs and minutes of them idle)
+                "tests/integration/test_differential.py::test_native_cql_and_cassandra_driver_agree_on_three_nodes_at_rf2",
+                "tests/e2e/test_experiment_servers.py::test_elastic_speedup_adds_a_node_during_the_run_and_reports_the_join")
 
 
 def own_clusters(config) -> tuple[str, ...]:
