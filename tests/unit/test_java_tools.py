@@ -62,3 +62,10 @@ def test_a_jre_or_a_source_that_does_not_compile_is_left_to_source_mode(jdk, tmp
     jre.symlink_to(jdk.java)
     (tmp_path / "Hello.java").write_text(HELLO)
     assert java_tools.compiled(jre, tmp_path / "Hello.java", "", cache=tmp_path / "cache") is None
+
+
+def test_a_cache_it_may_not_write_is_left_to_source_mode(jdk, tmp_path):
+    (tmp_path / "Hello.java").write_text(HELLO)
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache's folder would be")
+    assert java_tools.compiled(jdk.java, tmp_path / "Hello.java", "", cache=blocked) is None

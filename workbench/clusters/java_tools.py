@@ -42,8 +42,11 @@ def compiled(java: str | Path, source: Path, libs: str, cache: Path | None = Non
     target = root / f"{source.stem}-{key}"
     if (target / f"{source.stem}.class").is_file():
         return target
-    root.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{source.stem}-", dir=root))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f".{source.stem}-", dir=root))
+    except OSError:
+        return None  # a cache it may not write: the source file, as before
     try:
         # -proc:none: no annotation processors looked for in the hundreds of jars
         argv = [str(javac), *(f"-J{flag}" for flag in FLAGS), "-nowarn", "-proc:none",
