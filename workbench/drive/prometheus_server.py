@@ -7,8 +7,9 @@
 The figures are those drive/server_sampler.py sampled for each tick (metrics/server.py names
 them). The tally keeps, per node, the figures of the newest second in which that node was sampled,
 the server events since the phase started by node and kind, and each node's GC pause seconds since
-the start; after each tick it hands over one frozen `ServerFigures`, which a scrape on the HTTP
-server's thread reads whole (no lock: the tick replaces the reference, never a dict being read).
+the start (the sum of its GC pause events); after each tick it hands over one frozen
+`ServerFigures`, which a scrape on the HTTP server's thread reads whole (no lock: the tick replaces
+the reference, never a dict being read).
 Nothing here is per operation: one small dict update per node and tick.
 
 Names: each figure is a gauge `workbench_server_<figure>` with a `node` label, every character
@@ -69,10 +70,13 @@ class ServerTally:
         for node, figures in server.items():
             self._now[node] = dict(figures)  # a node not sampled this second keeps its newest
             if "gc_pause_ms_total" in figures:
-                self._gc_s[node] = self._gc_s.get(node, 0.0) + figures["gc_pause_ms_total"] / 1000
+                self._gc_s.setdefault(node, 0.0)  # its GC is read: a series, 0 until a pause
         for _, event in events:
             key = (event.node, event.kind)
             self._events[key] = self._events.get(key, 0) + 1
+            if event.kind == "gc":  # from the pauses, not the seconds' figures: a late answer's
+                # figures are dropped, its events kept (drive/server_sampler.py)
+                self._gc_s[event.node] = self._gc_s.get(event.node, 0.0) + event.seconds
         self.figures = ServerFigures(dict(self._now), dict(self._events), dict(self._gc_s))
 
 
