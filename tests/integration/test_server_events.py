@@ -6,7 +6,6 @@ recorded are exactly the pauses of 1 ms or more in the node's GC log over the sa
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import time
@@ -15,31 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.runs import run_while
-from tests.support.server_logs import log_lines
+from tests.support.server_logs import allowed_gaps, few_skips, log_lines
 from workbench.clusters import gc_log
 
 pytestmark = pytest.mark.servers
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-# Of a run's seconds, how many a loaded machine may leave without a source's figures: an answer
-# late for its second (the sampler gives it 0.2 s), or a source still busy with the last one. A CI
-# rehearsal under two busy loops (load average 10) had 6 of 53 from HBase's /jmx.
-def _allowed_gaps(seconds: int) -> int:
-    return max(2, seconds // 5)
-
-
-def _few_skips(notes: list[str], sources: tuple[str, ...]) -> None:
-    """None of `sources` was unavailable or failed more than two seconds; an answer late for its
-    second, or a source busy, is the machine's load: at most one second in five."""
-    for note in notes:
-        if note.startswith(sources):
-            found = re.search(r": (\d+) of (\d+) seconds skipped \(([^)]*)\)", note)
-            assert found, notes
-            how = dict((what, int(n)) for n, what in re.findall(r"(\d+) (\w+)", found[3]))
-            assert how.get("failed", 0) + how.get("garbage", 0) <= 2, notes
-            assert how.get("late", 0) + how.get("busy", 0) <= _allowed_gaps(int(found[2])), notes
 
 
 def _workbench(env: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -115,8 +95,8 @@ def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path
     assert sum(f.get("gc_pauses", 0) for f in figures) >= len(logged)
     assert max(f.get("gc_pause_ms_max", 0) for f in figures) >= max(ms for _, ms in logged)
     staged = [f for f in figures if "queue.MutationStage.pending" in f and "compactions_pending" in f]
-    assert len(staged) >= len(figures) - _allowed_gaps(len(figures)), figures
-    _few_skips(doc["server_notes"], ("cql", "gc-log"))
+    assert len(staged) >= len(figures) - allowed_gaps(len(figures)), figures
+    few_skips(doc["server_notes"], ("cql", "gc-log"))
 
 
 def test_cassandra_flush_and_compact_refuse_what_is_not_there(suite_servers, cassandra_node):
@@ -160,6 +140,6 @@ def test_hbase_flush_and_compaction_show_in_jmx_events(tmp_path, suite_servers, 
     figures = [i["server"].get(key, {}) for i in whole[2:]]
     read = [f for f in figures if "memstore_bytes" in f and "flushes_pending" in f]
     # a second may be lost while HBase renews its beans, or to a loaded machine
-    assert len(read) >= len(figures) - _allowed_gaps(len(figures)), figures
+    assert len(read) >= len(figures) - allowed_gaps(len(figures)), figures
     assert any(f.get("requests", 0) > 0 for f in figures)
-    _few_skips(doc["server_notes"], ("jmx", "gc-log"))
+    few_skips(doc["server_notes"], ("jmx", "gc-log"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server_logs import cpu_at
+from tests.support.server_logs import allowed_gaps, cpu_at, few_skips
 from workbench.drive.server_sampler import LEAD_S
 
 pytestmark = pytest.mark.servers
@@ -75,16 +75,23 @@ def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cass
     doc = json.loads(out.read_text())["run"]
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
     assert len(whole) >= 8
-    figures = [i["server"][node.address] for i in whole]
+    # A second whose answer came late has no figures (a loaded machine's; the notes count it)
+    figures = [i["server"][node.address] for i in whole if node.address in i["server"]]
+    assert len(figures) >= len(whole) - allowed_gaps(len(whole)), whole
     assert all(f["cpu"] > 0 and f["rss_bytes"] > 100e6 for f in figures)
-    assert all(i["server"]["client"]["cpu"] > 0 for i in whole)
+    clients = [i["server"]["client"] for i in whole if "client" in i["server"]]
+    assert len(clients) >= len(whole) - allowed_gaps(len(whole)) and all(c["cpu"] > 0 for c in clients)
     # second k's figures cover the time between the asks before seconds k-1 and k: from the
-    # second interval on, exactly the seconds [1 - LEAD_S, N - LEAD_S] of the run's clock
+    # second interval on, exactly the seconds [1 - LEAD_S, N - LEAD_S] of the run's clock, less
+    # the seconds whose figures came late
     started = doc["started_at"]
-    first, last = whole[1]["elapsed_s"], whole[-1]["elapsed_s"]
-    recorded = sum(i["server"][node.address]["cpu"] for i in whole[1:])  # one second each
-    seen = cpu_at(samples, started + round(last) - LEAD_S) \
-        - cpu_at(samples, started + round(first) - 1 - LEAD_S)
+
+    def used(k: int) -> float:  # what /proc says the JVM used in second k of the run
+        return cpu_at(samples, started + k - LEAD_S) - cpu_at(samples, started + k - 1 - LEAD_S)
+
+    ks = [round(i["elapsed_s"]) for i in whole[1:] if node.address in i["server"]]
+    recorded = sum(i["server"][node.address]["cpu"] for i in whole[1:] if node.address in i["server"])
+    seen = sum(used(k) for k in ks)
     assert seen > 2.0  # the node was busy: the comparison says something
     assert recorded == pytest.approx(seen, rel=0.10)
-    assert not [n for n in doc["server_notes"] if n.startswith(("process", "client"))]
+    few_skips(doc["server_notes"], ("process", "client"))
