@@ -263,6 +263,13 @@ class ClustersScreen(Screen):
         # cluster or node is news. Reacting to every highlight polled again at once, a loop
         # that kept a core busy while this screen was shown.
         key = str(event.row_key.value) if event.row_key is not None else None
+        table = event.data_table
+        cursor = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key if table.row_count else None
+        if key is None or cursor is None or key != str(cursor.value):
+            # A redraw passes the first row on its way back to the selected one: that highlight
+            # arrives once the cursor has moved on, and read as a move it polled again, a loop
+            # of about 80 reads a second while any other row was selected.
+            return
         if self._highlighted.get(event.data_table.id) == key:
             return
         self._highlighted[event.data_table.id] = key
