@@ -75,11 +75,15 @@ def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cass
     doc = json.loads(out.read_text())["run"]
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
     assert len(whole) >= 8
-    # A second whose answer came late has no figures (a loaded machine's; the notes count it)
-    figures = [i["server"][node.address] for i in whole if node.address in i["server"]]
+    # A second whose process answer came late has no CPU figure (a loaded machine's; the notes
+    # count it): the node's other sources (CQL, a late GC log's pauses) may still fill it
+    def cpu_of(i: dict) -> bool:
+        return "cpu" in i["server"].get(node.address, {})
+
+    figures = [i["server"][node.address] for i in whole if cpu_of(i)]
     assert len(figures) >= len(whole) - allowed_gaps(len(whole)), whole
     assert all(f["cpu"] > 0 and f["rss_bytes"] > 100e6 for f in figures)
-    clients = [i["server"]["client"] for i in whole if "client" in i["server"]]
+    clients = [i["server"]["client"] for i in whole if "cpu" in i["server"].get("client", {})]
     assert len(clients) >= len(whole) - allowed_gaps(len(whole)) and all(c["cpu"] > 0 for c in clients)
     # second k's figures cover the time between the asks before seconds k-1 and k: from the
     # second interval on, exactly the seconds [1 - LEAD_S, N - LEAD_S] of the run's clock, less
@@ -89,8 +93,8 @@ def test_a_run_on_a_cassandra_node_records_its_cpu(tmp_path, suite_servers, cass
     def used(k: int) -> float:  # what /proc says the JVM used in second k of the run
         return cpu_at(samples, started + k - LEAD_S) - cpu_at(samples, started + k - 1 - LEAD_S)
 
-    ks = [round(i["elapsed_s"]) for i in whole[1:] if node.address in i["server"]]
-    recorded = sum(i["server"][node.address]["cpu"] for i in whole[1:] if node.address in i["server"])
+    ks = [round(i["elapsed_s"]) for i in whole[1:] if cpu_of(i)]
+    recorded = sum(i["server"][node.address]["cpu"] for i in whole[1:] if cpu_of(i))
     seen = sum(used(k) for k in ks)
     assert seen > 2.0  # the node was busy: the comparison says something
     assert recorded == pytest.approx(seen, rel=0.10)

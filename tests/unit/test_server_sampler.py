@@ -199,6 +199,34 @@ class SlowWithEvents(Slow):
         return [NodeSample("127.0.0.8", {"cpu": 9.0}, (pause,))]
 
 
+class SlowGcLog(Slow):
+    """A GC log read late: its second's pause counts, and a CPU figure of that second."""
+
+    name = "gc-log"
+
+    def __init__(self) -> None:
+        self.answered = 0
+
+    def sample(self, now: float) -> list[NodeSample]:
+        time.sleep(0.5)
+        self.answered += 1
+        return [NodeSample("127.0.0.8", {"cpu": 9.0, "gc_pauses": 1.0, "gc_pause_ms_total": 200.0,
+                                         "gc_pause_ms_max": 200.0})]
+
+
+def test_a_late_answers_gc_pauses_join_the_interval_that_takes_it_and_its_other_figures_do_not():
+    source = SlowGcLog()
+    sampler, taken = _sampled([source], 4)
+    sampler.stop()
+    carried = [figures["127.0.0.8"] for figures, _ in taken if "127.0.0.8" in figures]
+    assert carried and all("cpu" not in f for f in carried), taken  # a second gone: not its CPU
+    assert all(f["gc_pauses"] >= 1 and f["gc_pause_ms_total"] == 200 * f["gc_pauses"]
+               and f["gc_pause_ms_max"] == 200 for f in carried), carried
+    # each answer's pause counted once, in the interval that took it (the last may come after
+    # the last take)
+    assert 1 <= sum(f["gc_pauses"] for f in carried) <= source.answered, (carried, source)
+
+
 def test_a_late_answer_loses_its_figures_but_keeps_its_events_at_their_own_times():
     sampler, taken = _sampled([SlowWithEvents()], 3)
     notes = sampler.stop()

@@ -14,7 +14,9 @@ the sampler's thread itself, after the others were asked: a thread woken once a 
 a millisecond of CPU in cold caches alone, whatever it then does (issue 54, 7). An answer is filed
 under the second it was asked for; the controller's tick at the end of that second takes it
 (`take`, a lock and a dict, never a wait). An answer that comes after its second's tick is late:
-its figures are dropped, its events (each with its own time) kept. A source that raises
+its figures are dropped, but for the GC pauses it counted (gc_pauses, gc_pause_ms_total and _max,
+read once from a log and never again), which join the interval that takes it, and its events
+(each with its own time) are kept. A source that raises
 SourceUnavailable is asked no more and says why once; one that fails or answers garbage skips that
 second. Every skip is counted, and `notes` says so at the end.
 """
@@ -203,8 +205,11 @@ class ServerSampler:
             if late:
                 asker.skips["late"] += 1
             for sample in samples:
-                if not late:
-                    merge_figures(figures.setdefault(sample.node, {}), dict(sample.figures))
+                kept = dict(sample.figures) if not late else {  # but not the pauses it counted,
+                    # read once from a log and never again: they join this interval's
+                    k: v for k, v in sample.figures.items() if k in _SUMMED or k == "gc_pause_ms_max"}
+                if kept:
+                    merge_figures(figures.setdefault(sample.node, {}), kept)
                 # an event keeps its own time, late or not: a GC pause read from its log once is
                 # never read again
                 events.extend((round(e.at - self.wall0, 3), e) for e in sample.events)
