@@ -216,7 +216,7 @@ class SlowGcLog(Slow):
 
 def test_a_late_answers_gc_pauses_join_the_interval_that_takes_it_and_its_other_figures_do_not():
     source = SlowGcLog()
-    sampler, taken = _sampled([source], 4)
+    sampler, taken = _sampled([source], 3)
     sampler.stop()
     carried = [figures["127.0.0.8"] for figures, _ in taken if "127.0.0.8" in figures]
     assert carried and all("cpu" not in f for f in carried), taken  # a second gone: not its CPU
