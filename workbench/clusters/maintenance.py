@@ -4,8 +4,9 @@
   node, through the node's own distribution: a local node's java, jars and JMX port, a Docker
   node's inside its container.
 - HBase: Admin.flushRegionServer / majorCompactRegionServer for the RegionServer, by a small
-  Java program run from source (tools/HBaseServers.java) on the master's own conf/ and jars,
-  locally or in the master's container (the cluster's folder is mounted at the same path).
+  Java program (tools/HBaseServers.java) on the master's own conf/ and jars, locally (from its
+  classes, compiled once into the cache: java_tools.py) or in the master's container (from the
+  source file; the cluster's folder is mounted at the same path).
 
 Each is its database's (databases/<name>/cluster_maintenance.py, named by the server's descriptor:
 `maintain`); this module checks the request, runs the one a cluster's kind names, and holds what
