@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from workbench.clusters import java, java_tools
+from workbench.errors import ClusterError
 
 HELLO = 'public class Hello { public static void main(String[] a) { System.out.println("hello " + a[0]); } }'
 
@@ -16,7 +17,7 @@ HELLO = 'public class Hello { public static void main(String[] a) { System.out.p
 def jdk():
     try:
         found = java.choose()
-    except Exception as exc:  # noqa: BLE001 - no JDK here: nothing to compile with
+    except ClusterError as exc:  # no supported JDK here: nothing to compile with
         pytest.skip(f"no JDK: {exc}")
     if not found.java.with_name("javac").is_file():
         pytest.skip("a JRE without javac")

@@ -65,3 +65,11 @@ def compiled(java: str | Path, source: Path, libs: str, cache: Path | None = Non
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return target if (target / f"{source.stem}.class").is_file() else None
+
+
+def program(java: str | Path, source: Path, libs: str, classpath: str | None = None) -> list[str]:
+    """The java arguments that run the tool `source` on `classpath` (default: `libs`): its
+    classes from the cache (compiled()), or the source file where they cannot be had."""
+    cp = classpath or libs
+    classes = compiled(java, source, libs)
+    return ["-cp", cp, str(source)] if classes is None else ["-cp", f"{classes}:{cp}", source.stem]

@@ -37,6 +37,8 @@ LEAD_S = 0.2  # asked this long before the second's tick, so an answer has that 
 FigureMap = dict[str, dict[str, float]]
 # Figures that add up over the second when two answers land in one tick; the others: the newest.
 _SUMMED = frozenset({"gc_pauses", "gc_pause_ms_total"})
+# A GC log's pauses, read once and never again: kept from a late answer (take)
+_PAUSES = _SUMMED | {"gc_pause_ms_max"}
 
 
 class _Asker:
@@ -205,9 +207,7 @@ class ServerSampler:
             if late:
                 asker.skips["late"] += 1
             for sample in samples:
-                kept = dict(sample.figures) if not late else {  # but not the pauses it counted,
-                    # read once from a log and never again: they join this interval's
-                    k: v for k, v in sample.figures.items() if k in _SUMMED or k == "gc_pause_ms_max"}
+                kept = {k: v for k, v in sample.figures.items() if not late or k in _PAUSES}
                 if kept:
                     merge_figures(figures.setdefault(sample.node, {}), kept)
                 # an event keeps its own time, late or not: a GC pause read from its log once is

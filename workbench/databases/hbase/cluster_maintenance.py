@@ -104,10 +104,7 @@ def _program(master: Node, source: Path) -> list[str]:
     that cannot be (a JRE: its error then says a JDK is needed)."""
     cp = classpath(master)
     libs = cp.split(":", 1)[1] if ":" in cp else cp  # its jars, without the cluster's conf/
-    classes = java_tools.compiled(master.argv[0], source, libs)
-    if classes is None:
-        return ["-cp", cp, str(source)]
-    return ["-cp", f"{classes}:{cp}", source.stem]
+    return java_tools.program(master.argv[0], source, libs, cp)
 
 
 def _tool_copy(master: Node) -> Path:

@@ -108,11 +108,9 @@ def create_presplit(options: HBaseOptions, table: str, splits: list[str]) -> Non
     with tempfile.TemporaryDirectory(prefix="workbench-presplit-") as tmp:
         source = Path(tmp) / "PresplitTable.java"
         source.write_text(_JAVA_SOURCE)
-        classes = java_tools.compiled(jdk.java, source, f"{lib}/*")  # once, into the cache
-        program = (["-cp", f"{lib}/*", str(source)] if classes is None
-                   else ["-cp", f"{classes}:{lib}/*", source.stem])
         argv = [str(jdk.java), "-Xmx256m", *java_tools.FLAGS, f"-Djava.io.tmpdir={tmp}",
-                *program, zk_host, str(zk_port), table, options.family, *splits]
+                *java_tools.program(jdk.java, source, f"{lib}/*"),  # compiled once, into the cache
+                zk_host, str(zk_port), table, options.family, *splits]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=tmp)
         except subprocess.TimeoutExpired:

@@ -230,18 +230,21 @@ class ClustersScreen(Screen):
         else:
             about.update("")
 
-    def _selected_cluster(self) -> str | None:
-        table = self.query_one("#clusters", DataTable)
+    @staticmethod
+    def _cursor_key(table: DataTable) -> str | None:
+        """The key of the row under the table's cursor (None: no rows)."""
         if not table.row_count:
             return None
         return str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)
 
+    def _selected_cluster(self) -> str | None:
+        return self._cursor_key(self.query_one("#clusters", DataTable))
+
     def _selected_node(self) -> tuple[str, str] | None:
-        name = self._selected_cluster()
-        nodes = self.query_one("#nodes", DataTable)
-        if name not in self._clusters or not nodes.row_count:
+        name, node = self._selected_cluster(), self._cursor_key(self.query_one("#nodes", DataTable))
+        if name not in self._clusters or node is None:
             return None
-        return name, str(nodes.coordinate_to_cell_key((nodes.cursor_row, 0)).row_key.value)
+        return name, node
 
     def _show_nodes(self) -> None:
         nodes = self.query_one("#nodes", DataTable)
@@ -263,9 +266,7 @@ class ClustersScreen(Screen):
         # cluster or node is news. Reacting to every highlight polled again at once, a loop
         # that kept a core busy while this screen was shown.
         key = str(event.row_key.value) if event.row_key is not None else None
-        table = event.data_table
-        cursor = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key if table.row_count else None
-        if key is None or cursor is None or key != str(cursor.value):
+        if key is None or key != self._cursor_key(event.data_table):
             # A redraw passes the first row on its way back to the selected one: that highlight
             # arrives once the cursor has moved on, and read as a move it polled again, a loop
             # of about 80 reads a second while any other row was selected.
