@@ -76,7 +76,9 @@ def test_a_run_on_a_cassandra_container_records_its_cpu_from_the_engine(tmp_path
     notes = doc["server_notes"]
     counted = [(i, i["server"][node.address]) for i in whole[1:]
                if "cpu" in i["server"].get(node.address, {})]
-    assert len(counted) >= 0.7 * len(whole[1:]), (notes, took)  # an answer seen twice has no rate
+    # a second whose read found no new answer has no rate: the streams are followed from before
+    # the run and a read waits a little for a late push, so few are (CI stop 62: 6 of 9 were)
+    assert len(counted) >= 0.7 * len(whole[1:]), (notes, took)
     assert all(f["cpu"] > 0 and f["rss_bytes"] > 100e6 for _, f in counted), (notes, counted)
     # second k's figure is the rate between the engine's answers that the asks before seconds
     # k-1 and k found (each up to a second old): over the run's steady seconds, the mean of the

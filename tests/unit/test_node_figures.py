@@ -19,6 +19,7 @@ from workbench.clusters.base import Cluster, Node
 from workbench.clusters.node_figures import (
     CLIENT,
     ClientProcesses,
+    DockerContainers,
     LocalProcesses,
     container_figures,
     engine_time,
@@ -129,9 +130,11 @@ def test_the_clients_cores_busy_counts_every_process_on_them():
     CPU is about nothing, its core's busy time about all of it (whoever used it)."""
     core = min(os.sched_getaffinity(0))
     pin = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
-    client = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=pin)
+    client = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(60)"],
+                              preexec_fn=pin, stdout=subprocess.PIPE)
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
     try:
+        client.stdout.readline()  # its interpreter's start-up (tens of ms of CPU) done: asleep now
         reader = ClientProcesses(client.pid)
         time.sleep(0.8)
         figures = reader.read(time.time())[CLIENT]
@@ -141,6 +144,7 @@ def test_the_clients_cores_busy_counts_every_process_on_them():
         for child in (client, spinner):
             child.kill()
             child.wait()
+        client.stdout.close()
 
 
 def test_docker_statistics_become_figures():
@@ -167,7 +171,8 @@ def test_an_external_cluster_says_its_processes_are_not_here(tmp_path):
 
 def test_a_docker_node_is_read_from_the_engines_pushed_statistics(tmp_path):
     """Each container's statistics followed as the engine pushes them (stream=True): a read takes
-    the newest answer, never waits; its CPU rate is over the engine's own times."""
+    the newest answer; one that finds the answer the last read took waits, WAIT_S at most, for the
+    engine's next push; its CPU rate is over the engine's own times."""
     class NotFound(Exception):
         pass
 
@@ -203,18 +208,19 @@ def test_a_docker_node_is_read_from_the_engines_pushed_statistics(tmp_path):
     cluster = Cluster("d", "cassandra", CassandraSpec(name="d"),
                       (container("node1", "127.0.0.2", "abc"), container("node2", "127.0.0.3", "gone")),
                       tmp_path, provider="docker")
-    reader = process_reader(cluster)
-    reader._client = Client()
-    reader.read(time.time())  # starts following both
+    reader = DockerContainers(cluster, Client())  # both followed from here on, before a read
     deadline = time.monotonic() + 10
+    while len(Client.api.calls) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     while reader.read(time.time()) != {"127.0.0.2": {"rss_bytes": 7.0}}:  # no rate yet; node2 gone
         assert time.monotonic() < deadline
         time.sleep(0.01)
     assert reader.read(time.time()) == {"127.0.0.2": {"rss_bytes": 7.0}}  # the same answer: no rate
-    Client.api.pushed.set()  # the engine's next answer
-    while "cpu" not in (got := reader.read(time.time())["127.0.0.2"]):
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    # the engine's next answer pushed while a read waits for it: that read has its rate
+    reader.WAIT_S = 10.0
+    threading.Timer(0.05, Client.api.pushed.set).start()
+    got = reader.read(time.time())["127.0.0.2"]
     assert got["cpu"] == pytest.approx(1.5)  # 3 s of CPU over the engine's 2 s
     assert {c[1:] for c in Client.api.calls} == {(True, True, None)}  # stream=True, decode=True
     assert engine_time("2026-11-29T10:00:01.123456789Z") == pytest.approx(

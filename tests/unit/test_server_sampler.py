@@ -295,3 +295,22 @@ def test_every_run_samples_the_client(monkeypatch):
     sampled = [c for c in whole if "cpu" in c]
     assert len(whole) >= 3 and len(sampled) >= len(whole) - 1, whole
     assert all(c["rss_bytes"] > 10e6 and 0 < c["cpu"] < 4 for c in sampled)
+
+
+def test_a_sampler_stopped_before_it_started_still_closes_its_sources():
+    """A run that failed before its clock started: the sources made for it (a Docker stream, a
+    CQL connection opened at construction) are closed all the same, the raising one too."""
+    closed = []
+
+    class Closing(Good):
+        def close(self) -> None:
+            closed.append(self)
+
+    class Broken(Raising):
+        def close(self) -> None:
+            closed.append(self)
+            raise OSError("already broken")
+
+    sources = [Broken(), Closing()]
+    assert ServerSampler(sources).stop() == []
+    assert closed == sources

@@ -9,7 +9,8 @@ this one: figure names are its, the figures are plain dicts here).
 
 A local node is a process of this machine: /proc/PID/stat (user + system time), status (VmRSS)
 and io (read_bytes, write_bytes). A Docker node is a container: the engine's statistics
-(docker-py's stats, one shot: CPU time, memory, block I/O). Rates are the difference between two
+(docker-py's stats as the engine pushes them, followed from the reader's start: CPU time,
+memory, block I/O). Rates are the difference between two
 samples over the time between them, so a node's first sample has its memory only. The cluster's
 state file is read again when it changes, so a node that joins, restarts or goes is followed.
 An external cluster's processes are not on this machine: `process_reader` says so. The
@@ -203,6 +204,7 @@ class _Stream:
     def __init__(self, api: Any, container: str) -> None:
         self.latest: dict[str, Any] | None = None
         self.error: BaseException | None = None
+        self._pushed = threading.Condition()
         self._thread = threading.Thread(target=self._follow, args=(api, container), daemon=True,
                                         name=f"workbench-docker-stats-{container[:12]}")
         self._thread.start()
@@ -210,9 +212,20 @@ class _Stream:
     def _follow(self, api: Any, container: str) -> None:
         try:
             for stats in api.stats(container, stream=True, decode=True):
-                self.latest = stats
+                with self._pushed:
+                    self.latest = stats
+                    self._pushed.notify_all()
         except Exception as exc:  # noqa: BLE001 - a container gone, an engine closed: said by read
             self.error = exc
+
+    def newer(self, than: dict[str, Any] | None, deadline: float) -> dict[str, Any] | None:
+        """The newest answer, waited for until `deadline` (time.monotonic) while it is still
+        `than`, the answer the last read took: the engine's push of this second may be a little
+        late on a busy machine, and without it the second has no rate."""
+        with self._pushed:
+            self._pushed.wait_for(lambda: self.latest is not than or self.error is not None,
+                                  timeout=max(deadline - time.monotonic(), 0.0))
+            return self.latest
 
 
 class DockerContainers:
@@ -221,14 +234,26 @@ class DockerContainers:
     0.75 s against a real engine here: the sampler's answers came after their ticks, 9 seconds of
     10), so each container's statistics are followed as the engine pushes them (a stream per
     container, on a thread of its own) and a read takes the newest. Rates are over the engine's
-    own times between the answers two reads took; a read that finds the same answer as the last
-    one has no rate for that second."""
+    own times between the answers two reads took. A read that finds the answer the last one took
+    waits a little (WAIT_S in all, inside the sampler's LEAD_S) for the engine's next push, late
+    on a busy machine; if none comes, that second has no rate."""
+
+    WAIT_S = 0.12  # how long a read waits in all for answers not yet pushed (under LEAD_S)
 
     def __init__(self, cluster: Cluster, client: Any = None) -> None:
         self._follow = _StateFollower(cluster)
         self._rates = _Rates()
         self._client = client
         self._streams: dict[str, _Stream] = {}
+        self._taken: dict[str, dict[str, Any]] = {}  # container -> the answer its last read took
+        # followed from now on, so that the engine's first answers (a second or two on a busy
+        # machine) are in before the run's first seconds are read
+        try:
+            for node in self._follow.nodes():
+                if node.container:
+                    self._stream(node.container)
+        except Exception:  # noqa: BLE001, S110 - an engine not answering: each read says so
+            pass
 
     def _stream(self, container: str) -> _Stream:
         found = self._streams.get(container)
@@ -250,12 +275,14 @@ class DockerContainers:
         keys = node_keys(nodes)
         out: Figures = {}
         seen: set = set()
+        deadline = time.monotonic() + self.WAIT_S
         for node in nodes:
             if not node.container:
                 continue
-            stats = self._stream(node.container).latest
+            stats = self._stream(node.container).newer(self._taken.get(node.container), deadline)
             if stats is None:
                 continue  # gone, or no answer yet
+            self._taken[node.container] = stats
             counters, rss = container_figures(stats)
             if not counters[0] and rss is None:
                 continue  # not running
@@ -273,6 +300,7 @@ class DockerContainers:
         # again when the container runs again); one that failed is started again at its next read
         here = {node.container for node in nodes if node.container}
         self._streams = {c: f for c, f in self._streams.items() if c in here}
+        self._taken = {c: t for c, t in self._taken.items() if c in here}
         return out
 
     def close(self) -> None:

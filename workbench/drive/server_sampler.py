@@ -222,6 +222,12 @@ class ServerSampler:
             self._thread.join(timeout=2.0)
         for asker in self._askers:
             asker.close()
+        if not self._askers:  # never started (a run that failed first): its sources still close
+            for source in self.sources:
+                try:
+                    source.close()
+                except Exception:  # noqa: BLE001, S110 - closing what may already be broken
+                    pass
         return self.notes()
 
     def notes(self) -> list[str]:
