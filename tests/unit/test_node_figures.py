@@ -29,6 +29,7 @@ from workbench.clusters.node_figures import (
 )
 from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.drive.server_sampler import sources_for
+from workbench.errors import ClusterError
 
 BUSY = """
 import os, sys, time
@@ -227,3 +228,45 @@ def test_a_docker_node_is_read_from_the_engines_pushed_statistics(tmp_path):
         engine_time("2026-11-29T10:00:01Z") + 0.123456789)
     assert engine_time("0001-01-01T00:00:00Z") is None
     Client.api.pushed.set()
+
+
+def test_a_docker_engine_that_does_not_answer_does_not_hold_up_the_runs_start(tmp_path, monkeypatch):
+    """The reader starts following its containers on a thread of its own: made while the engine's
+    connection hangs, it is there at once; closed, nothing is followed after."""
+    from workbench.clusters import engine
+
+    release, asked = threading.Event(), threading.Event()
+
+    class Api:
+        calls = 0
+
+        def stats(self, *args, **kwargs):
+            Api.calls += 1
+            return iter(())
+
+    class Client:
+        api = Api()
+        closed = False
+
+        def close(self) -> None:
+            Client.closed = True
+
+    def connect(timeout: float):
+        asked.set()
+        assert release.wait(30), "never released"
+        return Client()
+
+    monkeypatch.setattr(engine, "connect", connect)
+    node = Node("node1", "127.0.0.2", 9042, 0, 0, tmp_path / "l", tmp_path / "c", tmp_path, container="abc")
+    cluster = Cluster("d", "cassandra", CassandraSpec(name="d"), (node,), tmp_path, provider="docker")
+    made: list[DockerContainers] = []
+    maker = threading.Thread(target=lambda: made.append(DockerContainers(cluster)), daemon=True)
+    maker.start()
+    maker.join(20)
+    assert made, "the reader waited for the engine"
+    assert asked.wait(20)  # connecting meanwhile
+    release.set()
+    made[0].close()  # waits for the connection in progress: the client it made is closed
+    assert Client.closed
+    with pytest.raises(ClusterError, match="closed"):
+        made[0].read(time.time())

@@ -30,6 +30,7 @@ from typing import Any
 
 from workbench.clusters import state
 from workbench.clusters.base import Cluster, Node
+from workbench.errors import ClusterError
 
 CLIENT = "client"  # the node name of the workbench's own processes (metrics/server.py's CLIENT)
 Figures = dict[str, dict[str, float]]  # node -> figure -> value
@@ -246,16 +247,29 @@ class DockerContainers:
         self._client = client
         self._streams: dict[str, _Stream] = {}
         self._taken: dict[str, dict[str, Any]] = {}  # container -> the answer its last read took
-        # followed from now on, so that the engine's first answers (a second or two on a busy
-        # machine) are in before the run's first seconds are read
+        self._lock = threading.Lock()  # the streams, made by the first reads and by _prime
+        # followed from now on (the engine's first answers take a second or two on a busy
+        # machine: in before the run's first seconds are read), connected on a thread of its own
+        # (an engine that does not answer does not hold up the run's start)
+        self._closed = False
+        threading.Thread(target=self._prime, args=(cluster.nodes,), name="workbench-docker-stats-start",
+                         daemon=True).start()
+
+    def _prime(self, nodes: tuple[Node, ...]) -> None:
         try:
-            for node in self._follow.nodes():
+            for node in nodes:
                 if node.container:
                     self._stream(node.container)
         except Exception:  # noqa: BLE001, S110 - an engine not answering: each read says so
             pass
 
     def _stream(self, container: str) -> _Stream:
+        with self._lock:
+            return self._stream_locked(container)
+
+    def _stream_locked(self, container: str) -> _Stream:
+        if self._closed:
+            raise ClusterError("the Docker statistics reader is closed")
         found = self._streams.get(container)
         if found is not None and found.error is not None:
             del self._streams[container]  # followed again from the next read
@@ -299,14 +313,17 @@ class DockerContainers:
         # the streams of the nodes still in the cluster (a stopped container's stays: it answers
         # again when the container runs again); one that failed is started again at its next read
         here = {node.container for node in nodes if node.container}
-        self._streams = {c: f for c, f in self._streams.items() if c in here}
+        with self._lock:
+            self._streams = {c: f for c, f in self._streams.items() if c in here}
         self._taken = {c: t for c, t in self._taken.items() if c in here}
         return out
 
     def close(self) -> None:
-        if self._client is not None:
+        with self._lock:  # not while _prime connects: the client it makes is closed here too
+            client, self._closed = self._client, True
+        if client is not None:
             try:
-                self._client.close()  # ends the streams' connections: their threads end
+                client.close()  # ends the streams' connections: their threads end
             except Exception:  # noqa: BLE001, S110 - closing what may already be broken
                 pass
 
