@@ -29,4 +29,7 @@ def overrides(node) -> list[str]:
         # one replica: QUORUM is ONE here; say so rather than rely on the arithmetic
         "cassandra.readconsistencylevel=ONE",
         "cassandra.writeconsistencylevel=ONE",
+        # each test connects twice (a table dropped and made anew, then the run's session): on a
+        # machine with two busy loops and the other tier's servers beside, 5 s was once too short
+        "cassandra.connecttimeoutmillis=30000",
     ]

@@ -569,3 +569,49 @@ def test_answers_decoded_in_c_are_what_found_cells_and_decode_mutate_make(monkey
                 assert kind == "LazyCells" and value == {q.decode(): v.decode() for q, v in expected.items()}
     assert set(inits) == ({bodies[b"late"]} if receive_path == "C" else
                               {bodies[b"row"], bodies[b"long"], bodies[b"late"]})
+
+
+@pytest.mark.parametrize(("failure", "relocated"), [
+    (lambda: RemoteError.named("org.apache.hadoop.hbase.NotServingRegionException", "moved"), True),
+    (lambda: RemoteError.named("org.apache.hadoop.hbase.regionserver.RegionServerStoppedException",
+                               "Server rs4 stopping"), True),
+    (lambda: ConnectionRefusedError(111, "Connection refused"), True),
+    (lambda: TimeoutError("no answer in 1500 ms"), False),
+])
+def test_a_request_to_a_server_that_lost_its_region_is_sent_anew_where_the_region_is_now(
+        failure, relocated, monkeypatch):
+    """The binding's answer to a failed request (NativeBinding._steps): a region that moved, a
+    RegionServer that stops (its regions moved away first) or refuses connections: the regions
+    are looked up again and the request goes to the server that holds the row now, timed from its
+    first attempt. A timeout is the operation's error: the server may still hold the region."""
+    monkeypatch.setattr(hbase_native, "MOVE_PAUSE_S", 0.001)
+    old = ("127.0.0.4", 16020)
+    new = ("127.0.0.2", 16020)
+    looked_up = [Regions([{"start_key": b"", "end_key": b"", "name": b"r1", "server_name": host.encode(),
+                           "port": port}]) for host, port in (old, new)]
+    sent = []
+
+    class Rpc:
+        async def run(self, server, steps, make, more):
+            sent.append(server)
+            if server == old:
+                return [(False, failure(), 100, 200)]
+            return [(True, "cells", 300, 400)]
+
+    binding = hbase_native.NativeBinding.__new__(hbase_native.NativeBinding)
+    binding.rpc, binding._regions, binding._region_counts = Rpc(), {}, {}
+    binding._moves = {hbase_native.LOOKUPS: 0, hbase_native.RETRIED: 0}
+    binding._maker = lambda regions: "make"
+
+    async def regions_of(table, moved=False):
+        found = binding._regions[table] = looked_up.pop(0)
+        return found
+
+    binding._regions_of = regions_of
+    answers = asyncio.run(binding._steps("usertable", [("READ", "user1", None)], None))
+    if relocated:
+        assert sent == [old, new] and answers == [(True, "cells", 100, 400)]
+        assert binding.client_counts() == {hbase_native.RETRIED: 1}
+    else:
+        assert sent == [old] and len(answers) == 1 and isinstance(answers[0][1], TimeoutError)
+        assert binding.client_counts() == {}

@@ -3,11 +3,14 @@ and puts sent over HBase's own RPC straight to the RegionServers (databases/hbas
 everything else through the Thrift gateway as HBaseBinding does.
 
 A region that moved (split, balanced to another RegionServer, reopened) answers
-NotServingRegionException or one of its kin (MOVED): the binding looks the table's regions up
-again and sends the request anew, as HBase's Java client does, after a short pause that grows
-with each attempt (the region may still be opening where it went), up to MOVE_ATTEMPTS times;
-the operation's time runs from its first attempt. Both are counted (client_counts): a run goes
-on through a move instead of failing operations.
+NotServingRegionException or one of its kin (MOVED), and a RegionServer that stops after its
+regions were moved away answers RegionServerStoppedException, then refuses connections
+(SERVER_GONE): the binding looks the table's regions up again and sends the request anew, as
+HBase's Java client does, after a short pause that grows with each attempt (the region may
+still be opening where it went), up to MOVE_ATTEMPTS times; the operation's time runs from its
+first attempt. Both are counted (client_counts): a run goes on through a move instead of failing
+operations. A RegionServer killed with its regions fails its operations once those attempts are
+spent (about 5.5 s each), until the master has given its regions to another.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from workbench.databases.hbase.protocol.messages import (
     PUT,
     QUALIFIER_VALUE_QUALIFIER,
     QUALIFIER_VALUE_VALUE,
+    SERVER_GONE,
     decode_get,
     decode_mutate,
     field,
@@ -62,6 +66,7 @@ MOVE_ATTEMPTS = 10  # a request sent anew after a region moved, with pauses of 0
 MOVE_PAUSE_S = 0.1
 LOOKUPS, RETRIED = "region lookups after a move", "requests retried after a move"
 _chain_outcomes = _fast.outcomes if _fast is not None else chain_outcomes
+RELOCATE = MOVED + SERVER_GONE  # answers after which the regions are looked up again
 
 
 # -- the binding -----------------------------------------------------------------------------------
@@ -254,7 +259,7 @@ class NativeBinding(HBaseBinding):
             if first_t0 is not None and got:  # the request sent anew: timed from its first attempt
                 ok, value, _, t1 = got[0]
                 got[0], first_t0 = (ok, value, first_t0, t1), None
-            if got and not got[-1][0] and type(got[-1][1]).__name__ in MOVED:
+            if got and not got[-1][0] and type(got[-1][1]).__name__ in RELOCATE:
                 self._regions.pop(table, None)  # ask where the regions are before the next request
                 if attempts < MOVE_ATTEMPTS:
                     failed = got.pop()

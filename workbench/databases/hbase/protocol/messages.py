@@ -25,6 +25,12 @@ REGION_NAME = 1
 # Exceptions that say the region is not where we think: ask for the regions again.
 MOVED = ("NotServingRegionException", "RegionMovedException", "RegionOpeningException",
          "RegionTooBusyException")
+# ... or that the server the regions were found on stops, has not started or is gone (its
+# regions moved away before it stopped, or are being reassigned): HBase's Java client clears the
+# locations it had from that server and sends the request anew too (ClientExceptionsUtil's
+# isMetaClearingException: every exception but the region-level ones above).
+SERVER_GONE = ("RegionServerStoppedException", "ServerNotRunningYetException",
+               "RegionServerAbortedException", "ConnectionRefusedError")
 
 
 # -- the fields written and read, by number ---------------------------------------------------
