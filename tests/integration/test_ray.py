@@ -260,10 +260,12 @@ def test_target_pause_and_lanes_reach_every_ray_worker(ray2):
         window = [by[t] for t in range(first, last + 1)]
         return sum(t["ops"] for t in window) / sum(t["interval_s"] for t in window)
 
-    # Unthrottled, the two workers do far more than 5,000 ops/s on the memory binding.
-    assert rate(2, 3) > 5000, ticks
+    # Unthrottled, the two workers do thousands of ops/s on the memory binding (5,000 and more
+    # quiet; 1,951 in a rehearsal beside two busy loops and the other tier's servers).
+    free = rate(2, 3)
+    assert free > 1000, ticks
     # target 400 set at tick 4, split 200 + 200: a worker that missed it would run unthrottled
-    assert 0 < rate(9, 12) < 2000, ticks
+    assert 0 < rate(9, 12) < min(2000, free / 2), ticks
     # paused at tick 13: no worker does anything from tick 16 until the resume at tick 20
     assert by[17]["ops"] == 0 and by[18]["ops"] == 0 and by[17]["paused"], ticks
     # resumed, and two lanes (one per worker) from tick 21 on, still paced
