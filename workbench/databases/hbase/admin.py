@@ -18,10 +18,13 @@ class _Connection(happybase.Connection):
     accepts connections in the kernel and then never answers)."""
 
     def _refresh_thrift_client(self) -> None:
-        sock = TSocket(host=self.host, port=self.port, socket_timeout=self.timeout,
-                       connect_timeout=self.timeout)
+        sock = self.socket = TSocket(host=self.host, port=self.port, socket_timeout=self.timeout,
+                                     connect_timeout=self.timeout)
         self.transport = self._transport_class(sock)
         self.client = TClient(Hbase, self._protocol_class(self.transport, decode_response=False))
+
+
+DDL_TIMEOUT_MS = 60_000  # a table created, disabled or deleted: seconds on a loaded HBase
 
 
 def connect(options: HBaseOptions, timeout_ms: int | None = None) -> happybase.Connection:

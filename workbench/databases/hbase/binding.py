@@ -30,7 +30,7 @@ from typing import Any
 from thriftpy2.transport import TTransportException
 
 from workbench.bindings.base import READ, Binding, Outcome, Row, Status, Step
-from workbench.databases.hbase.admin import connect
+from workbench.databases.hbase.admin import DDL_TIMEOUT_MS, connect
 from workbench.databases.hbase.options import BUFFER_NOTE, parse_options
 from workbench.databases.hbase.protocol.thrift import (
     ConnectionPool,
@@ -113,6 +113,9 @@ class HBaseBinding(Binding):
     async def prepare(self) -> None:
         def work() -> None:
             conn = self._checked_connection()
+            # the gateway answered at once; a table made, disabled or dropped takes it longer (a
+            # contract test's table, under two busy loops, took more than 5 s)
+            conn.socket.set_timeout(max(self.options.timeout_ms, DDL_TIMEOUT_MS))
             try:
                 ensure_table(conn, self.options, self.spec, self.context.get("phase", "load"),
                              self.spec.table)
