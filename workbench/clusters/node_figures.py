@@ -247,7 +247,7 @@ class DockerContainers:
         self._client = client
         self._streams: dict[str, _Stream] = {}
         self._taken: dict[str, dict[str, Any]] = {}  # container -> the answer its last read took
-        self._lock = threading.Lock()  # the streams, made by the first reads and by _prime
+        self._lock = threading.Lock()  # the streams and the client (_stream, close)
         # followed from now on (the engine's first answers take a second or two on a busy
         # machine: in before the run's first seconds are read), connected on a thread of its own
         # (an engine that does not answer does not hold up the run's start)
@@ -264,25 +264,22 @@ class DockerContainers:
             pass
 
     def _stream(self, container: str) -> _Stream:
-        with self._lock:
-            return self._stream_locked(container)
+        with self._lock:  # made by the first reads and by _prime, on their threads
+            if self._closed:
+                raise ClusterError("the Docker statistics reader is closed")
+            found = self._streams.get(container)
+            if found is not None and found.error is not None:
+                del self._streams[container]  # followed again from the next read
+                if type(found.error).__name__ != "NotFound":
+                    raise found.error  # an engine that stopped answering: this second's skip says why
+                found = None
+            if found is None:
+                if self._client is None:
+                    from workbench.clusters import engine  # noqa: PLC0415 - docker-py only when asked
 
-    def _stream_locked(self, container: str) -> _Stream:
-        if self._closed:
-            raise ClusterError("the Docker statistics reader is closed")
-        found = self._streams.get(container)
-        if found is not None and found.error is not None:
-            del self._streams[container]  # followed again from the next read
-            if type(found.error).__name__ != "NotFound":
-                raise found.error  # an engine that stopped answering: this second's skip says why
-            found = None
-        if found is None:
-            if self._client is None:
-                from workbench.clusters import engine  # noqa: PLC0415 - docker-py only when asked
-
-                self._client = engine.connect(timeout=5.0)
-            found = self._streams[container] = _Stream(self._client.api, container)
-        return found
+                    self._client = engine.connect(timeout=5.0)
+                found = self._streams[container] = _Stream(self._client.api, container)
+            return found
 
     def read(self, now: float) -> Figures:
         nodes = self._follow.nodes()
