@@ -10,7 +10,8 @@ Each repetition runs three checks, each a `workbench check --quick` in its own p
              should be judged worse (throughput A, tolerance -10%) in at least 19 of 20
 on the memory binding (`check -db memory`) and on one real Cassandra node that the script starts
 itself (`workbench cluster up cassandra-single --name bench-check-rate --first-address ADDRESS`
-with a state folder of its own, `cluster down` at the end). The checks record into a run store
+with a state folder of its own, `cluster down` at the end), after --warmup-checks checks that are
+not counted (a node just started compiles its code during the first). The checks record into a run store
 of the script's own, never the user's. Each check's document (`--save-baseline`: figures, their
 per-second series, manifests) is kept in --keep DIR for a later look at the series.
 
@@ -19,7 +20,8 @@ runs at half what A reached (drive/check.py), so C and both p99 figures move too
 throughput A verdict is the test of power; the others are printed.
 
     python bench/bench_check_error_rate.py [--db memory,cassandra] [--repeat 20] [--scale 0.5]
-        [--threads N] [--cassandra-threads 8] [--address 127.0.0.71] [--keep DIR] [--full]
+        [--threads N] [--cassandra-threads 8] [--address 127.0.0.71] [--warmup-checks 1] [--keep DIR]
+        [--full]
 
 --scale is WORKBENCH_CHECK_SCALE: every duration of the check times it, the snapshot interval
 too, so each run keeps its number of measured intervals (0.5: about 25 s a check on the memory
@@ -85,7 +87,14 @@ def said(verdicts) -> str:
     return "; ".join(cells)
 
 
-def repetitions(db: str, target: list[str], env: dict[str, str], repeat: int, keep: Path) -> dict:
+def repetitions(db: str, target: list[str], env: dict[str, str], repeat: int, keep: Path,
+                warmups: int = 0) -> dict:
+    for n in range(warmups):
+        t0 = time.perf_counter()
+        warm = check(target, env, keep, f"{db}-warmup-{n}")
+        print(f"{db} warm-up check {n + 1}/{warmups} ({time.perf_counter() - t0:.0f} s, not counted): "
+              f"throughput A {warm['figures']['throughput A']['value']:,.0f} ops/s ({load(warm)})",
+              flush=True)
     aa_worse: Counter[str] = Counter()
     aa_any = power_hits = 0
     reached = []
@@ -149,7 +158,7 @@ def with_cassandra(args, env: dict[str, str], keep: Path) -> dict:
               f"(heap {args.heap}, state {state})", flush=True)
         target = ["--cluster", CLUSTER, *(["--quick"] if not args.full else []), "-threads",
                   str(args.cassandra_threads)]
-        return repetitions("cassandra", target, env, args.repeat, keep)
+        return repetitions("cassandra", target, env, args.repeat, keep, args.warmup_checks)
     finally:
         down = workbench(["cluster", "down", CLUSTER], env, timeout=300)
         print(f"cassandra: cluster down, exit status {down.returncode}", flush=True)
@@ -167,6 +176,9 @@ def main() -> None:
     ap.add_argument("--cassandra-threads", type=int, default=8, help="Cassandra: -threads")
     ap.add_argument("--address", default="127.0.0.71", help="loopback address of the Cassandra node")
     ap.add_argument("--heap", default="1G", help="the Cassandra node's heap")
+    ap.add_argument("--warmup-checks", type=int, default=1, help="Cassandra: checks run first on the new "
+                    "node, not counted (its JIT compiles during the first: throughput A climbed from 5,453 "
+                    "to 12,395 ops/s in it, against about 20,000 after)")
     ap.add_argument("--keep", help="folder for every check's document (default: a temporary one)")
     args = ap.parse_args()
     keep = Path(args.keep or tempfile.mkdtemp(prefix="bench-check-rate-"))

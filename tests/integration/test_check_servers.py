@@ -2,7 +2,8 @@
 
 Each saves a baseline, then checks against it: the exit status is 0 or 1 (a verdict, never 2: the
 same cluster, workload and manifest), the verdict table is printed, the JUnit XML is written, and
-the check's own table is loaded (the first check) without touching any other.
+the check's own table is loaded (the first check) without touching any other, and settled before it
+is measured (flushed, and compacted on Cassandra).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _check(tmp_path: Path, suite_servers, name: str, *args: str) -> subprocess.C
                           timeout=600)
 
 
-def _saved_then_checked(tmp_path: Path, suite_servers, name: str) -> None:
+def _saved_then_checked(tmp_path: Path, suite_servers, name: str, settled: str) -> None:
     base, junit = tmp_path / "baseline.json", tmp_path / "check.xml"
     first = _check(tmp_path, suite_servers, name, "--save-baseline", str(base))
     assert first.returncode in (0, 1), first.stdout + first.stderr
@@ -48,6 +49,8 @@ def _saved_then_checked(tmp_path: Path, suite_servers, name: str) -> None:
     second = _check(tmp_path, suite_servers, name, "--baseline", str(base), "--junit", str(junit))
     assert second.returncode in (0, 1), second.stdout + second.stderr
     assert "loading" not in second.stderr  # the table is there now
+    # its table settled before A: what the first check's runs wrote flushed (and compacted) first
+    assert settled in second.stderr, second.stderr
     assert f"baseline: the baseline {base}" in second.stdout
     for figure in FIGURES:
         assert figure in second.stdout
@@ -56,8 +59,11 @@ def _saved_then_checked(tmp_path: Path, suite_servers, name: str) -> None:
 
 
 def test_check_quick_on_a_cassandra_node(tmp_path, suite_servers, cassandra_node):
-    _saved_then_checked(tmp_path, suite_servers, cassandra_node.name)
+    # the load's SSTable and the first check's flushed into one
+    _saved_then_checked(tmp_path, suite_servers, cassandra_node.name,
+                        "settled: ycsb.workbench_check flushed and compacted, SSTables: 1 on node1")
 
 
 def test_check_quick_on_hbase(tmp_path, suite_servers, hbase_server):
-    _saved_then_checked(tmp_path, suite_servers, hbase_server.name)
+    _saved_then_checked(tmp_path, suite_servers, hbase_server.name,
+                        "settled: workbench_check flushed, no compaction running")

@@ -32,8 +32,10 @@ from workbench.errors import ClusterError
 
 
 def settle(cluster: Cluster, *, keyspace: str, table: str, timeout: float = 600.0,
-           say: Callable[[str], None] | None = None) -> float:
-    """Flush `table` and wait until no compaction of it runs; the seconds it took.
+           say: Callable[[str], None] | None = None, compact: bool = False) -> float:
+    """Flush `table` and wait until no compaction of it runs; the seconds it took. `compact`: a
+    major compaction of it too, where the server has one (`compact` of its descriptor; the
+    settle step where it has none), so that what is measured next meets the same files each time.
 
     Raises ClusterError (one line) when the cluster is not local, a tool fails or the deadline
     passes with compactions still running."""
@@ -41,7 +43,8 @@ def settle(cluster: Cluster, *, keyspace: str, table: str, timeout: float = 600.
         raise ClusterError(f"settle = flush needs a cluster the workbench started locally, not a "
                            f"{cluster.provider} one", 'use settle = "none" for this experiment')
     started = time.monotonic()
-    step = server(cluster.kind).settle  # the server's own step (databases/)
+    served = server(cluster.kind)
+    step = (compact and served.compact) or served.settle  # the server's own step (databases/)
     if not step:
         raise ClusterError(f"settle = flush does not know how to flush a {cluster.kind} cluster")
     done = resolve(step)(cluster, keyspace, table, timeout)

@@ -63,6 +63,9 @@ class Server:
     shape: Ref = ""  # (spec) -> (processes, where clients connect) of a preset not started
     heap_label: str = "heap"  # what a preset's `heap` sizes, as `cluster status` says it
     settle: Ref = ""  # (cluster, keyspace, table, timeout) -> what was settled (clusters/settle.py)
+    # the same, and the table compacted into as few files as the server makes (a major
+    # compaction): every `workbench check` starts from the same files (clusters/settle.py)
+    compact: Ref = ""
     resize: Ref = ""  # (cluster, verb) -> the kind module that adds and removes its nodes, or raises
     # (provider, cluster, node or None, "flush" | "compact") -> one line a node (`cluster flush`)
     maintain: Ref = ""

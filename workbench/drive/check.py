@@ -3,6 +3,9 @@
     load   its own table, `workbench_check` (table=, never the user's) when a probe of 100 reads on
            it fails or misses a record; on the memory binding every run's worker process preloads
            its records (memory.preload), so it is loaded every time
+    settle on a cluster the workbench started here, its table flushed and compacted (a major
+           compaction where the server has one: Cassandra's `nodetool compact`), no compaction
+           running (clusters/settle.py), so each check meets the same files; elsewhere said once
     A      workload A at its maximum throughput (closed loop: no target unless -target caps it),
            warm-up excluded (measurement.warmup), until the throughput of three 2-second windows
            agrees within 5% after the minimum (measurement.minimum, measurement.stable) or the
@@ -12,8 +15,8 @@
            coordinated omission corrected), for their p99
 
               warm-up  minimum  cap (maxexecutiontime)   whole suite at most
-    default   5 s      20 s     50 s (A, C), 40 s paced  140 s + the load
-    --quick   3 s      12 s     16 s each                 48 s + the load
+    default   5 s      20 s     50 s (A, C), 40 s paced  140 s + the load and settle
+    --quick   3 s      12 s     16 s each                 48 s + the load and settle
 
 Every run's lanes run in a worker process (as in the app), so that the controller's per-second
 ticks never wait for a lane. The paced run's achieved rate against the offered one, and whether
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.config.spec import spec_from_args
-from workbench.databases import in_process
+from workbench.databases import in_process, server
 from workbench.drive.phase import StoreChoice, execute_phase
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.results import baseline as baseline_file
@@ -56,6 +59,7 @@ SCALE_ENV = "WORKBENCH_CHECK_SCALE"
 # (warm-up s, minimum s, cap s of A and C, cap s of the paced run)
 DURATIONS = {False: (5.0, 20.0, 50.0, 40.0), True: (3.0, 12.0, 16.0, 16.0)}
 STABLE_PCT = 5
+SETTLE_TIMEOUT_S = 120.0  # the table's flush and compaction before A (10,000 records: seconds)
 # Properties that do not change what the suite measures, left out of its workload digest.
 NOT_WORKLOAD = ("maxexecutiontime", "measurement.", "snapshot.interval", "status.interval", "target",
                 "label", "db", "workers", "ray.", "eventloop", "table", "seed", "hdrhistogram.")
@@ -137,6 +141,7 @@ class CheckRun:
     results: dict[str, RunResult] = field(default_factory=dict)
     run_ids: dict[str, int | None] = field(default_factory=dict)
     loaded: bool = False
+    settled: str = ""  # what was done to the table before A ("" for the memory binding)
 
 
 def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True,
@@ -149,6 +154,7 @@ def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True
             f"records into its own table {TABLE}")
         _phase(plan, "load", out, store, status)
         out.loaded = True
+    out.settled = _settle(plan, say)
     for phase in ("A", "C"):
         say(f"workbench: check: workload {phase} at its maximum throughput")
         _phase(plan, phase, out, store, status)
@@ -160,6 +166,32 @@ def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True
     say(f"workbench: check: workload A paced at {target:,.0f} ops/s (half its maximum)")
     _phase(plan, "paced", out, store, status, target)
     return out
+
+
+def _settle(plan: CheckPlan, say: Callable[[str], None]) -> str:
+    """Before A, on a cluster the workbench started here: the check's table flushed and compacted
+    and no compaction running (clusters/settle.py), so that every check measures the same files
+    and no background work that earlier runs left. Measured on a Cassandra node (BENCHMARKS.md,
+    `bench_check_error_rate.py`): without it, checks in a row saw the table's SSTables grow from
+    one to three and throughput C fall from 29,000 to 16,000 ops/s. Elsewhere it is said once."""
+    cluster = plan.cluster
+    if cluster is None:  # the memory binding: each run's worker loads a table of its own
+        return ""
+    from workbench.clusters.settle import settle  # noqa: PLC0415
+
+    if cluster.provider != "local" or not server(cluster.kind).settle:
+        said = (f"not settled: the check measures the table as earlier runs left it (the workbench "
+                f"flushes and compacts only the clusters it started here, not a {cluster.provider} "
+                f"{cluster.kind} cluster)")
+        say(f"workbench: check: {said}")
+        return said
+    spec, props, _, _ = plan.spec("A")
+    lines: list[str] = []
+    settle(cluster, keyspace=props.get("cassandra.keyspace", "ycsb"), table=spec.table,
+           timeout=SETTLE_TIMEOUT_S, say=lines.append, compact=True)
+    said = lines[-1].strip() if lines else "settled"
+    say(f"workbench: check: {said}")
+    return said
 
 
 def _user_keys(plan: CheckPlan) -> set[str]:

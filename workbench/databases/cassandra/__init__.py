@@ -61,6 +61,7 @@ CASSANDRA = Database(
         listens_on="workbench.databases.cassandra.cluster:listens_on",
         shape="workbench.databases.cassandra.cluster:shape",
         settle="workbench.databases.cassandra.cluster_maintenance:settle_cassandra",
+        compact="workbench.databases.cassandra.cluster_maintenance:compact_cassandra",
         resize="workbench.databases.cassandra.cluster:resizable",
         maintain="workbench.databases.cassandra.cluster_maintenance:maintain_cassandra",
     ),),

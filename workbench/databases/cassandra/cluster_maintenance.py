@@ -13,7 +13,7 @@ from workbench.clusters import java_tools
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.maintenance import TIMEOUT_S, in_container, targets
 from workbench.clusters.settle import classpath, java, last_line
-from workbench.databases.cassandra.cluster import jmx_port
+from workbench.databases.cassandra.cluster import jmx_port, node_dirs
 from workbench.errors import ClusterError
 
 NODETOOL_CLASS = "org.apache.cassandra.tools.NodeTool"
@@ -24,6 +24,28 @@ _PENDING = re.compile(r"^pending tasks\s*:?\s*(\d+)", re.MULTILINE)
 def settle_cassandra(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
     _settle_cassandra(cluster, keyspace, table, time.monotonic() + timeout)
     return f"{keyspace}.{table} flushed, no compaction running"
+
+
+def compact_cassandra(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+    """The table flushed and compacted on every node (`nodetool compact KEYSPACE TABLE`: a major
+    compaction, which returns once it is done; it does not flush first), no compaction left
+    running, and each node's SSTables of it counted from its data directory once the compaction's
+    transaction log is gone (the replaced files are deleted then)."""
+    deadline = time.monotonic() + timeout
+    for node in cluster.nodes:
+        nodetool(node, ["flush", keyspace, table], deadline)
+        nodetool(node, ["compact", keyspace, table], deadline)
+    _wait_compactions(cluster, deadline)
+    counts = [f"{_sstables(cluster, n, keyspace, table, deadline)} on {n.name}" for n in cluster.nodes]
+    return f"{keyspace}.{table} flushed and compacted, SSTables: {', '.join(counts)}"
+
+
+def _sstables(cluster: Cluster, node: Node, keyspace: str, table: str, deadline: float) -> int:
+    data = node_dirs(cluster.spec, cluster.run_dir, node.name)[1] / "data"
+    folders = list((data / keyspace).glob(f"{table}-*"))
+    while any(any(folder.glob("*_txn_*.log")) for folder in folders) and time.monotonic() < deadline:
+        time.sleep(POLL_S / 5)
+    return sum(len(list(folder.glob("*-Data.db"))) for folder in folders)
 
 
 def nodetool(node: Node, args: list[str], deadline: float) -> str:
@@ -60,6 +82,10 @@ def compactions_busy(compactionstats: str) -> bool:
 def _settle_cassandra(cluster: Cluster, keyspace: str, table: str, deadline: float) -> None:
     for node in cluster.nodes:
         nodetool(node, ["flush", keyspace, table], deadline)
+    _wait_compactions(cluster, deadline)
+
+
+def _wait_compactions(cluster: Cluster, deadline: float) -> None:
     waiting = list(cluster.nodes)
     while waiting:
         waiting = [n for n in waiting if compactions_busy(nodetool(n, ["compactionstats"], deadline))]
