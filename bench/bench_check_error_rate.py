@@ -70,13 +70,19 @@ def check(target: list[str], env: dict[str, str], keep: Path, name: str, *extra:
         raise SystemExit(f"bench_check_error_rate: check {name} ended with exit status {done.returncode}")
     doc = json.loads(doc_path.read_text())
     doc["exit"] = done.returncode
+    said = ("workbench: check: settled", "workbench: check: not settled")
+    doc["settled"] = next((line.removeprefix("workbench: check: ") for line in done.stderr.splitlines()
+                           if line.startswith(said)), "")
     return doc
 
 
 def load(doc: dict) -> str:
-    """The 1-minute load average when the check's run A started (its manifest's host)."""
+    """The 1-minute load average when the check's run A started (its manifest's host), and how
+    long its table's settle step took (drive/check.py), when it had one."""
     host = ((doc.get("manifests") or {}).get("A") or {}).get("host") or {}
-    return f"load {(host.get('load_average') or ['?'])[0]}"
+    settled = doc.get("settled", "")
+    took = settled.rpartition("(")[2].rstrip(")") if settled.startswith("settled") else ""
+    return f"load {(host.get('load_average') or ['?'])[0]}" + (f", settled in {took}" if took else "")
 
 
 def said(verdicts) -> str:
