@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.runs import run_while
-from tests.support.server_logs import allowed_gaps, few_skips, log_lines
+from tests.support.server_logs import allowed_gaps, few_skips, log_lines, noted_gaps
 from workbench.clusters import gc_log
 
 pytestmark = pytest.mark.servers
@@ -139,7 +139,11 @@ def test_hbase_flush_and_compaction_show_in_jmx_events(tmp_path, suite_servers, 
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]
     figures = [i["server"].get(key, {}) for i in whole[2:]]
     read = [f for f in figures if "memstore_bytes" in f and "flushes_pending" in f]
-    # a second may be lost while HBase renews its beans, or to a loaded machine
-    assert len(read) >= len(figures) - allowed_gaps(len(figures)), figures
+    # a second may be lost while HBase renews its beans, or to a loaded machine: each one the run's
+    # notes count (at most one in five late or busy: few_skips), but for the first and last (a
+    # rehearsal under two busy loops had 13 of 48 seconds without /jmx figures; until then the
+    # sampler filed what its thread, woken late, asked under the next second, and counted nothing)
+    gaps = len(figures) - len(read)
+    assert gaps <= 2 + noted_gaps(doc["server_notes"], "jmx"), (gaps, figures, doc["server_notes"])
     assert any(f.get("requests", 0) > 0 for f in figures)
     few_skips(doc["server_notes"], ("jmx", "gc-log"))

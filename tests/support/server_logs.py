@@ -39,6 +39,17 @@ def allowed_gaps(seconds: int) -> int:
     return max(2, seconds // 5)
 
 
+def noted_gaps(notes: list[str], source: str) -> int:
+    """The seconds a run's notes say `source` (a source's name prefix) was skipped, and those the
+    sampler's thread did not ask at all (woken more than a second late)."""
+    out = 0
+    for note in notes:
+        if note.startswith((source, "sampler:")):
+            found = re.search(r": (\d+) of \d+ seconds (?:skipped|not asked)", note)
+            out += int(found[1]) if found else 0
+    return out
+
+
 def few_skips(notes: list[str], sources: tuple[str, ...]) -> None:
     """None of `sources` was unavailable or failed more than two seconds; an answer late for its
     second, or a source busy, is the machine's load: at most one second in five."""

@@ -314,3 +314,52 @@ def test_a_sampler_stopped_before_it_started_still_closes_its_sources():
     sources = [Broken(), Closing()]
     assert ServerSampler(sources).stop() == []
     assert closed == sources
+
+
+class Blocking:
+    """Read on the sampler's own thread (inline) and slow the first time: the thread's next
+    wake-up comes more than a period late, as on a machine too busy to run it."""
+
+    name = "blocking"
+    inline = True
+
+    def __init__(self, first_s: float) -> None:
+        self.first_s, self.calls = first_s, 0
+
+    def sample(self, now: float) -> list[NodeSample]:
+        self.calls += 1
+        if self.calls == 1:
+            time.sleep(self.first_s)
+        return [NodeSample("127.0.0.7", {"cpu": 0.1})]
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_ask_made_late_is_filed_under_the_second_it_was_due_for():
+    from workbench.drive.server_sampler import _Asker
+
+    filed = []
+    inline = _Asker(Blocking(0.0), lambda asker, at, samples: filed.append(at))
+    inline.ask(100.7, 100.0)  # the sampler's thread woke 0.7 s after the second's due time
+    inline.ask(101.0)  # asked without a due time: filed when asked
+    assert filed == [100.0, 101.0]
+    arrived = threading.Event()
+    threaded = _Asker(Good(), lambda asker, at, samples: (filed.append(at), arrived.set()))
+    try:
+        threaded.ask(200.3, 200.0)
+        assert arrived.wait(30)
+    finally:
+        threaded.close()
+    assert filed[-1] == 200.0
+
+
+def test_seconds_the_samplers_thread_slept_through_are_counted_and_noted():
+    sampler = ServerSampler([Blocking(0.5)], period=0.1, lead=0.02)  # asleep for 5 periods
+    sampler.start(time.time())
+    deadline = time.monotonic() + 30
+    while sampler.asked < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    notes = sampler.stop()
+    assert sampler.stalled >= 3, notes
+    assert f"sampler: {sampler.stalled} of {sampler.asked + sampler.stalled} seconds not asked" in notes[0]

@@ -13,7 +13,9 @@ source that only reads local files that never block (`inline = True`: /proc, a G
 the sampler's thread itself, after the others were asked: a thread woken once a second costs about
 a millisecond of CPU in cold caches alone, whatever it then does (issue 54, 7). An answer is filed
 under the second it was asked for; the controller's tick at the end of that second takes it
-(`take`, a lock and a dict, never a wait). An answer that comes after its second's tick is late:
+(`take`, a lock and a dict, never a wait); a thread woken late on a busy machine still files what
+it asks under the second it was woken for (its due time), and one woken more than a second late
+skips the seconds gone by and `notes` counts them. An answer that comes after its second's tick is late:
 its figures are dropped, but for the GC pauses it counted (gc_pauses, gc_pause_ms_total and _max,
 read once from a log and never again), which join the interval that takes it, and its events
 (each with its own time) are kept. A source that raises
@@ -53,7 +55,7 @@ class _Asker:
         self.gone: str | None = None  # why it is asked no more (SourceUnavailable)
         self.skips: Counter[str] = Counter()
         self.first_error = ""
-        self._due: float | None = None
+        self._due: tuple[float, float] | None = None  # (asked at, filed at)
         self._wake = threading.Condition()
         self._closed = False
         if not self.inline:
@@ -61,10 +63,13 @@ class _Asker:
                                             daemon=True)
             self._thread.start()
 
-    def ask(self, now: float) -> None:
+    def ask(self, now: float, filed: float | None = None) -> None:
+        """Ask for the figures at `now`; the answer is filed at `filed` (the second's due time, if
+        the ask came later: a sampler's thread woken late), never later than `now`."""
+        filed = now if filed is None else min(filed, now)
         if self.inline:
             if self.gone is None and not self._closed:
-                self._sample(now)
+                self._sample(now, filed)
             return
         with self._wake:
             if self.gone is not None or self._closed:
@@ -72,7 +77,7 @@ class _Asker:
             if self.busy:
                 self.skips["busy"] += 1
                 return
-            self.busy, self._due = True, now
+            self.busy, self._due = True, (now, filed)
             self._wake.notify()
 
     def _serve(self) -> None:
@@ -82,14 +87,14 @@ class _Asker:
                     self._wake.wait()
                 if self._closed:
                     return
-                now, self._due = self._due, None
-            self._sample(now)
+                (now, filed), self._due = self._due, None
+            self._sample(now, filed)
             with self._wake:
                 self.busy = False
                 if self.gone is not None:
                     return
 
-    def _sample(self, now: float) -> None:
+    def _sample(self, now: float, filed: float) -> None:
         try:
             samples = self.source.sample(now)
             checked = _checked(samples)
@@ -101,7 +106,7 @@ class _Asker:
             if checked is None:
                 self._failed("garbage", f"answered {type(samples).__name__}, not node samples")
             else:
-                self.deliver(self, now, checked)
+                self.deliver(self, filed, checked)
 
     def _failed(self, how: str, why: object) -> None:
         self.skips[how] += 1
@@ -163,6 +168,7 @@ class ServerSampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.asked = 0  # seconds the sources were asked
+        self.stalled = 0  # seconds not asked: the sampler's thread woke more than a second late
 
     def start(self, wall0: float) -> None:
         """The run's clock started at `wall0` (time.time()): ask from now on."""
@@ -181,12 +187,14 @@ class ServerSampler:
             if self._stop.wait(max(due - time.time(), 0.0)):
                 return
             now = time.time()
-            if now - due > self.period:  # the machine stalled: skip the seconds gone by
-                k += int((now - due) // self.period)
+            if now - due > self.period:  # the machine stalled: skip the seconds gone by, said
+                gone = int((now - due) // self.period)
+                self.stalled += gone
+                k += gone
                 continue
             self.asked += 1
             for asker in self._askers:
-                asker.ask(now)
+                asker.ask(now, due)  # filed at its second even when the thread woke late
             k += 1
 
     def _deliver(self, asker: _Asker, now: float, samples: list[NodeSample]) -> None:
@@ -234,6 +242,9 @@ class ServerSampler:
         """One line for each source that could not be read at all, or skipped seconds, and what
         a source that answers says it cannot see (its `notes`: FerretDB's part of serverStatus)."""
         out = []
+        if self.stalled:
+            out.append(f"sampler: {self.stalled} of {self.asked + self.stalled} seconds not asked (its "
+                       "thread woke more than a second late: the machine was busy)")
         for asker in self._askers:
             if asker.gone is not None:
                 out.append(f"{asker.name}: {asker.gone}")
