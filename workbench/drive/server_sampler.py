@@ -12,15 +12,14 @@ exit), at most one request at a time: a source still busy with the last second s
 source that only reads local files that never block (`inline = True`: /proc, a GC log) is read on
 the sampler's thread itself, after the others were asked: a thread woken once a second costs about
 a millisecond of CPU in cold caches alone, whatever it then does (issue 54, 7). An answer is filed
-under the second it was asked for; the controller's tick at the end of that second takes it
-(`take`, a lock and a dict, never a wait); a thread woken late on a busy machine still files what
-it asks under the second it was woken for (its due time), and one woken more than a second late
-skips the seconds gone by and `notes` counts them. An answer that comes after its second's tick is late:
-its figures are dropped, but for the GC pauses it counted (gc_pauses, gc_pause_ms_total and _max,
-read once from a log and never again), which join the interval that takes it, and its events
-(each with its own time) are kept. A source that raises
-SourceUnavailable is asked no more and says why once; one that fails or answers garbage skips that
-second. Every skip is counted, and `notes` says so at the end.
+under the second it was asked for (its due time, even when a busy machine woke the thread late);
+the controller's tick at the end of that second takes it (`take`, a lock and a dict, never a
+wait). A thread woken more than a second late skips the seconds gone by, and `notes` counts them.
+An answer that comes after its second's tick is late: its figures are dropped, but for the GC
+pauses it counted (gc_pauses, gc_pause_ms_total and _max, read once from a log and never again),
+which join the interval that takes it, and its events (each with its own time) are kept. A source
+that raises SourceUnavailable is asked no more and says why once; one that fails or answers
+garbage skips that second. Every skip is counted, and `notes` says so at the end.
 """
 
 from __future__ import annotations
