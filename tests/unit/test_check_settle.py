@@ -94,3 +94,15 @@ def test_cassandras_compact_step_counts_the_tables_sstables_once_its_compaction_
     assert line == "ycsb.workbench_check flushed and compacted, SSTables: 1 on node1"
     assert ran == [["flush", "ycsb", "workbench_check"], ["compact", "ycsb", "workbench_check"],
                    ["compactionstats"]]
+
+
+def test_a_local_cluster_whose_server_has_no_settle_step_is_measured_as_it_is_and_said(settled, tmp_path,
+                                                                                        monkeypatch):
+    from workbench.databases.base import Server
+
+    monkeypatch.setattr(check, "server", lambda kind: Server(kind=kind))  # a third party's, say
+    said = []
+    got = check._settle(_plan(_cluster("cassandra-single", tmp_path)), said.append)
+    assert settled == [] and said == [f"workbench: check: {got}"]
+    assert got == ("not settled: the check measures the table as earlier runs left it (the workbench "
+                   "has no settle step for cassandra)")

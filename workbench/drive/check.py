@@ -179,10 +179,11 @@ def _settle(plan: CheckPlan, say: Callable[[str], None]) -> str:
         return ""
     from workbench.clusters.settle import settle  # noqa: PLC0415
 
-    if cluster.provider != "local" or not server(cluster.kind).settle:
-        said = (f"not settled: the check measures the table as earlier runs left it (the workbench "
-                f"flushes and compacts only the clusters it started here, not a {cluster.provider} "
-                f"{cluster.kind} cluster)")
+    why = (f"the workbench flushes and compacts only the clusters it started here, not a "
+           f"{cluster.provider} {cluster.kind} cluster" if cluster.provider != "local" else
+           "" if server(cluster.kind).settle else f"the workbench has no settle step for {cluster.kind}")
+    if why:
+        said = f"not settled: the check measures the table as earlier runs left it ({why})"
         say(f"workbench: check: {said}")
         return said
     spec, props, _, _ = plan.spec("A")
