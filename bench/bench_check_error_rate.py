@@ -76,7 +76,7 @@ def check(target: list[str], env: dict[str, str], keep: Path, name: str, *extra:
     return doc
 
 
-def load(doc: dict) -> str:
+def context(doc: dict) -> str:
     """The 1-minute load average when the check's run A started (its manifest's host), and how
     long its table's settle step took (drive/check.py), when it had one."""
     host = ((doc.get("manifests") or {}).get("A") or {}).get("host") or {}
@@ -99,7 +99,7 @@ def repetitions(db: str, target: list[str], env: dict[str, str], repeat: int, ke
         t0 = time.perf_counter()
         warm = check(target, env, keep, f"{db}-warmup-{n}")
         print(f"{db} warm-up check {n + 1}/{warmups} ({time.perf_counter() - t0:.0f} s, not counted): "
-              f"throughput A {warm['figures']['throughput A']['value']:,.0f} ops/s ({load(warm)})",
+              f"throughput A {warm['figures']['throughput A']['value']:,.0f} ops/s ({context(warm)})",
               flush=True)
     aa_worse: Counter[str] = Counter()
     aa_any = power_hits = 0
@@ -121,9 +121,9 @@ def repetitions(db: str, target: list[str], env: dict[str, str], repeat: int, ke
         power_hits += thr.verdict == "worse"
         reached.append(held["figures"]["throughput A"]["value"] / base["figures"]["throughput A"]["value"])
         print(f"{db} rep {rep + 1:2d}/{repeat} ({time.perf_counter() - t0:.0f} s): baseline throughput A "
-              f"{base['figures']['throughput A']['value']:,.0f} ops/s ({load(base)})", flush=True)
-        print(f"   A/A  exit {aa['exit']} ({load(aa)}): {said(aa_verdicts)}", flush=True)
-        print(f"   80%  exit {held['exit']} ({load(held)}, -target {cap:,.0f}, reached {reached[-1]:.0%} "
+              f"{base['figures']['throughput A']['value']:,.0f} ops/s ({context(base)})", flush=True)
+        print(f"   A/A  exit {aa['exit']} ({context(aa)}): {said(aa_verdicts)}", flush=True)
+        print(f"   80%  exit {held['exit']} ({context(held)}, -target {cap:,.0f}, reached {reached[-1]:.0%} "
               f"of the baseline): {said(held_verdicts)}", flush=True)
     return {"repeat": repeat, "aa_any": aa_any, "aa_worse": aa_worse, "power": power_hits, "reached": reached}
 

@@ -141,7 +141,6 @@ class CheckRun:
     results: dict[str, RunResult] = field(default_factory=dict)
     run_ids: dict[str, int | None] = field(default_factory=dict)
     loaded: bool = False
-    settled: str = ""  # what was done to the table before A ("" for the memory binding)
 
 
 def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True,
@@ -154,7 +153,7 @@ def run_check(plan: CheckPlan, *, store: StoreChoice = None, status: bool = True
             f"records into its own table {TABLE}")
         _phase(plan, "load", out, store, status)
         out.loaded = True
-    out.settled = _settle(plan, say)
+    _settle(plan, say)
     for phase in ("A", "C"):
         say(f"workbench: check: workload {phase} at its maximum throughput")
         _phase(plan, phase, out, store, status)
