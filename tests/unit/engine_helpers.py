@@ -230,3 +230,45 @@ class RegionsBinding:
 
 def register_regions_binding():
     _register("regions", "RegionsBinding")
+
+
+class HangBinding:
+    """A memory binding that hangs the end of a phase, as a client call that never returns and
+    swallows a cancellation would: with `hang.at=read` a worker's 50th read, with `hang.at=cleanup`
+    its cleanup (worker processes too; not the controller's own binding). Each shrugs off the
+    first cancellation and gives in to the second, so that the test's loop can still close."""
+
+    def __new__(cls, spec, properties, context):
+        import asyncio as _asyncio
+
+        from workbench.databases.memory.binding import MemoryBinding
+
+        at = properties.get("hang.at", "cleanup")
+
+        async def stuck():
+            for attempt in range(2):
+                try:
+                    await _asyncio.Event().wait()
+                except _asyncio.CancelledError:
+                    if attempt:
+                        raise
+
+        class _Hang(MemoryBinding):
+            reads = 0
+
+            async def read(self, table, key, fields):
+                _Hang.reads += 1
+                if at == "read" and _Hang.reads == 50:
+                    await stuck()
+                return await super().read(table, key, fields)
+
+            async def cleanup(self):
+                if at == "cleanup" and self.context.get("worker", 0) >= 0:
+                    await stuck()
+                await super().cleanup()
+
+        return _Hang(spec, properties, context)
+
+
+def register_hang_binding():
+    _register("hang", "HangBinding")

@@ -101,6 +101,11 @@ STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows
 STABLE_WINDOWS = 3
 # Stop reasons of a run that ended as planned: its time was up, its measurement was steady, or
 # the plan that drives it ended it ("planned": a lesson's run once its window after a change is over).
+# After a stop, a phase's workers get this long to end: their lanes are cancelled after the
+# runner's STOP_GRACE_S, then each binding's cleanup runs. A worker still going then (a request or
+# a cleanup that ignores cancellation, a loop blocked in a call) is ended by force, and the phase
+# fails with one line naming what held it up; what it recorded until then is kept.
+END_GRACE_S = 60.0
 COMPLETED = (None, "maxexecutiontime", "measured", "planned")
 
 
@@ -161,6 +166,7 @@ class Controller:
         self._t0 = 0.0
         self._wall0 = 0.0  # time.time() when _t0 was taken
         self._stop_reason: str | None = None
+        self._stopped_at: float | None = None  # perf_counter() at the stop (END_GRACE_S counts from it)
         self._notes: list[str] = []
         self._before_final: list[Callable[[], None]] = []
         self._server_feed: ServerFeed | None = None
@@ -247,6 +253,7 @@ class Controller:
     def stop(self, reason: str = "stopped") -> None:
         if self._stop_reason is None:
             self._stop_reason = reason
+            self._stopped_at = time.perf_counter()
             self._event("stop", reason)
             if self._executor:
                 self._executor.stop()
@@ -360,6 +367,13 @@ class Controller:
                     self.stop("maxexecutiontime")
                 elif self._window and self._window_done():
                     self.stop("measured")
+                if self._stopped_at is not None and time.perf_counter() - self._stopped_at > END_GRACE_S:
+                    stuck = self._executor.abandon()
+                    raise WorkbenchError(
+                        f"the phase had not ended {END_GRACE_S:.0f} s after its stop and was ended by "
+                        f"force; still going: {stuck}",
+                        "the results recorded so far are kept; a request or cleanup that hangs needs "
+                        f"a timeout: see the {self.spec.db} binding's properties in docs/CLIENTS.md")
             waiter.result()
         except WorkbenchError as exc:
             error = str(exc)

@@ -487,6 +487,14 @@ class RayExecutor:
         if self.errors:
             raise WorkbenchError(self.errors[0], "the results recorded so far are kept")
 
+    def abandon(self) -> str:
+        """End the actors that outlived their stop's grace: which workers they were."""
+        stuck = ", ".join(f"worker {w}" for w in sorted(self.live))
+        self.close()
+        for w in list(self.live):
+            self._finish(w)
+        return f"{stuck} on Ray"
+
     def close(self) -> None:
         """End every actor of this phase (they would end with the driver anyway)."""
         for fut in [self._claimed_ask, *self.pending.values()]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import random
 import time
 from collections.abc import Callable
@@ -43,6 +44,29 @@ GC_YOUNG = 3_000
 # x response time): 50 times a second, a wake-up of a few microseconds each.
 SAMPLE_S = 0.02
 SAMPLE_NS = int(SAMPLE_S * 1e9)  # the same wake-up measures the loop's lag: how late it came
+ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+
+
+def waiting_in(task: asyncio.Task) -> str:
+    """Where a suspended task waits: the innermost coroutine outside asyncio itself, by its
+    function, file (from its package on) and line, following what each coroutine awaits ("" when
+    it cannot be told)."""
+    coro, frame = task.get_coro(), None
+    while coro is not None:
+        inner = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if inner is None:
+            break
+        if not inner.f_code.co_filename.startswith(ASYNCIO_DIR):  # not asyncio.Event.wait and such
+            frame = inner
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    if frame is None:
+        return ""
+    path = frame.f_code.co_filename.replace("\\", "/")
+    for root, keep in (("/site-packages/", 0), ("/dist-packages/", 0), ("/workbench/", 1), ("/tests/", 1)):
+        if root in path:  # pymongo/pool.py, workbench/core/runner.py
+            path = path[path.rindex(root) + (1 if keep else len(root)):]
+            break
+    return f"{frame.f_code.co_name} ({path}:{frame.f_lineno})"
 
 
 class Budget(Protocol):
@@ -127,6 +151,7 @@ class WorkerEngine:
         self.exhausted = False
         self.failure: BaseException | None = None  # an exception a lane did not expect
         self.cleanup_error: BaseException | None = None
+        self._cleaning = False  # True while the binding's cleanup runs (what holdup() names)
         self._drained_ops = 0  # operations completed up to the last drain
         self._paced_base = 0  # operations completed when the schedule became active
         self._in_flight_sum = 0.0  # samples of the operations in the system since the last drain
@@ -204,6 +229,18 @@ class WorkerEngine:
     @property
     def active_lanes(self) -> int:
         return len(self._tasks)
+
+    def holdup(self) -> str:
+        """What keeps this worker from ending after its stop, in a few words: its lanes still in
+        flight (and where the first of them waits), or its binding's cleanup."""
+        if self._tasks:
+            where = waiting_in(next(iter(self._tasks.values())))
+            lanes = len(self._tasks)
+            return (f"{lanes} lane{'s' if lanes > 1 else ''} of worker {self.worker}"
+                    + (f", one waiting in {where}" if where else ""))
+        if self._cleaning:
+            return f"worker {self.worker}'s {type(self.db).__name__}.cleanup()"
+        return f"worker {self.worker}"
 
     def drain(self) -> TickData:
         heap.maybe_trim()  # a worker process's own heap (at most once a minute)
@@ -299,10 +336,12 @@ class WorkerEngine:
             gc.set_threshold(*thresholds)
             gc.unfreeze()
             t0 = time.perf_counter_ns()
+            self._cleaning = True
             try:
                 await self.db.cleanup()
             except Exception as exc:  # reported, and the run's results are still kept
                 self.cleanup_error = exc
+            self._cleaning = False
             cleanup = self.recorder.meter("CLEANUP")
             cleanup.record_value((time.perf_counter_ns() - t0) // 1000)
             if self.cleanup_error is not None:  # e.g. a client-side write buffer that failed to flush

@@ -85,6 +85,14 @@ class InProcessExecutor:
     def done(self) -> bool:
         return self._task is not None and self._task.done()
 
+    def abandon(self) -> str:
+        """End a worker that outlived its stop's grace (its task is cancelled once more; a binding
+        that shrugs that off too is left behind): what held it up."""
+        what = self.engine.holdup()
+        if self._task is not None:
+            self._task.cancel()
+        return what
+
     async def wait(self) -> None:
         if self._task is not None:
             await self._task
@@ -209,8 +217,9 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
             engine.stop()
             loop.remove_reader(conn.fileno())
             return
-        if msg[0] == "drain":
-            conn.send(("tick", msg[1], _encode_tick(engine.drain()), engine.active_lanes))
+        if msg[0] == "drain":  # (once stopped, what it still waits for: ProcessExecutor.abandon)
+            conn.send(("tick", msg[1], _encode_tick(engine.drain()), engine.active_lanes,
+                       engine.holdup() if engine.stopping else None))
         else:
             commands[msg[0]](*msg[1:])
 
@@ -256,6 +265,7 @@ class ProcessExecutor:
         self.all_done = asyncio.Event()
         self.up: set[int] = set()
         self.all_up = asyncio.Event()
+        self.holdups: dict[int, str] = {}  # worker -> what it waited for at its last reply after the stop
         self._seq = 0
 
     def _target_share(self, index: int) -> float:
@@ -306,6 +316,8 @@ class ProcessExecutor:
             return
         if kind == "tick":
             tick = _decode_tick(msg[2])
+            if msg[4]:
+                self.holdups[w] = msg[4]
             fut = self.pending.pop(w, None)
             if fut is not None and not fut.done():
                 fut.set_result(tick)
@@ -387,6 +399,17 @@ class ProcessExecutor:
 
     def done(self) -> bool:
         return self.all_done.is_set()
+
+    def abandon(self) -> str:
+        """Kill the workers that outlived their stop's grace: what held each up, as its last answer
+        to a drain said (a worker whose loop was blocked could not say)."""
+        stuck = []
+        for w in sorted(self.live):
+            stuck.append(self.holdups.get(w) or f"worker {w} (its loop no longer answered)")
+            self.procs[w].kill()
+            self.procs[w].join(2)
+            self._finish(w)
+        return "; ".join(stuck)
 
     async def wait(self) -> None:
         await self.all_done.wait()
