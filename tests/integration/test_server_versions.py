@@ -83,5 +83,5 @@ def test_the_other_release_serves_and_every_run_records_it(request, suite_server
     # settle = "flush" runs the release's own tools: nodetool with the 4.1 flags, HBase's Admin.
     # The load's 200 rows are in memory (memtable, MemStore) until then, and on disk after it.
     assert on_disk(cluster, table) == []
-    settle.settle(cluster, keyspace="ycsb", table=table, timeout=120)
+    settle.settle(cluster, table=table, timeout=120)
     assert on_disk(cluster, table), f"{table}: no SSTable or store file after settle"

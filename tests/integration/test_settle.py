@@ -34,11 +34,11 @@ def test_settling_cassandra_flushes_the_table_to_sstables(cassandra_node):
     before = list(data.glob("usertable-*/*-Data.db"))
     assert before == []  # 300 rows sit in the memtable (128 MiB) until something flushes them
     said: list[str] = []
-    settle(cassandra_node, keyspace=keyspace, table="usertable", say=said.append)
+    settle(cassandra_node, properties={"cassandra.keyspace": keyspace}, table="usertable", say=said.append)
     assert list(data.glob("usertable-*/*-Data.db")), "no sstable after the flush"
     assert said and "settle_test.usertable flushed" in said[0]
     with pytest.raises(ClusterError, match="nodetool flush failed: .*nosuch"):
-        settle(cassandra_node, keyspace="nosuch", table="usertable")
+        settle(cassandra_node, properties={"cassandra.keyspace": "nosuch"}, table="usertable")
 
 
 def test_settling_hbase_flushes_the_table_to_store_files(hbase_server):
@@ -46,10 +46,10 @@ def test_settling_hbase_flushes_the_table_to_store_files(hbase_server):
     region_dirs = data_home(hbase_server.spec, hbase_server.run_dir) / "hbase" / "data" / "data" / "default"
     files = lambda: [p for p in (region_dirs / "settle_test").glob("*/family/*") if p.is_file()]  # noqa: E731
     assert files() == []  # in the memstore until flushed
-    settle(hbase_server, keyspace="", table="settle_test")
+    settle(hbase_server, table="settle_test")
     assert files(), "no store file after the flush"
     with pytest.raises(ClusterError, match="no table nosuch"):
-        settle(hbase_server, keyspace="", table="nosuch")
+        settle(hbase_server, table="nosuch")
 
 
 def test_a_cluster_keeps_its_data_in_the_data_dir_it_was_given_and_down_removes_it(suite_servers, tmp_path):
@@ -60,7 +60,7 @@ def test_a_cluster_keeps_its_data_in_the_data_dir_it_was_given_and_down_removes_
     cluster = suite_servers.provider.up(spec)
     try:
         load(cluster, "table=elsewhere")
-        settle(cluster, keyspace="", table="elsewhere")
+        settle(cluster, table="elsewhere")
         [folder] = (tmp_path / "elsewhere").glob("workbench-t-hbase-elsewhere-*")
         home = folder / "hbase"
         table_dir = home / "data" / "data" / "default" / "elsewhere"

@@ -29,7 +29,9 @@ def _plan(cluster: Cluster | None, *overrides: str) -> CheckPlan:
 def settled(monkeypatch):
     calls = []
 
-    def fake(cluster, *, keyspace, table, timeout=600.0, say=None, compact=False):
+    def fake(cluster, *, table, properties=None, timeout=600.0, say=None, compact=False):
+        # the keyspace as Cassandra's own step reads it from the properties it is handed
+        keyspace = cluster_maintenance.keyspace_of(dict(properties or {}))
         calls.append({"cluster": cluster.name, "keyspace": keyspace, "table": table, "compact": compact})
         say("  settled: the step's own line (1.0 s)")
         return 1.0
@@ -63,7 +65,7 @@ def test_the_memory_binding_has_nothing_to_settle(settled):
 def test_compact_falls_back_to_the_settle_step_where_the_server_has_none(tmp_path):
     # FerretDB on SQLite: no compact step, its settle step (nothing to wait for) instead
     said = []
-    settle_module.settle(_cluster("ferretdb-sqlite", tmp_path), keyspace="ycsb", table="usertable",
+    settle_module.settle(_cluster("ferretdb-sqlite", tmp_path), table="usertable",
                          say=said.append, compact=True)
     assert said and said[0].startswith("  settled: nothing (FerretDB on SQLite")
 
@@ -90,7 +92,7 @@ def test_cassandras_compact_step_counts_the_tables_sstables_once_its_compaction_
     assert cluster_maintenance._sstables(cluster, node1, "ycsb", "workbench_check", 0.0) == 2
     log.unlink()
     (folder / "nb-7-big-Data.db").unlink()
-    line = cluster_maintenance.compact_cassandra(cluster, "ycsb", "workbench_check", 30.0)
+    line = cluster_maintenance.compact_cassandra(cluster, {}, "workbench_check", 30.0)
     assert line == "ycsb.workbench_check flushed and compacted, SSTables: 1 on node1"
     assert ran == [["flush", "ycsb", "workbench_check"], ["compact", "ycsb", "workbench_check"],
                    ["compactionstats"]]

@@ -66,7 +66,7 @@ def test_what_the_generic_code_asks_goes_to_the_servers_descriptor(tmp_path):
 
     # settle = flush on FerretDB on SQLite: its own step, which has nothing to wait for
     said = []
-    settle.settle(_cluster("ferretdb-sqlite", tmp_path), keyspace="ycsb", table="usertable", say=said.append)
+    settle.settle(_cluster("ferretdb-sqlite", tmp_path), table="usertable", say=said.append)
     assert said and said[0].startswith("  settled: nothing (FerretDB on SQLite")
     # resizing: Cassandra's kind module; FerretDB has no resize step, said with the ones there are
     assert resize.resizable(_cluster("cassandra-3", tmp_path), "add-node").NODE_PREFIX == "node"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from workbench.clusters import java_tools
 from workbench.clusters.base import Cluster, Node
@@ -31,11 +31,13 @@ from workbench.databases import resolve, server
 from workbench.errors import ClusterError
 
 
-def settle(cluster: Cluster, *, keyspace: str, table: str, timeout: float = 600.0,
-           say: Callable[[str], None] | None = None, compact: bool = False) -> float:
-    """Flush `table` and wait until no compaction of it runs; the seconds it took. `compact`: a
-    major compaction of it too, where the server has one (`compact` of its descriptor; the
-    settle step where it has none), so that what is measured next meets the same files each time.
+def settle(cluster: Cluster, *, table: str, properties: Mapping[str, str] | None = None,
+           timeout: float = 600.0, say: Callable[[str], None] | None = None, compact: bool = False) -> float:
+    """Flush `table` and wait until no compaction of it runs; the seconds it took. `properties`:
+    the runs' binding properties, where each database's step finds the rest of its table's name
+    (Cassandra's keyspace). `compact`: a major compaction of it too, where the server has one
+    (`compact` of its descriptor; the settle step where it has none), so that what is measured
+    next meets the same files each time.
 
     Raises ClusterError (one line) when the cluster is not local, a tool fails or the deadline
     passes with compactions still running."""
@@ -47,7 +49,7 @@ def settle(cluster: Cluster, *, keyspace: str, table: str, timeout: float = 600.
     step = (compact and served.compact) or served.settle  # the server's own step (databases/)
     if not step:
         raise ClusterError(f"settle = flush does not know how to flush a {cluster.kind} cluster")
-    done = resolve(step)(cluster, keyspace, table, timeout)
+    done = resolve(step)(cluster, dict(properties or {}), table, timeout)
     seconds = time.monotonic() - started
     if say:
         say(f"  settled: {done} ({seconds:.1f} s)")

@@ -62,7 +62,7 @@ class Server:
     listens_on: Ref = ""  # (spec) -> [(address, port, what)]: the ports a local cluster needs free
     shape: Ref = ""  # (spec) -> (processes, where clients connect) of a preset not started
     heap_label: str = "heap"  # what a preset's `heap` sizes, as `cluster status` says it
-    settle: Ref = ""  # (cluster, keyspace, table, timeout) -> what was settled (clusters/settle.py)
+    settle: Ref = ""  # (cluster, binding properties, table, timeout) -> what was settled (clusters/settle.py)
     # the same, and the table compacted into as few files as the server makes (a major
     # compaction): every `workbench check` starts from the same files (clusters/settle.py)
     compact: Ref = ""

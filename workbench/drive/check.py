@@ -185,9 +185,9 @@ def _settle(plan: CheckPlan, say: Callable[[str], None]) -> str:
         said = f"not settled: the check measures the table as earlier runs left it ({why})"
         say(f"workbench: check: {said}")
         return said
-    spec, props, _, _ = plan.spec("A")
+    spec, _, _, _ = plan.spec("A")
     lines: list[str] = []
-    settle(cluster, keyspace=props.get("cassandra.keyspace", "ycsb"), table=spec.table,
+    settle(cluster, properties=spec.binding_properties, table=spec.table,
            timeout=SETTLE_TIMEOUT_S, say=lines.append, compact=True)
     said = lines[-1].strip() if lines else "settled"
     say(f"workbench: check: {said}")

@@ -328,9 +328,8 @@ def _settle(experiment: Experiment, run: PlannedRun, overrides: list[str], clust
         return
     from workbench.clusters.settle import settle
 
-    spec, props = spec_from_args([str(experiment.workload_file(run.step.workload))], overrides, "run")
-    settle(cluster.cluster, keyspace=props.as_dict().get("cassandra.keyspace", "ycsb"), table=spec.table,
-           say=say)
+    spec, _ = spec_from_args([str(experiment.workload_file(run.step.workload))], overrides, "run")
+    settle(cluster.cluster, properties=spec.binding_properties, table=spec.table, say=say)
 
 
 def _one(experiment: Experiment, run: PlannedRun, overrides: list[str], cluster: _Cluster,

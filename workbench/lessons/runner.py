@@ -359,7 +359,7 @@ class LessonRunner:
         props = _props(self.lesson, step, self.state.extra, self.forced, self.forced_steps)
         cluster = self.state.provider.status(self._cluster_name(step))
         self.say(f"  settling {cluster.name}: flush, then wait for the compactions ...")
-        settle(cluster, keyspace=str(props.get("cassandra.keyspace", "ycsb")),
+        settle(cluster, properties={key: str(value) for key, value in props.items()},
                table=str(props.get("table", "usertable")), say=self.say)
 
     def _start(self, step: Step) -> None:

@@ -21,17 +21,23 @@ POLL_S = 0.5
 _PENDING = re.compile(r"^pending tasks\s*:?\s*(\d+)", re.MULTILINE)
 
 
-def settle_cassandra(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+def keyspace_of(properties: dict[str, str]) -> str:
+    """The keyspace the runs' properties name (cassandra.keyspace, YCSB's ycsb by default)."""
+    return properties.get("cassandra.keyspace", "").strip() or "ycsb"
+
+
+def settle_cassandra(cluster: Cluster, properties: dict[str, str], table: str, timeout: float) -> str:
+    keyspace = keyspace_of(properties)
     _settle_cassandra(cluster, keyspace, table, time.monotonic() + timeout)
     return f"{keyspace}.{table} flushed, no compaction running"
 
 
-def compact_cassandra(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+def compact_cassandra(cluster: Cluster, properties: dict[str, str], table: str, timeout: float) -> str:
     """The table flushed and compacted on every node (`nodetool compact KEYSPACE TABLE`: a major
     compaction, which returns once it is done; it does not flush first), no compaction left
     running, and each node's SSTables of it counted from its data directory once the compaction's
     transaction log is gone (the replaced files are deleted then)."""
-    deadline = time.monotonic() + timeout
+    deadline, keyspace = time.monotonic() + timeout, keyspace_of(properties)
     for node in cluster.nodes:
         nodetool(node, ["flush", keyspace, table], deadline)
         nodetool(node, ["compact", keyspace, table], deadline)

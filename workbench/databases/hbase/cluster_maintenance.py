@@ -22,7 +22,7 @@ from workbench.clusters.settle import classpath, java, last_line
 from workbench.errors import ClusterError
 
 
-def settle_hbase(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+def settle_hbase(cluster: Cluster, properties: dict[str, str], table: str, timeout: float) -> str:
     _settle_hbase(cluster, table, timeout)
     return f"{table} flushed, no compaction running"
 

@@ -9,7 +9,7 @@ from workbench.clusters.base import Cluster
 from workbench.errors import ClusterError
 
 
-def settle_ferretdb(cluster: Cluster, keyspace: str, table: str, timeout: float) -> str:
+def settle_ferretdb(cluster: Cluster, properties: dict[str, str], table: str, timeout: float) -> str:
     return _settle_ferretdb(cluster, timeout)
 
 
