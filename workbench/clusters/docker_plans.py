@@ -26,7 +26,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from workbench.clusters import engine
 from workbench.clusters.distributions import VERSIONS
@@ -196,6 +196,11 @@ class DockerPlanner(Protocol):
     def wait_ready(self, spec: ClusterSpec, names: list[str], final: bool, deadline: float,
                    check: Check, run_dir: Path) -> None:
         """Block until the named nodes serve (NotReady at the deadline); check() raises if one died."""
+
+    def leave(self, spec: ClusterSpec, node: Any, deadline: float, run: Callable[[list, str], None],
+              say: Callable[[str], None]) -> None:
+        """Move a node's data to the others before it is removed (databases that resize), running
+        each command in its container with `run(argv, what)`, which raises ClusterError."""
 
 
 def plan_networking(spec: ClusterSpec, naming: Naming, extra_hosts: tuple[tuple[str, str], ...] = ()

@@ -492,12 +492,8 @@ class DockerProvider:
                                    f"{last[0][:300]}",
                                    hint=f"`workbench cluster logs {cluster.name} {node.name}`")
 
-        if hasattr(kind, "decommission"):  # Cassandra: nodetool decommission streams its data away
-            kind.decommission(lambda args: run(planner.nodetool_command(node, args), f"nodetool {args[0]}"),
-                              lambda said: report(self.progress, "leave",
-                                                  f"{cluster.name}: {node.name}: {said}"))
-        else:
-            run(planner.leave_command(cluster.spec, node, deadline), "HBase's RegionMover")
+        planner.leave(cluster.spec, node, deadline, run,
+                      lambda said: report(self.progress, "leave", f"{cluster.name}: {node.name}: {said}"))
 
     def forget(self, cluster: Cluster, node: Node | None, phase: str, keep_log: bool) -> str:
         """Stop the node's container (SIGTERM, SIGKILL after stop_timeout), remove it and its data

@@ -279,14 +279,9 @@ class LocalProvider:
         _check_alive(cluster)
 
     def leave(self, cluster: Cluster, kind, node: Node, others: list[str], deadline: float) -> None:
-        if hasattr(kind, "decommission"):  # Cassandra: nodetool decommission streams its data away
-            from workbench.databases.cassandra.cluster_maintenance import nodetool
-
-            kind.decommission(lambda args: nodetool(node, args, deadline),
-                              lambda said: report(self.progress, "leave",
-                                                  f"{cluster.name}: {node.name}: {said}"))
-        else:
-            kind.leave(cluster.spec, node, deadline)
+        """The database's own move of the node's data (its cluster module's leave), run here."""
+        kind.leave(cluster.spec, node, deadline,
+                   lambda said: report(self.progress, "leave", f"{cluster.name}: {node.name}: {said}"))
 
     def forget(self, cluster: Cluster, node: Node | None, phase: str, keep_log: bool) -> str:
         """Stop `node`, drop it from the cluster's state and remove its files (keep_log: its

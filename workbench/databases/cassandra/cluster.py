@@ -36,6 +36,7 @@ from workbench.clusters import distributions, gc_log, paths
 from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
 from workbench.clusters.specs import SUPERUSER, data_home
+from workbench.databases.cassandra.cluster_nodetool import jmx_port, nodetool
 from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.errors import ClusterError
 
@@ -71,10 +72,6 @@ def jamm_agent(spec: CassandraSpec, lib: Path) -> Path:
     """The release's own jamm jar (5.0: jamm 0.4.0; 4.1: jamm 0.3.2), named by its lockfile."""
     [jamm] = [a for a in distributions.read_lock("cassandra", spec.version) if a.artifact == "jamm"]
     return lib / jamm.filename
-
-
-def jmx_port(address: str) -> int:
-    return 7199 + 100 * (int(address.rsplit(".", 1)[1]) - 1)
 
 
 def tokens(nodes: int, per_node: int, index: int) -> list[int]:
@@ -546,6 +543,12 @@ def decommission(nodetool: Callable[[list[str]], object], say: Callable[[str], N
         say(f"Cassandra's own keyspace {keyspace} keeps {rf} replicas and {left} nodes would be "
             f"{int(left) - 1}: decommissioning with --force (it is under-replicated from now on)")
         nodetool(["decommission", "--force"])
+
+
+def leave(spec: CassandraSpec, node: Any, deadline: float, say: Callable[[str], None]) -> None:
+    """A local node leaves: `decommission` through nodetool from its own jars."""
+    decommission(lambda args: nodetool(node, args, deadline), say)
+
 
 LEAVING = "leaving the ring (nodetool decommission: streaming its data to {rest})"
 

@@ -24,6 +24,7 @@ from workbench.clusters.docker_plans import (
 )
 from workbench.clusters.specs import data_home
 from workbench.databases.cassandra import cluster as cassandra_local
+from workbench.databases.cassandra.cluster_nodetool import container_nodetool
 from workbench.databases.cassandra.cluster_spec import CassandraSpec
 
 CONTAINER_CONF = Path("/workbench/conf")  # a Cassandra node's rendered config, inside its container
@@ -68,9 +69,14 @@ class CassandraPlanner:
 
     def nodetool_command(self, node, args: list[str]) -> list[str]:
         """`nodetool ARGS`, to run in the node's container (its JMX port is local to it)."""
-        from workbench.databases.cassandra.cluster_maintenance import container_nodetool
-
         return container_nodetool(node, args)
+
+    def leave(self, spec: CassandraSpec, node, deadline: float, run, say) -> None:
+        """`nodetool decommission` in the node's container: it streams its data away."""
+        def nodetool(args: list[str]) -> None:
+            run(self.nodetool_command(node, args), f"nodetool {args[0]}")
+
+        cassandra_local.decommission(nodetool, say)
 
     def _node(self, spec: CassandraSpec, index: int, run_dir: Path, naming: Naming,
               password: str | None, initial_tokens: list[int] | None = None,

@@ -9,14 +9,12 @@ import re
 import time
 from typing import Any
 
-from workbench.clusters import java_tools
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.maintenance import TIMEOUT_S, in_container, targets
-from workbench.clusters.settle import classpath, java, last_line
-from workbench.databases.cassandra.cluster import jmx_port, node_dirs
+from workbench.databases.cassandra.cluster import node_dirs
+from workbench.databases.cassandra.cluster_nodetool import container_nodetool, nodetool
 from workbench.errors import ClusterError
 
-NODETOOL_CLASS = "org.apache.cassandra.tools.NodeTool"
 POLL_S = 0.5
 _PENDING = re.compile(r"^pending tasks\s*:?\s*(\d+)", re.MULTILINE)
 
@@ -52,30 +50,6 @@ def _sstables(cluster: Cluster, node: Node, keyspace: str, table: str, deadline:
     while any(any(folder.glob("*_txn_*.log")) for folder in folders) and time.monotonic() < deadline:
         time.sleep(POLL_S / 5)
     return sum(len(list(folder.glob("*-Data.db"))) for folder in folders)
-
-
-def nodetool(node: Node, args: list[str], deadline: float) -> str:
-    """Run `nodetool ARGS` against a local Cassandra node (its JMX port); its output. One line
-    (ClusterError) if it fails."""
-    remaining = max(deadline - time.monotonic(), 5.0)
-    proc = java(node, [f"-Duser.home={node.dir}",  # nodetool keeps its history under ~/.cassandra
-                       f"-Dlogback.configurationFile={node.dir / 'conf' / 'logback.xml'}",
-                       f"-Dcassandra.logdir={node.dir / 'logs'}",
-                       "-cp", classpath(node), NODETOOL_CLASS,
-                       "-h", "127.0.0.1", "-p", str(jmx_port(node.address)), *args], remaining)
-    if proc.returncode != 0:
-        raise ClusterError(f"{node.name}: nodetool {args[0]} failed: {last_line(proc)}",
-                           "is the node up? `workbench cluster status`")
-    return proc.stdout
-
-
-def container_nodetool(node: Node, args: list[str]) -> list[str]:
-    """`nodetool ARGS`, to run in a Docker node's container (its JMX port is local to it)."""
-    # the image's jvm.options: Java 17's module flags, which nodetool needs as the server does
-    return ["java", "@/etc/cassandra/jvm.options", "-Xms64m", "-Xmx256m", *java_tools.FLAGS,
-            "-Duser.home=/tmp",
-            "-cp", "/opt/cassandra/lib/*", NODETOOL_CLASS,
-            "-h", "127.0.0.1", "-p", str(jmx_port(node.address)), *args]
 
 
 def compactions_busy(compactionstats: str) -> bool:

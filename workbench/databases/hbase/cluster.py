@@ -426,8 +426,9 @@ def mover_failed(node: Any, code: int, output: str) -> ClusterError:
                         hint=f"its log: {node.dir / 'logs' / 'regionmover.log'}")
 
 
-def leave(spec: HBaseSpec, node: Any, deadline: float) -> None:
-    """Move the RegionServer's regions to the others (mover_argv); the caller then stops it."""
+def leave(spec: HBaseSpec, node: Any, deadline: float, say: Callable[[str], None]) -> None:
+    """Move the RegionServer's regions to the others (mover_argv); the caller then stops it.
+    (`say`, for what the move decides on the way: RegionMover decides nothing to tell.)"""
     try:
         done = subprocess.run(mover_argv(spec, node, deadline), capture_output=True, text=True,
                               timeout=max(30.0, deadline - time.monotonic()))

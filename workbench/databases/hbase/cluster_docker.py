@@ -60,9 +60,9 @@ class HBasePlanner:
         node = hbase_local.join_plan(spec, index, run_dir, HBASE_LIB, IMAGE_JAVA, others, client)
         return self._container(spec, node, naming, self._mounts(spec, run_dir))
 
-    def leave_command(self, spec: HBaseSpec, node, deadline: float) -> list[str]:
+    def leave(self, spec: HBaseSpec, node, deadline: float, run, say) -> None:
         """HBase's RegionMover, run in the RegionServer's container on its own conf/ and jars."""
-        return hbase_local.mover_argv(spec, node, deadline)
+        run(hbase_local.mover_argv(spec, node, deadline), "HBase's RegionMover")
 
     def _mounts(self, spec: HBaseSpec, run_dir: Path) -> list[Mount]:
         mounts = [Mount(str(run_dir), str(run_dir))]
