@@ -22,14 +22,14 @@ def _short_graces(monkeypatch):
 
 def _hanging_run(at: str, *more: str):
     spec, _ = make_spec("db=hang", f"hang.at={at}", "recordcount=100", "operationcount=0",
-                        "maxexecutiontime=2", "status.interval=0.5", "threadcount=2", *more)
+                        "maxexecutiontime=1", "status.interval=0.25", "threadcount=2", *more)
     t0, ended = time.monotonic(), []
     # on a thread of its own, so that an engine that never ends fails this test instead of hanging it
     phase = threading.Thread(target=lambda: ended.append(run_phase(spec)[0]), daemon=True)
     phase.start()
     phase.join(timeout=45)
     cleanup_store(spec)
-    assert ended, "the phase did not end 45 s after it started (its stop came after 2 s)"
+    assert ended, "the phase did not end 45 s after it started (its stop came after 1 s)"
     return ended[0], time.monotonic() - t0
 
 
@@ -63,7 +63,7 @@ def test_a_worker_process_whose_cleanup_hangs_is_killed_and_named():
 
 
 def test_a_phase_that_ends_in_time_is_not_touched():
-    spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=1", "status.interval=0.5")
+    spec, _ = make_spec("recordcount=100", "operationcount=0", "maxexecutiontime=1", "status.interval=0.25")
     try:
         outcome, _ = run_phase(spec)
     finally:
@@ -79,7 +79,7 @@ def test_the_command_line_says_it_in_one_line_exits_2_and_keeps_the_run(tmp_path
     monkeypatch.setenv("WORKBENCH_STORE", str(store))
     status = main(["run", "-db", "hang", "-p", "hang.at=cleanup", "-p", "memory.store=cli-hang",
                    "-p", "recordcount=100", "-p", "operationcount=0",
-                   "-p", "maxexecutiontime=2", "-p", "status.interval=0.5", "-threads", "2", "-q"])
+                   "-p", "maxexecutiontime=1", "-p", "status.interval=0.25", "-threads", "2", "-q"])
     err = capsys.readouterr().err
     assert status == 2, err
     lines = [line for line in err.splitlines() if "ended by force" in line]
