@@ -105,6 +105,12 @@ def start(config, fast_tier: str) -> None:
     env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
                               "WORKBENCH_STORE": str(folder / "runs.db")})
     common = [*config.invocation_params.args, "-p", "no:cacheprovider", "--color=no"]
+    if not any(arg.startswith("--tb") for arg in config.invocation_params.args):
+        # failures in short form, here and in the child (the failing lines and the assertion's
+        # message, not a long server test's whole source): a CI log cut to its head and tail once
+        # kept a failed test's source and lost its message (rehearsal 67)
+        common.append("--tb=short")
+        config.option.tbstyle = "short"
     xdist = config.pluginmanager.hasplugin("xdist") and int(CHILD_PROCESSES) > 1
     processes = ["-n", CHILD_PROCESSES, "--dist", "worksteal"] if xdist else []
     fast = [sys.executable, "-m", "pytest", *common, *processes, "-m", fast_tier,
