@@ -108,7 +108,7 @@ def start(config, fast_tier: str) -> None:
     if not any(arg.startswith("--tb") for arg in config.invocation_params.args):
         # failures in short form, here and in the child (the failing lines and the assertion's
         # message, not a long server test's whole source): a CI log cut to its head and tail once
-        # kept a failed test's source and lost its message (rehearsal 67)
+        # kept a failed test's source and lost its message (the CI run after session 66)
         common.append("--tb=short")
         config.option.tbstyle = "short"
     xdist = config.pluginmanager.hasplugin("xdist") and int(CHILD_PROCESSES) > 1
