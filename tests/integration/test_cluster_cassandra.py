@@ -450,14 +450,19 @@ RATE, LANES = 200, 16
 # has at most one request in flight, so at most LANES fail, all at that one moment (seen here:
 # 3 to 15 of them at 400 ops/s on a busy machine, where lanes queue on the node that streams).
 REFERENCE_IN_FLIGHT_AT_REMOVAL = LANES
+# cassandra-driver reads a new node (NEW_NODE event) after a random delay of up to its
+# topology_event_refresh_window (10 s by default: clients spread their refreshes on purpose), then
+# opens its pool: it may first use node4 more than 10 s after it is Up/Normal (a loaded CI machine)
+REFERENCE_DISCOVERY_S = Driver.topology_event_refresh_window + 10
 
 
 def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_driver(
         cassandra_cluster3, suite_servers, tmp_path):
     """`add_node` on the running three-node cluster (RF 2) while the native client and
     cassandra-driver each run workload A at ONE, RATE ops/s (`workbench run`, side by side):
-    node4 bootstraps and joins; (d) once it is Up/Normal, requests of both clients reach it within
-    10 s (counted by node4 itself), and the native run's own per-node figures show it too. Then
+    node4 bootstraps and joins; (d) once it is Up/Normal, requests of the native client reach it
+    within 10 s, and of cassandra-driver within REFERENCE_DISCOVERY_S (counted by node4 itself),
+    and the native run's own per-node figures show it too. Then
     `remove_node` decommissions it again: (e) no run gets an error from the join or the removal
     (cassandra-driver: at most REFERENCE_IN_FLIGHT_AT_REMOVAL, the requests in flight to node4 when
     it drops the node), no read finds a row missing, and afterwards every request goes to node1-3
@@ -518,7 +523,7 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
         assert [n.name for n in grown.nodes] == ["node1", "node2", "node3", "node4"]
         assert grown.node("node4").address == node4 and grown.node("node4").status == "running"
         normal = moments["normal"] = time.time()
-        while len(reached) < 2 and time.time() < normal + 20:
+        while len(reached) < 2 and time.time() < normal + REFERENCE_DISCOVERY_S + 5:
             for label, driver_name in (("native", NATIVE_NAME), ("python", REFERENCE_NAME)):
                 if label not in reached and _requests_on(cassandra_cluster3, node4, driver_name,
                                                          default=0) > 0:
@@ -591,8 +596,9 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
                                           "node4 gone"], marked
         for (at, value), stage in zip(marked, ("join", "ready", "leave", "gone"), strict=True):
             assert abs(at - moments[stage]) < 1.0, (client, value, at - moments[stage])
-    # (d) both clients use node4 within 10 s of it being Up/Normal
-    assert reached.get("native", 99) <= 10 and reached.get("python", 99) <= 10, reached
+    # (d) both clients use node4 soon after it is Up/Normal: the native client reads the new node
+    # from the system tables when the event comes, cassandra-driver a random moment later
+    assert reached.get("native", 99) <= 10 and reached.get("python", 99) <= REFERENCE_DISCOVERY_S, reached
     assert len(used) >= 2 and all(figures["native"]["node4 requests by its own figures, joined"]), used
     # (e) the join costs no request; the removal none of the native client's (it stops sending to
     # node4 when the ring no longer lists it and closes its connection once the requests in flight
