@@ -99,13 +99,13 @@ class PhaseOutcome:
 
 STABLE_WINDOW_S = 2.0  # measurement.stable compares the throughput of 3 windows this long
 STABLE_WINDOWS = 3
-# Stop reasons of a run that ended as planned: its time was up, its measurement was steady, or
-# the plan that drives it ended it ("planned": a lesson's run once its window after a change is over).
 # After a stop, a phase's workers get this long to end: their lanes are cancelled after the
 # runner's STOP_GRACE_S, then each binding's cleanup runs. A worker still going then (a request or
 # a cleanup that ignores cancellation, a loop blocked in a call) is ended by force, and the phase
 # fails with one line naming what held it up; what it recorded until then is kept.
 END_GRACE_S = 60.0
+# Stop reasons of a run that ended as planned: its time was up, its measurement was steady, or
+# the plan that drives it ended it ("planned": a lesson's run once its window after a change is over).
 COMPLETED = (None, "maxexecutiontime", "measured", "planned")
 
 
