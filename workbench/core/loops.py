@@ -50,15 +50,41 @@ def factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     return _uvloop().new_event_loop if resolve(choice) == "uvloop" else None
 
 
+# Once main has ended, the tasks it left are cancelled and get this long to end. asyncio.run waits
+# for them without a bound: a client's task that ignores its cancellation (pymongo's async client
+# once hung in close() after its server was killed and restarted) kept a finished run's process
+# alive for good. Tasks still pending then are let go: the process ends without them.
+LEFT_TASKS_S = 10.0
+
+
 def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
-    """asyncio.run(main) on the chosen loop."""
+    """asyncio.run(main) on the chosen loop, with a bounded wait for the tasks main left behind."""
     try:
         make = factory(choice)
     except ConfigError:
         main.close()  # never awaited: no "coroutine was never awaited" warning
         raise
     with asyncio.Runner(loop_factory=make) as runner:
-        return runner.run(main)
+        try:
+            return runner.run(main)
+        finally:
+            _let_go(runner.get_loop())
+
+
+def _let_go(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on `loop` and wait LEFT_TASKS_S at most; what is still pending then is
+    dropped from asyncio's registry, so that the Runner's own close does not wait for it again."""
+    if loop.is_closed():
+        return
+    left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not left:
+        return
+    for task in left:
+        task.cancel()
+    loop.run_until_complete(asyncio.wait(left, timeout=LEFT_TASKS_S))
+    for task in left:
+        if not task.done():
+            asyncio.tasks._unregister_task(task)  # noqa: SLF001 - the one way to stop asyncio waiting for it
 
 
 def kind(loop: asyncio.AbstractEventLoop) -> str:
