@@ -297,3 +297,29 @@ async def test_no_server_is_a_binding_error_in_init_and_quick():
     message = str(caught.value)
     assert message.startswith(f"no MongoDB server answered at 127.0.0.1:{port}/ycsb") and "\n" not in message
     assert "mongodb.url" in message
+
+
+async def test_a_close_that_never_returns_ends_the_cleanup_in_one_line(monkeypatch):
+    """pymongo's close once hung after FerretDB was killed and restarted, ignoring its
+    cancellation: the cleanup waits CLOSE_S for it, then says so (the run's results are kept)."""
+    from workbench.databases.mongodb import binding as module
+
+    monkeypatch.setattr(module, "CLOSE_S", 0.2)
+    db, _ = fake_binding()
+    stuck = asyncio.Event()
+
+    async def never() -> None:  # (until the test lets it end, so that its loop can close)
+        while not stuck.is_set():
+            try:
+                await stuck.wait()
+            except asyncio.CancelledError:
+                continue
+
+    db.client.close = never
+    cleanup = asyncio.ensure_future(db.cleanup())
+    done, _ = await asyncio.wait({cleanup}, timeout=10)
+    stuck.set()
+    assert done, "the cleanup waited for the client's close"
+    with pytest.raises(BindingError, match="pymongo's client did not close within 0 s"):
+        cleanup.result()
+    assert db.client is None

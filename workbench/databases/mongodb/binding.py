@@ -54,6 +54,7 @@ _BY_ID = [("_id", 1)]
 _AUTH_CODES = (13, 18)  # Unauthorized, AuthenticationFailed
 _GO_FRAME = re.compile(r"\[[\w./-]+\.go:\d+ [^\]]*\]\s*")  # FerretDB's "[file.go:55 pkg.Func] "
 LOST = "queued inserts not written"  # error_kinds(): documents of a failed bulk write
+CLOSE_S = 10.0  # cleanup waits this long for the client's close
 BACKSTOP = 1.1  # the binding's own limit: mongodb.timeout x this (pymongo's normally fires first)
 TIMED_OUT = "NetworkTimeout"
 
@@ -238,7 +239,14 @@ class MongoDBBinding(Binding):
                 failed |= await self._flush(table, docs) is _ERROR
         client, self.client, self.db = self.client, None, None
         self._ops.clear()
-        await client.close()
+        # bounded: pymongo's close awaits its monitors' tasks, and once hung in it after its
+        # server was killed and restarted, ignoring its cancellation (the run is over; it is let go)
+        closing = asyncio.ensure_future(client.close())
+        done, _ = await asyncio.wait({closing}, timeout=CLOSE_S)
+        if not done:
+            raise BindingError(f"pymongo's client did not close within {CLOSE_S:.0f} s",
+                               "the run's results are kept; the client was left behind")
+        closing.result()
         if failed:
             raise BindingError("the last bulk write of queued inserts failed",
                                f"failed operations by kind: {self.errors}")
