@@ -322,6 +322,11 @@ def test_error_kinds_and_every_node_reach_the_snapshots_while_the_run_goes_on(wo
     # to the end: node2 is in every live tick, down, with no request; the stored intervals of
     # those seconds do not name it. (Where that tick falls depends on the machine's pace.)
     gone = next(k for k, s in enumerate(snapshots) if s.down == {"node2:9042"})
+    if workers > 1:  # each worker's binding stops sending to node2 after its own 200 updates: the
+        # first to get there marks it down, the other may send it requests for a tick more (a
+        # loaded machine holds one worker back)
+        served = [k for k, s in enumerate(snapshots) if (s.nodes or {}).get("node2:9042", (0, 0))[0]]
+        gone = max(gone, *served)
     after = snapshots[gone + 1:]
     assert len(after) >= 3, (gone, len(snapshots))
     assert all(s.nodes["node2:9042"] == (0, 0) and s.down == {"node2:9042"} for s in after[:-1])

@@ -147,3 +147,15 @@ def test_a_lessons_figures_say_what_a_paced_runs_throughput_was():
     assert "offered_share" not in run_figures(unpaced)
     assert {"offered_share", "behind_start", "load_delivered", "catching_up"} <= set(figure_paths())
     assert unit("behind_start") == "s"
+
+
+def test_a_window_that_started_behind_and_delivered_a_fraction_is_not_catching_up():
+    """Rehearsal 67: 59,010 of 10,000,000 ops/s offered, 0.9 s behind at the start and less at the
+    end (a worker answered the last tick late: its share of the figure went to the next one). It
+    fell further behind by definition; only a window above its offered rate catches up."""
+    saturated = Pacing(10_000_000.0, 59_010.0, 0.9, 0.5)
+    assert saturated.behind_throughout and saturated.verdict == NOT_DELIVERED
+    assert "behind schedule all through the window" in saturated.note()
+    assert Pacing(10_000_000.0, 59_010.0, 0.9, None).verdict == NOT_DELIVERED  # its end unknown
+    assert Pacing(3000.0, 3200.0, 0.9, 0.2).verdict == CATCHING_UP  # above its offered rate
+    assert Pacing(3000.0, 2990.0, 0.9, 0.1).verdict == CATCHING_UP  # at it, less behind at its end

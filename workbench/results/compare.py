@@ -23,6 +23,7 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 
+from workbench.config.bindings import BINDINGS
 from workbench.results.model import RunResult, error_total
 from workbench.results.paced import DELIVERED_WORD, Pacing, run_pacing
 from workbench.results.server_summary import cpu_by_node
@@ -30,9 +31,10 @@ from workbench.results.verdicts import Tested, against_baseline, significance_ro
 
 FIGURES = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9), ("max", None))
 CURVE = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
-# Properties that name where a run went rather than what it did.
+# Properties that name where a run went rather than what it did (and every binding's own, named
+# by its prefix in the registry, config/bindings.py; results/comparable.py names the ones of them
+# that change results, consistency levels among them).
 WHERE = ("db", "hosts", "port", "label", "table", "workers")
-WHERE_PREFIXES = ("cassandra.", "hbase.", "memory.")
 ORDER = ("OVERALL", "INSERT", "READ", "UPDATE", "SCAN", "READ-MODIFY-WRITE", "DELETE")
 
 
@@ -111,7 +113,7 @@ def spec_differences(results: Sequence[RunResult]) -> list[str]:
     results = [r for r in results if r.properties]
     keys = sorted({k for r in results for k in r.properties})
     for key in keys:
-        if key in WHERE or key.startswith(WHERE_PREFIXES):
+        if key in WHERE or key.startswith(tuple(info.prefix for info in BINDINGS.values())):
             continue
         values = [r.properties.get(key, "-") for r in results]
         if len(set(values)) > 1:

@@ -56,7 +56,9 @@ class Pacing:
     def verdict(self) -> str:
         """"catching up" (its throughput is no capacity), "not delivered" (the database did not
         keep up with the offered load) or "delivered"."""
-        if self.above or (self.started_behind and not self.behind_throughout):
+        # a window that started behind catches up only by running above its offered rate: one
+        # that delivered less than DELIVERED of it fell further behind, whatever its last tick said
+        if self.above or (self.started_behind and not self.behind_throughout and self.share >= DELIVERED):
             return CATCHING_UP
         if self.share < DELIVERED or self.ended_behind:
             return NOT_DELIVERED
@@ -65,9 +67,11 @@ class Pacing:
     @property
     def behind_throughout(self) -> bool:
         """Behind at its start and no less at its end: it never caught up (a saturated database:
-        its lanes ran back to back, its response times are the queue's)."""
+        its lanes ran back to back, its response times are the queue's). A window that achieved
+        less than it was offered fell further behind by definition, whatever its last tick said (a
+        worker that answered that tick late left its share of the figure to the next one)."""
         return self.started_behind and self.ended_behind and \
-            self.behind_end_s >= self.behind_start_s  # type: ignore[operator]
+            (self.behind_end_s >= self.behind_start_s or self.share < 1.0)  # type: ignore[operator]
 
     def achieved_text(self) -> str:
         """'2,998 of 3,000 ops/s offered (99.9%)'."""
