@@ -153,7 +153,7 @@ def test_a_window_that_started_behind_and_delivered_a_fraction_is_not_catching_u
     """Rehearsal 67: 59,010 of 10,000,000 ops/s offered, 0.9 s behind at the start and less at the
     end (a worker answered the last tick late: its share of the figure went to the next one). It
     fell further behind by definition; only a window above its offered rate catches up."""
-    saturated = Pacing(10_000_000.0, 59_010.0, 0.9, 0.5)
+    saturated = Pacing(10_000_000.0, 59_010.0, 0.9, 0.6)
     assert saturated.behind_throughout and saturated.verdict == NOT_DELIVERED
     assert "behind schedule all through the window" in saturated.note()
     assert Pacing(10_000_000.0, 59_010.0, 0.9, None).verdict == NOT_DELIVERED  # its end unknown
