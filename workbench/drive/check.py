@@ -178,9 +178,12 @@ def _settle(plan: CheckPlan, say: Callable[[str], None]) -> str:
         return ""
     from workbench.clusters.settle import settle  # noqa: PLC0415
 
-    why = (f"the workbench flushes and compacts only the clusters it started here, not a "
-           f"{cluster.provider} {cluster.kind} cluster" if cluster.provider != "local" else
-           "" if server(cluster.kind).settle else f"the workbench has no settle step for {cluster.kind}")
+    why = ""
+    if cluster.provider != "local":
+        why = (f"the workbench flushes and compacts only the clusters it started here, not a "
+               f"{cluster.provider} {cluster.kind} cluster")
+    elif not server(cluster.kind).settle:
+        why = f"the workbench has no settle step for {cluster.kind}"
     if why:
         said = f"not settled: the check measures the table as earlier runs left it ({why})"
         say(f"workbench: check: {said}")

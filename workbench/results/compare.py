@@ -112,8 +112,9 @@ def spec_differences(results: Sequence[RunResult]) -> list[str]:
         out.append(f"properties of run {', '.join(map(str, unknown))} unknown (YCSB text), not compared")
     results = [r for r in results if r.properties]
     keys = sorted({k for r in results for k in r.properties})
+    bindings_own = tuple(info.prefix for info in BINDINGS.values())
     for key in keys:
-        if key in WHERE or key.startswith(tuple(info.prefix for info in BINDINGS.values())):
+        if key in WHERE or key.startswith(bindings_own):
             continue
         values = [r.properties.get(key, "-") for r in results]
         if len(set(values)) > 1:
