@@ -95,3 +95,33 @@ def test_an_external_cluster_files_keys_are_its_databases(fields, said):
         assert ExternalSpec(name="lab", kind=kind, hosts=("10.0.0.1",)).client_port == port
     assert ExternalSpec(name="lab", kind="cassandra", hosts=("h",)).replication is not None
     assert ExternalSpec(name="lab", kind="hbase", hosts=("h",)).replication is None
+
+
+def test_each_servers_spec_says_its_own_login_and_certificate(tmp_path):
+    """Cluster.credentials and .tls_ca ask the spec (ClusterSpec), which each server's folder writes:
+    nothing in clusters/ guesses them from which fields a spec happens to have."""
+    from workbench.clusters.base import Cluster
+    from workbench.clusters.external import ExternalSpec
+    from workbench.databases.cassandra.cluster_spec import CassandraSpec
+    from workbench.databases.hbase.cluster_spec import HBaseSpec
+    from workbench.databases.mongodb.cluster_spec import FerretDBSpec
+
+    def handle(spec):
+        return Cluster(spec.name, spec.kind, spec, (), tmp_path)
+
+    for server in (s for db in databases.databases() for s in db.servers):
+        spec = resolve(server.spec)
+        assert callable(spec.credentials) and callable(spec.tls_ca), server.kind
+    assert handle(CassandraSpec()).credentials is None and handle(CassandraSpec()).tls_ca is None
+    secure = handle(CassandraSpec(authenticator="PasswordAuthenticator", client_tls=True))
+    assert secure.credentials == ("cassandra", "cassandra") and secure.tls_ca == tmp_path / "tls" / "ca.pem"
+    assert handle(HBaseSpec()).credentials is None and handle(HBaseSpec()).tls_ca is None
+    assert handle(FerretDBSpec()).credentials is None and handle(FerretDBSpec()).tls_ca is None
+    (tmp_path / "postgres.password").write_text("s3cret\n")  # made at initdb by cluster_ferretdb
+    login = handle(FerretDBSpec(login=True, client_tls=True))
+    assert login.credentials == ("ferretdb", "s3cret") and login.tls_ca == tmp_path / "tls" / "ca.pem"
+    external = handle(ExternalSpec(name="lab", kind="cassandra", hosts=("127.0.0.1",), username="bench",
+                                   password="pw", tls=True, ca_file="/etc/ca.pem"))
+    assert external.credentials == ("bench", "pw") and external.tls_ca.as_posix() == "/etc/ca.pem"
+    plain = handle(ExternalSpec(name="lab", kind="hbase", hosts=("127.0.0.1",)))
+    assert plain.credentials is None and plain.tls_ca is None

@@ -25,8 +25,6 @@ ALLOWED = {
     ("clusters/distributions.py", 'VERSIONS = {"cassandra": "5.0.9", "hbase": "2.6.1"}'):
         "the jar fetcher's pins by distribution, beside its lock files (locks/NAME-VERSION.lock)",
     ("clusters/distributions.py", "SERIES = {"): "the same pins, by release series",
-    ("clusters/specs.py", 'SUPERUSER = ("cassandra", "cassandra")  # what PasswordAuthenticator creates on a '
-                          'new cluster'): "Cassandra's own default login and password, not a choice",
     ("experiments/analysis.py", 'if self.server.startswith("FerretDB") and "ferretdb" not in name.lower():'):
         "a server naming itself FerretDB in what it answered, not a database's name",
 }

@@ -13,12 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from workbench.clusters.specs import SUPERUSER, ClusterSpec
+from workbench.clusters.specs import ClusterSpec
 from workbench.errors import ClusterError
-
-CLIENT_CA = Path("tls") / "ca.pem"  # under run_dir: the certificate clients of a TLS cluster trust
-FERRETDB_USER = "ferretdb"  # FerretDB's login (login = true): PostgreSQL's role, password made at initdb
-FERRETDB_PASSWORD = Path("postgres.password")  # under run_dir
 
 
 @dataclass(frozen=True)
@@ -66,19 +62,13 @@ class Cluster:
 
     @property
     def credentials(self) -> tuple[str, str] | None:
-        """(user, password) when the cluster requires a login (PasswordAuthenticator)."""
-        if getattr(self.spec, "username", ""):  # an external cluster's own login
-            return self.spec.username, self.spec.login_password()
-        if getattr(self.spec, "login", False):  # FerretDB with logins
-            return FERRETDB_USER, (self.run_dir / FERRETDB_PASSWORD).read_text().strip()
-        return SUPERUSER if getattr(self.spec, "authenticator", "") == "PasswordAuthenticator" else None
+        """(user, password) when the cluster requires a login: its spec says which (ClusterSpec)."""
+        return self.spec.credentials(self.run_dir)
 
     @property
     def tls_ca(self) -> Path | None:
-        """The PEM certificate to trust when the client port requires TLS."""
-        if getattr(self.spec, "tls", False):  # an external cluster names its certificate
-            return Path(self.spec.ca_file)
-        return self.run_dir / CLIENT_CA if getattr(self.spec, "client_tls", False) else None
+        """The PEM certificate to trust when the client port requires TLS: its spec says which."""
+        return self.spec.tls_ca(self.run_dir)
 
     def node(self, name: str) -> Node:
         for node in self.nodes:

@@ -139,6 +139,14 @@ class ExternalSpec:
                 return mine.login_password()
         return ""
 
+    def credentials(self, run_dir: Path) -> tuple[str, str] | None:
+        """The cluster file's own login (username, with its password read now), if it names one."""
+        return (self.username, self.login_password()) if self.username else None
+
+    def tls_ca(self, run_dir: Path) -> Path | None:
+        """tls = true: the certificate the cluster file names (ca_file)."""
+        return Path(self.ca_file) if self.tls else None
+
     @property
     def client_port(self) -> int:
         return self.port or database(self.kind).external_port

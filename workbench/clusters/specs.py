@@ -27,7 +27,7 @@ def check(ok: bool, field: str, message: str) -> None:
         raise ClusterError(f"invalid cluster spec: {field} {message}")
 
 
-SUPERUSER = ("cassandra", "cassandra")  # what PasswordAuthenticator creates on a new cluster
+CLIENT_CA = Path("tls") / "ca.pem"  # under run_dir: the certificate clients of a TLS cluster trust
 
 
 def check_version(spec: Any) -> None:
@@ -75,6 +75,15 @@ class ClusterSpec(Protocol):
     docker_memory: str
     docker_cpus: float
     docker_network: str
+
+    def credentials(self, run_dir: Path) -> tuple[str, str] | None:
+        """(user, password) a client logs in with, None when the server asks no login; run_dir is
+        the cluster's own folder (a password made at start-up is kept there)."""
+        ...
+
+    def tls_ca(self, run_dir: Path) -> Path | None:
+        """The PEM certificate a client trusts when the client port requires TLS, else None."""
+        ...
 
 
 def data_home(spec: ClusterSpec, run_dir: Path) -> Path:

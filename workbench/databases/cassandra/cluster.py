@@ -33,11 +33,10 @@ from string import Template
 from typing import Any
 
 from workbench.clusters import distributions, gc_log, paths
-from workbench.clusters.base import CLIENT_CA
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open, template_text
-from workbench.clusters.specs import SUPERUSER, data_home
+from workbench.clusters.specs import CLIENT_CA, data_home
 from workbench.databases.cassandra.cluster_nodetool import jmx_port, nodetool
-from workbench.databases.cassandra.cluster_spec import CassandraSpec
+from workbench.databases.cassandra.cluster_spec import SUPERUSER, CassandraSpec
 from workbench.errors import ClusterError
 
 STORAGE_PORT, CQL_PORT = 7000, 9042

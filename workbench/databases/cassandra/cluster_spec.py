@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.clusters.specs import (
+    CLIENT_CA,
     MIB,
     NAME,
     SIZE,
@@ -18,6 +20,7 @@ from workbench.clusters.specs import (
 )
 
 AUTHENTICATORS = ("AllowAllAuthenticator", "PasswordAuthenticator")
+SUPERUSER = ("cassandra", "cassandra")  # what PasswordAuthenticator creates on a new cluster
 
 
 @dataclass(frozen=True)
@@ -107,3 +110,11 @@ class CassandraSpec:
     def replication(self) -> dict[str, object]:
         """Keyspace replication map, as used in CREATE KEYSPACE ... WITH replication = {...}."""
         return {"class": self.replication_class, "replication_factor": self.replication_factor}
+
+    def credentials(self, run_dir: Path) -> tuple[str, str] | None:
+        """PasswordAuthenticator's own superuser; no login with AllowAllAuthenticator."""
+        return SUPERUSER if self.authenticator == "PasswordAuthenticator" else None
+
+    def tls_ca(self, run_dir: Path) -> Path | None:
+        """client_tls: the certificate made at start-up for every node (cluster.make_tls)."""
+        return run_dir / CLIENT_CA if self.client_tls else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.clusters.specs import (
     NAME,
@@ -101,3 +102,11 @@ class HBaseSpec:
     def release(self) -> str:
         """The pinned release the servers run: "2.6.1", "2.5.8"."""
         return release_of(self)
+
+    def credentials(self, run_dir: Path) -> tuple[str, str] | None:
+        """None: the HBase the workbench starts asks no login (simple authentication)."""
+        return None
+
+    def tls_ca(self, run_dir: Path) -> Path | None:
+        """None: its Thrift gateway and RPC port speak plain TCP."""
+        return None

@@ -31,11 +31,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workbench.clusters import processes as procs
-from workbench.clusters.base import CLIENT_CA, FERRETDB_PASSWORD, FERRETDB_USER, Node
+from workbench.clusters.base import Node
 from workbench.clusters.launch import NodePlan, NotReady, tcp_open
-from workbench.clusters.specs import data_home
+from workbench.clusters.specs import CLIENT_CA, data_home
 from workbench.databases.mongodb import cluster_ferretdb_build as gobuild
-from workbench.databases.mongodb.cluster_spec import FerretDBSpec
+from workbench.databases.mongodb.cluster_spec import FERRETDB_PASSWORD, FERRETDB_USER, FerretDBSpec
 from workbench.errors import ClusterError
 
 STOP_SIGNALS = {"postgres": signal.SIGINT}

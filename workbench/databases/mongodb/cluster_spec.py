@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.clusters.specs import (
+    CLIENT_CA,
     NAME,
     check,
     check_data_dir,
@@ -16,6 +18,8 @@ from workbench.clusters.specs import (
 
 FERRETDB_BACKENDS = ("postgresql", "sqlite")
 _PG_SIZE = re.compile(r"^\d+(kB|MB|GB)$")
+FERRETDB_USER = "ferretdb"  # FerretDB's login (login = true): PostgreSQL's role, password made at initdb
+FERRETDB_PASSWORD = Path("postgres.password")  # under run_dir
 
 
 @dataclass(frozen=True)
@@ -67,3 +71,11 @@ class FerretDBSpec:
     def heap(self) -> str:
         """The server's memory as the reports show it (PostgreSQL's shared_buffers)."""
         return self.shared_buffers if self.backend == "postgresql" else ""
+
+    def credentials(self, run_dir: Path) -> tuple[str, str] | None:
+        """login: PostgreSQL's role and the password made at initdb (kept in run_dir)."""
+        return (FERRETDB_USER, (run_dir / FERRETDB_PASSWORD).read_text().strip()) if self.login else None
+
+    def tls_ca(self, run_dir: Path) -> Path | None:
+        """client_tls: the certificate made at start-up (cluster_ferretdb.make_tls)."""
+        return run_dir / CLIENT_CA if self.client_tls else None
