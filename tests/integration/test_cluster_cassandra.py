@@ -288,7 +288,7 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
     import sys
     from pathlib import Path
 
-    from tests.support.runs import wait_until_running
+    from tests.support.runs import Drained, wait_until_running
 
     provider, name = suite_servers.provider, cassandra_cluster3.name
     host, port = cassandra_cluster3.contact_points[0]
@@ -315,10 +315,11 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
              "-p", "status.interval=1", "-threads", "16", "-target", "400",
              "--export", f"json={tmp_path / (client + '.json')}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    moments = {}
+    moments, drained = {}, {}
     try:
-        for proc in runs.values():
+        for client, proc in runs.items():
             wait_until_running(proc, 300, timeout=120)
+            drained[client] = Drained(proc)  # read on, so that its pipe never fills
         time.sleep(3)
         moments["kill"] = time.time()
         provider.kill(name, "node3")
@@ -348,7 +349,9 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         time.sleep(10)
         for proc in runs.values():  # stopped as Ctrl-C stops a run: what it measured is kept
             proc.send_signal(signal.SIGINT)
-        outs = {client: proc.communicate(timeout=180)[1] for client, proc in runs.items()}
+        for proc in runs.values():
+            proc.wait(timeout=180)
+        outs = {client: lines.text()[-3000:] for client, lines in drained.items()}
     finally:
         provider.resume(name, "node2")
         for proc in runs.values():
@@ -477,10 +480,9 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     import signal
     import subprocess
     import sys
-    import threading
     from pathlib import Path
 
-    from tests.support.runs import wait_until_running
+    from tests.support.runs import Drained, wait_until_running
     from workbench.clusters import ports
 
     provider, name = suite_servers.provider, cassandra_cluster3.name
@@ -515,13 +517,13 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
              "-p", "status.interval=1", "-threads", str(LANES), "-target", str(RATE),
              "--export", f"json={tmp_path / (client + '.json')}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    drained = []  # the runs' status lines, read on so that their pipes never fill
+    drained = {}  # the runs' status lines, read on so that their pipes never fill
     reached: dict[str, float] = {}  # client -> seconds from Up/Normal until node4 counted a request
     served: dict[str, dict[str, int]] = {}  # client -> requests each node counted after the removal
     try:
         for proc in runs.values():
             wait_until_running(proc, RATE * 3 // 4, timeout=120)
-            threading.Thread(target=lambda p=proc: drained.extend(p.stderr), daemon=True).start()
+            drained[proc.pid] = Drained(proc)
         time.sleep(2)
         moments["add"] = time.time()
         grown = provider.add_node(name)
@@ -566,7 +568,7 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     key4 = f"{node4}:{port}"
     for client in ("native", "python"):
         run = runs_json[client] = json.loads((tmp_path / f"{client}.json").read_text())["run"]
-        assert run["outcome"] == "interrupted", "".join(drained)[-2000:]
+        assert run["outcome"] == "interrupted", "".join(d.text()[-2000:] for d in drained.values())
         t0 = run["started_at"]
         joining = [i for i in run["intervals"] if t0 + i["elapsed_s"] <= moments["remove"]]
         removing = [i for i in run["intervals"] if t0 + i["elapsed_s"] > moments["remove"]]

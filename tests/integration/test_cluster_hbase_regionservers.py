@@ -56,7 +56,7 @@ def test_a_regionserver_added_and_removed_under_load_takes_regions_and_gives_the
     import time
     from pathlib import Path
 
-    from tests.support.runs import wait_until_running
+    from tests.support.runs import Drained, wait_until_running
     from workbench.clusters import ports
     from workbench.databases.hbase import cluster as hbase_local
 
@@ -82,8 +82,7 @@ def test_a_regionserver_added_and_removed_under_load_takes_regions_and_gives_the
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     try:
         wait_until_running(proc, 200, timeout=120)
-        import threading
-        threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()  # its pipe never fills
+        Drained(proc)  # read on, so that its pipe never fills
         grown = provider.add_node(name)
         assert grown.node("rs4").address == spec.node_address(4) and grown.node("rs4").status == "running"
         held = hbase_local.regions_per_server(spec)

@@ -32,6 +32,24 @@ def wait_until_running(proc: subprocess.Popen, rate: float, timeout: float = 60.
     raise AssertionError(f"no status line with {rate} ops/s within {timeout} s")
 
 
+class Drained:
+    """The rest of a run's stderr, read on a thread of its own from now on. A pipe that nobody
+    reads fills at 64 KiB, some 200 status lines at status.interval=1, and the run then blocks in
+    its next write: its event loop, its ticks and its requests with it. (The faults test once saw
+    that as a 2.4 s stall of its native run, its in-flight requests timed out at 2 s, which ended
+    the moment communicate() began to read the pipe after the Ctrl-C.)"""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self.lines.extend, args=(proc.stderr,), daemon=True)
+        self._thread.start()
+
+    def text(self, timeout: float = 30.0) -> str:
+        """What was read: all of it once the run has ended and its pipe closed (waits for that)."""
+        self._thread.join(timeout)
+        return "".join(self.lines)
+
+
 def stop_when_recorded(proc: subprocess.Popen, store, wanted, *, more_intervals: int = 3,
                        timeout: float = 240.0) -> None:
     """End a `workbench run` with Ctrl-C (SIGINT: what it measured is kept, its exports written)
