@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from cassandra.cluster import Cluster as Driver
 
 from tests.support import capabilities
-from tests.support.runs import wait_until_running
+from tests.support.runs import Drained, wait_until_running
 from workbench.clusters import engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL
@@ -207,12 +206,12 @@ def test_two_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_ser
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
         try:
             wait_until_running(proc, 200, timeout=120)
+            Drained(proc)  # read on from here, so that its pipe never fills
             provider.kill(cluster.name, "node2")
             assert provider.status(cluster.name).node("node2").status == "down"
             provider.restart(cluster.name, "node2")
             assert provider.status(cluster.name).node("node2").status == "running"
             time.sleep(2.0)  # some operations after the restart, with node2 back in the ring
-            threading.Thread(target=proc.stderr.read, daemon=True).start()  # its pipe never fills
             grown = provider.add_node(cluster.name)  # node3 bootstraps in a container of its own
             assert grown.node("node3").address == spec.address(3) and grown.node("node3").container
             assert grown.node("node3").status == "running"
