@@ -35,6 +35,9 @@ different runs together with it.
   processes, the database's own figures (Cassandra's virtual tables) and the JVMs' GC logs.
   Without it the sampler reads the client's own processes only. With --baseline, the sampler's
   cost before and after a change, in one invocation.
+--servers-ab: each workbench client twice in every trial, alternated: as given (the sampler reads
+  the client's own processes only) and as CLIENT+servers (named with --cluster, as --servers
+  does): the whole cost of sampling a cluster's servers beside a loaded run, in one invocation.
 
 --ycsb-home: a YCSB 0.17.0 installation with the binding (see bench_ycsb.py for how to build one).
 --baseline: another checkout of the workbench (e.g. `git worktree add /tmp/base HEAD~1`); its
@@ -132,6 +135,7 @@ class Clients:
                 "  <property><name>hbase.zookeeper.property.clientPort</name>"
                 f"<value>{spec.zookeeper_port}</value></property>\n</configuration>\n")
         self.tools = [*self.clients, *([f"base:{c}" for c in self.clients] if args.baseline else []),
+                      *([f"{c}+servers" for c in self.clients] if args.servers_ab else []),
                       *(["ycsb"] if self.classpath else []),
                       *(["latte"] if args.latte else [])]
 
@@ -141,11 +145,13 @@ class Clients:
                 *[a for p in props for a in ("-p", p)]]
 
     def workbench(self, client: str, workload: str, lanes: int, ops: int, phase: str = "run") -> list[str]:
-        """client: a cassandra.driver / hbase.client value, optionally @LOOP (native@asyncio)."""
+        """client: a cassandra.driver / hbase.client value, optionally @LOOP (native@asyncio),
+        optionally +servers (named with --cluster whatever --servers says)."""
+        client, servers = client.removesuffix("+servers"), client.endswith("+servers")
         client, _, loop = client.partition("@")
         props = [*self.overrides, *([f"{self.client_key}={client}"] if self.client_key else []),
                  *([f"eventloop={loop}"] if loop else [])]
-        named = ["--cluster", self.cluster.name] if self.args.servers and phase == "run" else []
+        named = ["--cluster", self.cluster.name] if (self.args.servers or servers) and phase == "run" else []
         return [sys.executable, "-m", "workbench", phase, "--no-store", "-q", *named,
                 *[a for p in props for a in ("-p", p)], *self.common(workload, lanes, ops)]
 
@@ -239,7 +245,11 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="load the table anew before every trial")
     ap.add_argument("--servers", action="store_true",
                     help="the workbench runs name the cluster: their sampler reads its nodes too")
+    ap.add_argument("--servers-ab", action="store_true",
+                    help="each client also as CLIENT+servers (named with --cluster), alternated")
     args = ap.parse_args()
+    if args.servers and args.servers_ab:
+        raise SystemExit("--servers-ab compares with and without --servers: give one of them")
     if args.latte and args.db != "cassandra":
         raise SystemExit("latte speaks CQL only: --latte needs --db cassandra")
     clients = Clients(args)
@@ -268,14 +278,14 @@ def main() -> None:
                             system = (long.system - short.system) * per_op
                             again = (args.host_limit is not None and max(host, after) > args.host_limit
                                      and attempt < args.attempts)
-                            line = (f"workload {workload.upper()} {lanes:3d} in flight {tool:>11}: "
+                            line = (f"workload {workload.upper()} {lanes:3d} in flight {tool:>14}: "
                                     f"{us:6.1f} us/op steady (user {user:.1f} + system {system:.1f}; "
                                     f"{short:.2f} s for {args.short:,}, {long:.2f} s for {args.long:,}), "
                                     f"{rate:,.0f} ops/s, host {host:.0f}/{after:.0f} ms")
                             print(line + (", repeated" if again else ""), flush=True)
                             if not again:
                                 rows.append((workload, lanes, tool, us, rate, user, system, max(host, after),
-                                             attempt - 1))
+                                             attempt - 1, rep))
                                 break
     finally:
         clients.drop()
@@ -284,9 +294,20 @@ def main() -> None:
     for key in dict.fromkeys(r[:3] for r in rows):
         mine = [r for r in rows if r[:3] == key]
         us, rate, user, system, host = (statistics.median(r[k] for r in mine) for k in (3, 4, 5, 6, 7))
-        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>11}  {us:6.1f} us/op ({user:5.1f}, {system:4.1f})"
+        print(f"  {key[0].upper()} {key[1]:3d} {key[2]:>14}  {us:6.1f} us/op ({user:5.1f}, {system:4.1f})"
               f"  {rate:8,.0f} ops/s  host {host:3.0f} ms"
               + (f"  {sum(r[8] for r in mine)} repeated" if args.host_limit else ""))
+    if args.servers_ab:  # each trial's pair: the same workload, lanes and repetition, back to back
+        print("\nthe sampler beside a loaded run: CLIENT+servers / CLIENT, us/op, each trial's pair")
+        for workload, lanes, tool in dict.fromkeys(r[:3] for r in rows):
+            if tool.endswith("+servers"):
+                continue
+            plain = {r[9]: r[3] for r in rows if r[:3] == (workload, lanes, tool)}
+            named = {r[9]: r[3] for r in rows if r[:3] == (workload, lanes, tool + "+servers")}
+            ratios = sorted(named[k] / plain[k] for k in plain.keys() & named.keys())
+            if ratios:
+                print(f"  {workload.upper()} {lanes:3d} {tool:>14}  median {statistics.median(ratios):.3f}"
+                      f"  (each: {', '.join(f'{x:.3f}' for x in ratios)})")
 
 
 if __name__ == "__main__":
