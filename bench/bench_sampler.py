@@ -2,6 +2,7 @@
 
     WORKBENCH_STATE_DIR=... workbench cluster up cassandra-single
     python bench/bench_sampler.py --cluster cassandra-single [--seconds 30] [--only cql,gc-log]
+    python bench/bench_sampler.py --cluster cassandra-single --under-load [--seconds 30]
 
 Builds the sources a `--cluster` run of the cluster's database reads (drive/server_sampler.py's
 sources_for: the client's processes, the nodes' processes, the database's own source, the GC
@@ -12,11 +13,20 @@ second of sampling and each thread's (from /proc/self/task/TID/schedstat, nanose
 with each first on PYTHONPATH, alternately: on a shared host a thread that wakes once a second
 costs 1-6 ms of CPU per wake-up where the same work in a loop costs 0.2 (cold caches), so read
 the figures of one invocation together only.
+
+--under-load: the sampler beside a loaded run instead, where it lives: this process runs `workbench
+run --cluster NAME` of workload A, 16 lanes, closed loop, for --seconds (after `workbench load` of
+its own table), while a thread of its own reads every thread's CPU four times a second; it prints
+each thread's CPU by name and the share of the sampler's own threads (workbench-server-sampler,
+workbench-source-*, the sources' helpers) in the run's CPU. What the tick does with their figures
+on the main thread is in the main thread's share, not theirs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import threading
 import time
 from pathlib import Path
@@ -35,6 +45,56 @@ def threads_cpu() -> dict[int, float]:
     return out
 
 
+SAMPLER_THREADS = ("workbench-server-sampler", "workbench-source-", "workbench-cql-", "workbench-docker-")
+
+
+def under_load(cluster: str, seconds: float) -> None:
+    """The sampler's threads' share of a loaded `--cluster` run's CPU, in this process."""
+    from workbench.cli import main as workbench
+
+    workload = str(Path(__file__).resolve().parents[1] / "workbench" / "workloads" / "workloada")
+    table = f"bench_sampler_{int(time.time())}"
+    common = ["--cluster", cluster, "--no-store", "-q", "-P", workload, "-p", f"table={table}",
+              "-p", "recordcount=10000"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        loaded = workbench(["load", *common, "-threads", "16"])
+    if loaded != 0:
+        raise SystemExit("the load failed")
+    seen: dict[int, tuple[str, float]] = {}  # native id -> (name, newest CPU seconds)
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(0.25):
+            names = {t.native_id: t.name for t in threading.enumerate()}
+            for tid, used in threads_cpu().items():
+                seen[tid] = (names.get(tid, seen.get(tid, (str(tid), 0))[0]), used)
+
+    start = threads_cpu()
+    poller = threading.Thread(target=poll, name="bench-poller", daemon=True)
+    poller.start()
+    cpu0, wall0 = time.process_time(), time.time()
+    with contextlib.redirect_stdout(io.StringIO()):  # its YCSB summary: not this benchmark's figures
+        status = workbench(["run", *common, "-threads", "16", "-p", "operationcount=0",
+                            "-p", f"maxexecutiontime={seconds:.0f}"])
+    done.set()
+    poller.join()
+    wall, cpu = time.time() - wall0, time.process_time() - cpu0
+    if status != 0:
+        raise SystemExit(f"the run failed (exit status {status})")
+    used: dict[str, float] = {}
+    for tid, (name, total) in seen.items():
+        used[name] = used.get(name, 0.0) + total - start.get(tid, 0.0)
+    mine = used.pop("bench-poller", 0.0)
+    run_cpu = cpu - mine
+    sampler = sum(v for k, v in used.items() if k.startswith(SAMPLER_THREADS))
+    print(f"a --cluster run of workload A, 16 lanes, {wall:.1f} s: {run_cpu / wall * 1e3:.1f} ms CPU a "
+          f"second (this process, the poller's {mine / wall * 1e3:.2f} left out); the sampler's threads "
+          f"{sampler / wall * 1e3:.2f} ms a second, {sampler / run_cpu:.2%} of the run's CPU")
+    for name, value in sorted(used.items(), key=lambda kv: -kv[1]):
+        if value / wall * 1e3 > 0.005:
+            print(f"  {name!s:>32}: {value / wall * 1e3:7.2f} ms/s")
+
+
 def main() -> None:
     from workbench.databases import serving
     from workbench.drive.server_sampler import ServerSampler, sources_for
@@ -44,7 +104,12 @@ def main() -> None:
     ap.add_argument("--cluster", required=True)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--only", help="source names to keep (client, process, cql, gc-log, ...)")
+    ap.add_argument("--under-load", action="store_true",
+                    help="beside a loaded --cluster run, in this process")
     args = ap.parse_args()
+    if args.under_load:
+        under_load(args.cluster, args.seconds)
+        return
     cluster = find_cluster(args.cluster)
     db, _ = serving(cluster.kind)  # the cluster's database, as `--cluster` finds it
     sources = sources_for(cluster, db.name)
