@@ -270,3 +270,16 @@ def test_a_docker_engine_that_does_not_answer_does_not_hold_up_the_runs_start(tm
     assert Client.closed
     with pytest.raises(ClusterError, match="closed"):
         made[0].read(time.time())
+
+
+def test_resident_memory_from_stat_is_what_status_calls_vmrss():
+    """read_proc takes a process's resident memory from /proc/PID/stat's rss (pages), not from
+    status (costlier to make, read every second beside a run): the same figure, in bytes."""
+    import os
+
+    def vmrss() -> int:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+    before, (_, _, rss, _), after = vmrss(), read_proc(os.getpid()), vmrss()
+    assert 0.9 * min(before, after) <= rss <= 1.1 * max(before, after), (before, rss, after)

@@ -7,11 +7,12 @@ cores, resident memory, bytes read from and written to storage, one sample a sec
 drive/server_sampler.py makes a ServerSource of each reader (metrics/server.py is a floor above
 this one: figure names are its, the figures are plain dicts here).
 
-A local node is a process of this machine: /proc/PID/stat (user + system time), status (VmRSS)
-and io (read_bytes, write_bytes). A Docker node is a container: the engine's statistics
-(docker-py's stats as the engine pushes them, followed from the reader's start: CPU time,
-memory, block I/O). Rates are the difference between two
-samples over the time between them, so a node's first sample has its memory only. The cluster's
+A local node is a process of this machine: /proc/PID/stat (user + system time, resident pages)
+and io (read_bytes, write_bytes), read with plain open() (these run every second beside a loaded
+run: bench/bench_sampler.py --under-load measures what they cost). A Docker node is a container:
+the engine's statistics (docker-py's stats as the engine pushes them, followed from the reader's
+start: CPU time, memory, block I/O). Rates are the difference between two samples over the time
+between them, so a node's first sample has its memory only. The cluster's
 state file is read again when it changes, so a node that joins, restarts or goes is followed.
 An external cluster's processes are not on this machine: `process_reader` says so. The
 client's own processes (this one and its worker processes) are the
@@ -36,29 +37,29 @@ CLIENT = "client"  # the node name of the workbench's own processes (metrics/ser
 Figures = dict[str, dict[str, float]]  # node -> figure -> value
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _read(path: str) -> str:
+    with open(path) as file:
+        return file.read()
 
 
 def read_proc(pid: int) -> tuple[int, float, int | None, tuple[int, int] | None] | None:
     """(start time, CPU seconds used, resident bytes, (read_bytes, write_bytes)) of a process, or
     None when it is gone; what /proc does not let us read is None."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = _read(f"/proc/{pid}/stat")
     except OSError:
         return None
     fields = stat[stat.rindex(")") + 2:].split()  # field 3 onwards (the name may hold spaces)
     if fields[0] in ("Z", "X"):
         return None
     cpu = (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
-    rss = io = None
+    rss = int(fields[21]) * _PAGE  # field 24, rss: the pages status's VmRSS counts, cheaper to read
+    io = None
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) * 1024
-                break
-    except OSError:
-        pass
-    try:
-        counts = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+        counts = dict(line.split(": ") for line in _read(f"/proc/{pid}/io").splitlines())
         io = (int(counts["read_bytes"]), int(counts["write_bytes"]))
     except (OSError, KeyError, ValueError):
         pass  # another user's process: its io is not ours to read
@@ -339,8 +340,7 @@ def _children(pid: int) -> list[int]:
     found: list[int] = []
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
-            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
-            found.extend(int(c) for c in text.split())
+            found.extend(int(c) for c in _read(f"/proc/{pid}/task/{task}/children").split())
     except OSError:
         pass
     return found
@@ -350,7 +350,7 @@ def cores_busy_counters(cores: set[int]) -> float | None:
     """Seconds the given cores spent not idle (user, system, interrupts, steal: all but idle and
     iowait) since boot, from /proc/stat, or None where it cannot be read."""
     try:
-        lines = Path("/proc/stat").read_text().splitlines()
+        lines = _read("/proc/stat").splitlines()
     except OSError:
         return None
     busy, seen = 0, 0
