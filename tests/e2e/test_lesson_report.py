@@ -385,7 +385,10 @@ def test_a_steps_run_with_server_figures_has_them_under_the_clients_in_the_lab_r
     assert done.returncode == 0, done.stderr
     step = json.loads((out / "grading-di.json").read_text())["steps"][0]
     assert step["timeline"]["nodes"]["127.0.0.2"]["cpu"][0] == 2.0
-    assert set(step["timeline"]["nodes"]["127.0.0.2"]["gc_ms_max"]) == {30.0}
+    # each second's longest pause: the fake's 30 ms, or none in a second whose answer came late or
+    # was not asked (a loaded machine wakes the sampler's thread late: CI once saw both)
+    longest = step["timeline"]["nodes"]["127.0.0.2"]["gc_ms_max"]
+    assert 30.0 in longest and set(longest) <= {0.0, 30.0}, longest
     flags = chromium_flags(tmp_path)
     lab = (out / "grading-di.html").resolve().as_uri()
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", lab], capture_output=True, text=True, timeout=120)

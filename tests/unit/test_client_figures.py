@@ -31,8 +31,8 @@ def test_a_binding_that_blocks_the_loop_shows_as_loop_lag_and_start_gap(workers)
     # (a tick whose drain no worker answered in time carries none: on a loaded machine, some)
     client = [s.server.get(CLIENT, {}) for s in snapshots]
     assert sum("loop_lag_ms" in c and "start_gap_ms" in c for c in client) >= len(client) / 2, client
-    assert max(c["loop_lag_ms"] for c in client) >= STALL_MS * 0.8
-    assert max(c["start_gap_ms"] for c in client) >= STALL_MS * 0.8
+    assert max(c.get("loop_lag_ms", 0.0) for c in client) >= STALL_MS * 0.8
+    assert max(c.get("start_gap_ms", 0.0) for c in client) >= STALL_MS * 0.8
     # the same figures in the stored intervals (the run store, the exports)
     stored = [i.server.get(CLIENT, {}).get("loop_lag_ms") for i in outcome.intervals]
     assert stored == [c.get("loop_lag_ms") for c in client]

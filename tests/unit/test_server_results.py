@@ -76,6 +76,14 @@ def late(notes: list[str]) -> int:
     return sum(int(n.split()[1]) for n in said)
 
 
+def not_asked(notes: list[str]) -> int:
+    """Seconds the sampler did not ask at all, its thread woken more than a second late (a loaded
+    machine: CI once saw 4 of 8), as its own note says."""
+    said = [n for n in notes if n.startswith("sampler: ")]
+    assert all(re.match(r"sampler: \d+ of \d+ seconds not asked \(its thread woke", n) for n in said), said
+    return sum(int(n.split()[1]) for n in said)
+
+
 def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path):
     store, done = recorded
     with RunStore(store) as s:
@@ -83,10 +91,11 @@ def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path
         events = s.conn.execute("SELECT node, kind, seconds FROM server_events WHERE run_id = ?",
                                 (done.run_id,)).fetchall()
     asked = len(events) // 2  # once a second: 3, or more for a run held behind (see below)
-    assert asked >= 3 and events == [("127.0.0.2", "gc", 0.04), ("127.0.0.2", "compaction", 0.0)] * asked
+    assert asked + not_asked(done.result.server_notes) >= 3
+    assert events == [("127.0.0.2", "gc", 0.04), ("127.0.0.2", "compaction", 0.0)] * asked
     assert back.server_events == done.result.server_events
     assert back.server_notes == done.result.server_notes
-    assert [n for n in back.server_notes if not n.startswith("fake: ")] == [UNREADABLE]
+    assert [n for n in back.server_notes if not n.startswith(("fake: ", "sampler: "))] == [UNREADABLE]
     assert [i.server for i in back.intervals] == [i.server for i in done.result.intervals]
     out = tmp_path / "run.json"
     assert main(["runs", "export", str(done.run_id), "--store", str(store), "--export", f"json={out}"]) == 0
@@ -96,7 +105,8 @@ def test_the_store_and_the_json_export_carry_the_servers_side(recorded, tmp_path
     whole = [i for i in run["intervals"] if i["duration_s"] > 0.9]
     assert len(whole) >= 3
     seen = [i["server"]["127.0.0.2"] for i in whole if "127.0.0.2" in i["server"]]
-    assert all(f["cpu"] == 1.5 for f in seen) and len(whole) - len(seen) <= late(run["server_notes"])
+    assert all(f["cpu"] == 1.5 for f in seen)
+    assert len(whole) - len(seen) <= late(run["server_notes"]) + not_asked(run["server_notes"])
     # at the time it was recorded (0.75 s when the sampler asked on time, later on a loaded machine
     # that woke it late: the placement itself is test_server_sampler's business)
     first = back.server_events[0]
@@ -115,8 +125,9 @@ def test_an_incomplete_run_keeps_the_server_events_written_live(monkeypatch, tmp
         assert s.row(done.run_id).status == "running"
         back = s.result(done.run_id)
     asked = len(back.server_events) // 2
-    assert asked >= 3 and [(e.kind, e.node) for e in back.server_events] == \
-        [("gc", "127.0.0.2"), ("compaction", "127.0.0.2")] * asked
+    assert asked + not_asked(done.result.server_notes) >= 3
+    kinds = [(e.kind, e.node) for e in back.server_events]
+    assert kinds == [("gc", "127.0.0.2"), ("compaction", "127.0.0.2")] * asked
     assert any(i.server.get("127.0.0.2", {}).get("cpu") == 1.5 for i in back.intervals)
 
 
