@@ -164,8 +164,12 @@ def test_an_added_node_is_rendered_as_the_others_but_bootstraps_with_tokens_of_i
         return text.replace("node3", "node4").replace("127.0.0.63", "127.0.0.64").replace(
             str(cassandra_local.jmx_port("127.0.0.63")), str(cassandra_local.jmx_port("127.0.0.64")))
 
-    # the same command line, with the bootstrap's flags
-    argv = list(like_node4(" ".join(third.argv)).split())
+    # the seed starts with its files' 1 s ring delay, the nodes after it with a longer one (their
+    # shadow round waits for the seed's answer that long: PEER_FLAGS)
+    assert not any(flag in plans[0].argv for flag in cassandra_local.PEER_FLAGS)
+    assert all(set(cassandra_local.PEER_FLAGS) <= set(plan.argv) for plan in plans[1:])
+    # the same command line, with the bootstrap's flags in place of a later peer's
+    argv = [a for a in like_node4(" ".join(third.argv)).split() if a not in cassandra_local.PEER_FLAGS]
     at = argv.index("-cp")
     assert added.argv == (*argv[:at], *cassandra_local.BOOTSTRAP_FLAGS, *argv[at:])
     assert "-Dcassandra.ring_delay_ms=5000" in added.argv

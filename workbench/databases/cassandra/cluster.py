@@ -50,6 +50,18 @@ DATA_SUBDIRS = ("data", "commitlog", "saved_caches", "hints", "cdc_raw")
 # seeds"). The same delay is how long a decommissioned node goes on serving CQL after it
 # announced that it left, time for every client to hear REMOVED_NODE and stop sending to it.
 BOOTSTRAP_FLAGS = ("-Dcassandra.consistent.rangemovement=false", "-Dcassandra.ring_delay_ms=5000")
+# A node started with the cluster, after the first (its seed), asks the seed for the ring in a
+# "shadow round" and gives up after RING_DELAY: "Unable to gossip with any peers", exit status 3.
+# 1 s was too short for two nodes capped at half a core on a busy 2-core machine (the elasticity
+# lesson, CI rehearsal 68: the seed answered 2.3 s after it was asked). The round ends as soon as
+# the seed answers, so the longer delay costs nothing when it does.
+PEER_FLAGS = ("-Dcassandra.ring_delay_ms=5000",)
+
+
+def ring_flags(index: int, bootstrap: bool) -> tuple[str, ...]:
+    """The flags of node `index` that lengthen its ring delay (its files say 1 s): a node added to
+    a running cluster, or one started with the cluster after its seed."""
+    return BOOTSTRAP_FLAGS if bootstrap else PEER_FLAGS if index > 1 else ()
 # Release series -> its JVM @argfile in templates/. 5.0: upstream's jvm17-server.options. 4.1
 # (officially Java 8 and 11) on Java 17: upstream's jvm11-server.options plus every java.*
 # package of java.base opened, as Java 11's default --illegal-access=permit did: its jamm 0.3.2
@@ -240,7 +252,7 @@ def _node_plan(spec: CassandraSpec, index: int, run_dir: Path, lib: Path, java: 
         f"-Djava.io.tmpdir={node_dir}",
         gc_log.flag(gc_log.beside(logs / "system.log")),  # the run's GC pauses (gc_log.py)
         "-Dcassandra.superuser_setup_delay_ms=0",  # PasswordAuthenticator: the superuser at once
-        *(BOOTSTRAP_FLAGS if bootstrap else ()),
+        *ring_flags(index, bootstrap),
         "-cp",
         f"{conf}:{lib}/*",
         MAIN_CLASS,

@@ -111,7 +111,7 @@ class CassandraPlanner:
                 "-Dcassandra.skip_wait_for_gossip_to_settle=0",
                 # logs/system.gc.log on the host, as a local node's (gc_log.py)
                 gc_log.flag(gc_log.beside(Path(CASSANDRA_LOGS) / "system.log")),
-                *(cassandra_local.BOOTSTRAP_FLAGS if bootstrap else ()),
+                *cassandra_local.ring_flags(index, bootstrap),  # after the 1 s above: they win
             )),
         }
         if bridge:
