@@ -61,6 +61,10 @@ def test_cassandra_3_on_the_host_network(tmp_path: Path):
         assert env["CASSANDRA_LISTEN_ADDRESS"] == env["CASSANDRA_BROADCAST_ADDRESS"] == address
         assert env["MAX_HEAP_SIZE"] == "768M" and env["HEAP_NEWSIZE"] == "192M"
         assert f"-Dcassandra.jmx.local.port={7199 + 100 * (index - 1)}" in env["JVM_EXTRA_OPTS"]
+        # the ring delay: the seed's 1 s; the nodes after it wait up to 5 s for its answer, the
+        # last -D of the two being the one the JVM keeps
+        delays = [f for f in env["JVM_EXTRA_OPTS"].split() if f.startswith("-Dcassandra.ring_delay_ms=")]
+        assert delays[-1] == f"-Dcassandra.ring_delay_ms={1000 if index == 1 else 5000}", delays
         # the GC log inside the mounted logs/: logs/system.gc.log on the host (gc_log.beside)
         assert ("-Xlog:gc*:file=/var/log/cassandra/system.gc.log:time,uptime,level,tags:filecount=5,"
                 "filesize=20M") in env["JVM_EXTRA_OPTS"].split()
