@@ -16,10 +16,10 @@ the figures of one invocation together only.
 
 --under-load: the sampler beside a loaded run instead, where it lives: this process runs `workbench
 run --cluster NAME` of workload A, 16 lanes, closed loop, for --seconds (after `workbench load` of
-its own table), while a thread of its own reads every thread's CPU four times a second; it prints
-each thread's CPU by name and the share of the sampler's own threads (workbench-server-sampler,
-workbench-source-*, the sources' helpers) in the run's CPU. What the tick does with their figures
-on the main thread is in the main thread's share, not theirs.
+its own table, bench_sampler_<time>, left in the cluster), while a thread of its own reads the
+sampler's own threads' CPU four times a second (workbench-server-sampler, workbench-source-*, the
+sources' helpers); it prints each one's and their share of the run's CPU (the poller's own left
+out). What the tick does with their figures on the main thread is in the run's share, not theirs.
 """
 
 from __future__ import annotations
