@@ -525,9 +525,9 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     reached: dict[str, float] = {}  # client -> seconds from Up/Normal until node4 counted a request
     served: dict[str, dict[str, int]] = {}  # client -> requests each node counted after the removal
     try:
-        for proc in runs.values():
+        for client, proc in runs.items():
             wait_until_running(proc, RATE * 3 // 4, timeout=120)
-            drained[proc.pid] = Drained(proc)
+            drained[client] = Drained(proc)
         time.sleep(2)
         moments["add"] = time.time()
         grown = provider.add_node(name)

@@ -226,7 +226,8 @@ def test_two_nodes_one_killed_and_restarted_during_a_run(docker_suite, suite_ser
             assert any(e.stage == "leave" and "decommissioning with --force" in e.message for e in events), \
                 [e.message for e in events]
             proc.send_signal(2)  # SIGINT: the run stops and reports what it did
-            out, _ = proc.communicate(timeout=120)
+            proc.wait(timeout=120)  # (stderr is Drained's to read; its results are a few lines)
+            out = proc.stdout.read()
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -57,16 +57,17 @@ BOOTSTRAP_FLAGS = ("-Dcassandra.consistent.rangemovement=false", "-Dcassandra.ri
 # the seed answers, so the longer delay costs nothing when it does.
 PEER_FLAGS = ("-Dcassandra.ring_delay_ms=5000",)
 
-
-def ring_flags(index: int, bootstrap: bool) -> tuple[str, ...]:
-    """The flags of node `index` that lengthen its ring delay (its files say 1 s): a node added to
-    a running cluster, or one started with the cluster after its seed."""
-    return BOOTSTRAP_FLAGS if bootstrap else PEER_FLAGS if index > 1 else ()
 # Release series -> its JVM @argfile in templates/. 5.0: upstream's jvm17-server.options. 4.1
 # (officially Java 8 and 11) on Java 17: upstream's jvm11-server.options plus every java.*
 # package of java.base opened, as Java 11's default --illegal-access=permit did: its jamm 0.3.2
 # measures objects deep by reflection (InaccessibleObjectException at start-up without).
 JVM_OPTIONS = {"5.0": "cassandra-jvm.options", "4.1": "cassandra-4.1-jvm.options"}
+
+
+def ring_flags(index: int, bootstrap: bool) -> tuple[str, ...]:
+    """The flags of node `index` that lengthen its ring delay (its files say 1 s): a node added to
+    a running cluster, or one started with the cluster after its seed."""
+    return BOOTSTRAP_FLAGS if bootstrap else PEER_FLAGS if index > 1 else ()
 
 
 def series(spec: CassandraSpec) -> str:
