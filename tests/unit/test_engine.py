@@ -315,7 +315,11 @@ def test_error_kinds_and_every_node_reach_the_snapshots_while_the_run_goes_on(wo
     live = [s for s in snapshots if not s.final and s.operations]
     assert len(live) >= 4
     totals = [s.error_kinds.get("FakeTimeout", 0) for s in snapshots]
-    assert totals == sorted(totals) and 0 < totals[len(totals) // 2] < outcome.error_kinds["FakeTimeout"]
+    # tick by tick: several ticks with some but not all of them (not the middle tick: on a loaded
+    # machine, CI after session 68, half the ticks came after the last update, while the workers
+    # wound down)
+    between = {t for t in totals if 0 < t < outcome.error_kinds["FakeTimeout"]}
+    assert totals == sorted(totals) and len(between) >= 2, totals
     assert set(snapshots[-1].error_kinds) == {"FakeTimeout"}
     assert dict(snapshots[-1].error_kinds) == outcome.error_kinds  # what the stored run names
     # from the tick after the one that saw node2 go (that one may still count its last requests)
