@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -162,6 +163,7 @@ class _Report:
         text = (self.folder / "report.txt").read_text(errors="replace")
         for line in text.rstrip("\n").splitlines():
             write(line)
+        self.brief = brief(text)
         shutil.rmtree(self.folder, ignore_errors=True)  # its report is printed whole, pass or fail
         if code == pytest.ExitCode.OK and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # every test was in the fast tier
@@ -174,6 +176,36 @@ class _Report:
         if self.child.poll() is None:  # the session never finished (usage error)
             self.child.terminate()
             self.child.wait()
+        if getattr(self, "brief", None):  # after the parent's last line: a log cut to its head
+            # and tail keeps them (the CI run after session 68 lost two of the child's three)
+            write = config.pluginmanager.get_plugin("terminalreporter").write_line
+            write(f"{'=' * 10} the fast tier's failures in brief (whole in its report above) {'=' * 10}",
+                  red=True)
+            for line in self.brief:
+                write(line)
+
+
+def brief(report: str, per_failure: int = 12, width: int = 400) -> list[str]:
+    """Each failure of a pytest report (its FAILED or ERROR line of the short summary), with the
+    first `per_failure` lines of its assertion message (`E ...`), each cut at `width`."""
+    messages: dict[str, list[str]] = {}
+    title = None
+    for line in report.splitlines():
+        head = re.fullmatch(r"_+ (?:ERROR at \w+ of )?(\S+) _+", line)
+        if head:
+            title = head.group(1)
+            messages.setdefault(title, [])
+        elif line.startswith("="):
+            title = None
+        elif title is not None and line.startswith("E ") and len(messages[title]) < per_failure:
+            messages[title].append("  " + line[:width])
+    out = []
+    for line in report.splitlines():
+        if re.match(r"(FAILED|ERROR) \S", line):
+            dotted = line.split()[1].replace("::", ".")  # a class's test is titled Class.test
+            out.append(line[:width])
+            out += next((m for t, m in messages.items() if dotted.endswith("." + t)), [])
+    return out
 
 
 def child_main(runs: list[list[str]]) -> int:

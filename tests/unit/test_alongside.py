@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,49 @@ def test_a_failure_in_the_fast_tier_fails_the_run(tmp_path):
     assert "failed on purpose" in done.stdout and heavy
     if alongside._namespaces_work():
         assert "the fast tier failed (exit status 1)" in done.stdout
+        # and, after the parent's last line, the child's failures in brief with their messages
+        last = [m.end() for m in re.finditer(r"^=+ [^\n]* in [\d.]+s[^\n]* =+$", done.stdout, re.M)][-1]
+        tail = done.stdout[last:]
+        assert "the fast tier's failures in brief" in tail, done.stdout[-3000:]
+        assert "FAILED tests/data/alongside/probe_alongside.py::test_fast - " in tail, tail
+        assert "E   AssertionError: failed on purpose" in tail, tail
+
+
+REPORT = """\
+=================================== FAILURES ===================================
+_ test_kinds[2] _
+[gw1] linux -- Python 3.11.2 /check/.venv/bin/python
+tests/unit/test_engine.py:318: in test_kinds
+    assert totals == sorted(totals)
+E   assert [32, 72] == [72, 32]
+E     Full diff:
+________________________________ TestApp.test_x ________________________________
+tests/ui/test_app.py:9: in test_x
+    assert False, "the app"
+E   AssertionError: the app
+E   assert False
+_____________________ ERROR at setup of test_servers_up ______________________
+tests/e2e/test_s.py:5: in up
+    raise RuntimeError("no JDK")
+E   RuntimeError: no JDK
+=========================== short test summary info ============================
+FAILED tests/unit/test_engine.py::test_kinds[2] - assert [32, 72] == [72, 32]
+  Full diff:
+FAILED tests/ui/test_app.py::TestApp::test_x - AssertionError: the app
+ERROR tests/e2e/test_s.py::test_servers_up - RuntimeError: no JDK
+============= 2 failed, 7 passed, 1 error in 3.10s =============
+"""
+
+
+def test_the_brief_names_each_failure_with_its_first_message_lines():
+    assert alongside.brief(REPORT, per_failure=1) == [
+        "FAILED tests/unit/test_engine.py::test_kinds[2] - assert [32, 72] == [72, 32]",
+        "  E   assert [32, 72] == [72, 32]",
+        "FAILED tests/ui/test_app.py::TestApp::test_x - AssertionError: the app",
+        "  E   AssertionError: the app",
+        "ERROR tests/e2e/test_s.py::test_servers_up - RuntimeError: no JDK",
+        "  E   RuntimeError: no JDK"]
+    assert len(alongside.brief(REPORT)) == 8 and alongside.brief("7 passed in 3.10s") == []
 
 
 def test_every_test_moved_to_the_child_exists():
