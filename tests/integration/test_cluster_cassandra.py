@@ -388,32 +388,33 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
             # before the kill, and was sent nothing while it was dead (from 3 s after the kill,
             # when the client has seen it go, until its restart began)
             key3 = f"{node3}:{port}"
-            assert sum((i["nodes"] or {}).get(key3, [0, 0])[0] for i in before) > 0, before
+            assert sum((i["nodes"] or {}).get(key3, [0, 0])[0] for i in before) > 0, _seconds(before)
             dead = window(run, moments["kill"] + 3, moments["restart"])
             sent3 = [(round(i["elapsed_s"], 1), (i["nodes"] or {}).get(key3, [0, 0])[0]) for i in dead]
             assert len(dead) >= 3 and not any(n for _, n in sent3), sent3
         # (a) the run goes on, on the surviving replicas, without errors (never two seconds
         # without an operation)
-        assert errors(down) == 0, (client, down)
+        kinds = run["environment"]["error_kinds"]
+        assert errors(down) == 0, (client, _seconds(down), kinds)
         stalls = [a for a, b in zip(down, down[1:], strict=False) if a["operations"] == b["operations"] == 0]
-        assert not stalls, (client, down)
+        assert not stalls, (client, _seconds(down))
         # (c) the frozen node's requests time out (at 2 s; meanwhile every lane may come to wait
         # on one of them, as YCSB's threads would); then it serves again
         timeouts = run["environment"]["error_kinds"].get("OperationTimedOut")
-        assert errors(frozen) > 0 and timeouts, (client, frozen)
+        assert errors(frozen) > 0 and timeouts, (client, _seconds(frozen), kinds)
         # what it served then: a third of its usual at least, and no two seconds without an
         # operation (CI rehearsal 68: the machine itself stalled 1.5 s then, both clients' loops
         # at 0.01 of a core, and cassandra-driver served 57 ops/s against its usual 114)
         served = sum(i["operations"] for i in after) / sum(i["duration_s"] for i in after)
         idle = [a for a, b in zip(after, after[1:], strict=False) if a["operations"] == b["operations"] == 0]
-        assert errors(after) == 0 and not idle and served > usual / 3, (client, usual, after)
+        assert errors(after) == 0 and not idle and served > usual / 3, (client, usual, _seconds(after), kinds)
         figures[client] = {"errors while node3 was down": errors(down),
                            "errors while node2 was frozen": errors(frozen),
                            "node3 served again after (s)": round(back.get(client, -1), 1)}
         assert sum(i["returns"].get("VERIFY", {}).get("OK", 0) for i in run["intervals"]) > 0, client
         if client == "native":  # and node2 served again after its freeze, failing nothing
             node2s = [i["nodes"].get(f"{node2}:{port}", [0, 0]) for i in after]
-            assert sum(r for r, _ in node2s) > 0 and not any(e for _, e in node2s), after
+            assert sum(r for r, _ in node2s) > 0 and not any(e for _, e in node2s), node2s
     print(f"faults, native against cassandra-driver: {figures}")
     # (b) node3 receives requests again within 10 s of serving CQL, from both clients
     assert back.get("native", 99) <= 10 and back.get("python", 99) <= 10, back
@@ -441,6 +442,11 @@ def _intervals_between(run: dict, start: float, end: float) -> list[dict]:
     t0 = run["started_at"]
     return [i for i in run["intervals"]
             if start <= t0 + i["elapsed_s"] - i["duration_s"] and t0 + i["elapsed_s"] <= end]
+
+
+def _seconds(intervals: list[dict]) -> str:
+    """Intervals in a line a failed assertion can print whole: `end:operations/failed` each."""
+    return " ".join(f"{i['elapsed_s']:.0f}s:{i['operations']}/{_errors_in([i])}" for i in intervals)
 
 
 def _errors_in(intervals: list[dict]) -> int:
@@ -626,7 +632,8 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
     assert len(failing) <= 2 and (len(failing) < 2 or failing[1] - failing[0] < 1.5), failing  # one moment
     # ... and afterwards every request goes to node1-3: the native figures name no node4, and
     # node1-3 counted at least as many requests of each client as it made meanwhile
-    assert len(gone) >= 4 and not figures["native"]["node4 requests by its own figures, after it left"], gone
+    assert len(gone) >= 4 and not figures["native"]["node4 requests by its own figures, after it left"], \
+        _seconds(gone)
     for client in ("native", "python"):
         assert figures[client]["requests node1-3 counted after it"] >= \
             figures[client]["operations meanwhile"] > 0, figures

@@ -186,19 +186,27 @@ class _Report:
 
 
 def brief(report: str, per_failure: int = 12, width: int = 400) -> list[str]:
-    """Each failure of a pytest report (its FAILED or ERROR line of the short summary), with the
-    first `per_failure` lines of its assertion message (`E ...`), each cut at `width`."""
+    """Each failure of a pytest report (its FAILED or ERROR line of the short summary), with
+    where it failed (the last `file:line: in` of its traceback and the source line under it) and
+    the first `per_failure` lines of its message (`E ...`), each cut at `width`."""
     messages: dict[str, list[str]] = {}
-    title = None
+    title, where = None, []
     for line in report.splitlines():
         head = re.fullmatch(r"_+ (?:ERROR at \w+ of )?(\S+) _+", line)
         if head:
-            title = head.group(1)
+            title, where = head.group(1), []
             messages.setdefault(title, [])
         elif line.startswith("="):
             title = None
-        elif title is not None and line.startswith("E ") and len(messages[title]) < per_failure:
-            messages[title].append("  " + line[:width])
+        elif title is None:
+            continue
+        elif re.match(r"\S+:\d+: in ", line):
+            where = [line]
+        elif line.startswith("    ") and len(where) == 1:
+            where.append(line)
+        elif line.startswith("E ") and len(messages[title]) < per_failure:
+            messages[title] += ["  " + w[:width] for w in where] + ["  " + line[:width]]
+            where = []
     out = []
     for line in report.splitlines():
         if re.match(r"(FAILED|ERROR) \S", line):

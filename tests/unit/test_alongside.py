@@ -98,12 +98,19 @@ ERROR tests/e2e/test_s.py::test_servers_up - RuntimeError: no JDK
 def test_the_brief_names_each_failure_with_its_first_message_lines():
     assert alongside.brief(REPORT, per_failure=1) == [
         "FAILED tests/unit/test_engine.py::test_kinds[2] - assert [32, 72] == [72, 32]",
+        "  tests/unit/test_engine.py:318: in test_kinds",
+        "      assert totals == sorted(totals)",
         "  E   assert [32, 72] == [72, 32]",
         "FAILED tests/ui/test_app.py::TestApp::test_x - AssertionError: the app",
+        "  tests/ui/test_app.py:9: in test_x",
+        '      assert False, "the app"',
         "  E   AssertionError: the app",
         "ERROR tests/e2e/test_s.py::test_servers_up - RuntimeError: no JDK",
+        "  tests/e2e/test_s.py:5: in up",
+        '      raise RuntimeError("no JDK")',
         "  E   RuntimeError: no JDK"]
-    assert len(alongside.brief(REPORT)) == 8 and alongside.brief("7 passed in 3.10s") == []
+    assert len(alongside.brief(REPORT)) == 14 and alongside.brief("7 passed in 3.10s") == []
+    assert alongside.brief(REPORT, width=12)[1:4] == ["  tests/unit/t", "      assert t", "  E   assert ["]
 
 
 def test_every_test_moved_to_the_child_exists():
