@@ -272,9 +272,9 @@ def test_elasticity_adds_a_capped_node_to_an_overloaded_run_and_removes_it(tmp_p
     # (a failure says which errors came when, beside the run's cluster events)
     failing = [(round(i.elapsed_s), failed) for i in shrink.intervals
                if (failed := sum(map(error_total, i.returns.values())))]
-    assert found["shrink"] == [True], (said(done.stdout, found, "shrink"), failing,
-                                       shrink.environment.get("error_kinds"),
-                                       [(round(e.elapsed_s, 1), e.value) for e in shrink.events])
+    assert found["shrink"] == [True], (
+        f"errors (second, count) {failing}, kinds {shrink.environment.get('error_kinds')}, events "
+        f"{[(round(e.elapsed_s, 1), e.value) for e in shrink.events]}\n{said(done.stdout, found, 'shrink')}")
     marked = [e.value for e in grow.events if e.kind == "cluster"]
     assert marked[:2] == ["+ node3 joining", "node3 normal"], marked
     shrunk = [e.value for e in shrink.events if e.kind == "cluster"]

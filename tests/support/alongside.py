@@ -185,7 +185,7 @@ class _Report:
                 write(line)
 
 
-def brief(report: str, per_failure: int = 12, width: int = 400) -> list[str]:
+def brief(report: str, per_failure: int = 12, width: int = 1000) -> list[str]:
     """Each failure of a pytest report (its FAILED or ERROR line of the short summary), with
     where it failed (the last `file:line: in` of its traceback and the source line under it) and
     the first `per_failure` lines of its message (`E ...`), each cut at `width`."""
