@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +34,14 @@ def test_a_jvm_that_inherited_a_tests_tag_is_found(tmp_path):
     child = subprocess.Popen([str(java), "300"], env={marks.TAG: "t-1"})
     other = subprocess.Popen([str(java), "300"], env={marks.TAG: "t-2"})
     try:
+        # Popen returns once the exec has begun; the kernel fills in the new program's arguments
+        # and environment a moment later, and until then /proc shows them empty (a loaded CI
+        # rehearsal once read them in that moment): wait for them, as a server is only looked for
+        # long after it started
+        deadline = time.monotonic() + 30
+        while not all(Path(f"/proc/{p.pid}/environ").read_bytes() for p in (child, other)):
+            assert time.monotonic() < deadline, "the processes never showed their environments"
+            time.sleep(0.01)
         found = marks.tagged_server_processes("t-1")
         assert [pid for pid, _ in found] == [child.pid]
         assert f"{java} 300" in found[0][1]
