@@ -770,6 +770,65 @@ def test_a_node_that_left_gets_no_new_requests_and_its_connection_closes_once_it
     asyncio.run(scenario())
 
 
+def test_a_removed_node_event_drops_the_node_at_once_and_lagging_tables_do_not_bring_it_back(monkeypatch):
+    """REMOVED_NODE for node 2: no new request goes there from the event on (a decommissioned
+    node serves only for its ring delay, and on a loaded machine the ring read again came later
+    than that); the request in flight to it is still answered. Ring reads that still list it (the
+    tables lag the event) keep it dropped, until one no longer lists it; a NEW_NODE for it (added
+    back at its old address) and a listing bring it back, as does the hold running out."""
+    async def scenario():
+        session = cqls.NativeSession(LOCAL)
+        monkeypatch.setattr(session, "_refresh_soon", lambda change, host: None)  # the test reads the ring
+        reconnected = []
+        monkeypatch.setattr(session, "_reconnect", lambda index, at_once=False: reconnected.append(index))
+        session.hosts = [("127.0.0.1", 9042), ("127.0.0.2", 9042)]
+        for host, _ in session.hosts:
+            conn = cqlc.CqlConnection(4, 2.0, f"{host}:9042")
+            conn.connection_made(Transport())
+            conn.on_lost = session._lost
+            session.conns.append(conn)
+        first, second = session.conns
+        session._control = first
+        peers = [{"peer": "127.0.0.2", "native_address": "127.0.0.2", "native_port": 9042,
+                  "tokens": ["-4611686018427387904"]}]  # a quarter of the ring and half of it wrapped
+
+        async def query(conn, cql):
+            if cql == "SELECT * FROM system.local":
+                return [{"partitioner": "org.apache.cassandra.dht.Murmur3Partitioner", "data_center": "dc1",
+                         "tokens": ["0"]}]
+            return peers if "peers" in cql else []
+
+        session.query = query
+        await session._refresh(first)
+        read = statement([("y_id", VARCHAR)], [("f0", VARCHAR)], [0], consistency="ONE")
+        assert {session._route(read, (f"k{i}",)) for i in range(40)} == {first, second}
+        future = asyncio.get_running_loop().create_future()
+        call = cqlc._One(future)
+        call.stmt, call.body = read, read.body(("k",))
+        second.send(call, cql.EXECUTE, call.body)  # in flight to node 2 when the event comes
+
+        session._on_event(_event("TOPOLOGY_CHANGE", "REMOVED_NODE", bytes([127, 0, 0, 2]), 9042))
+        assert session.conns == [first, None] and session._gone == {1}
+        assert all(session._route(read, (f"k{i}",)) is first for i in range(40))
+        feed(second, frame(0, cql.RESULT, rows_body([[b"v"]], 1)), [])
+        assert future.result() == [{"f0": "v"}]  # answered, not failed
+        assert await session._refresh(first) == [] and session._gone == {1}  # still listed: held
+        assert session.conns == [first, None] and reconnected == []
+        peers_then = peers[:]
+        peers.clear()  # the tables catch up: the hold ends, the listing decides from now on
+        assert await session._refresh(first) == [] and session._gone == {1} and not session._removed
+        peers.extend(peers_then)  # added back at its old address
+        session._on_event(_event("TOPOLOGY_CHANGE", "NEW_NODE", bytes([127, 0, 0, 2]), 9042))
+        assert await session._refresh(first) == [1] and session._gone == set()
+        # a hold that ran out: the listing decides again
+        session._on_event(_event("TOPOLOGY_CHANGE", "REMOVED_NODE", bytes([127, 0, 0, 2]), 9042))
+        assert session._gone == {1}
+        session._removed[("127.0.0.2", 9042)] = asyncio.get_running_loop().time() - 1
+        assert await session._refresh(first) == [1] and session._gone == set()
+
+    asyncio.run(scenario())
+
+
 def test_a_killed_node_stays_in_the_per_node_counts_and_is_down_until_it_is_back(monkeypatch):
     """Issue 54, 9: node 2 killed (its connection lost): its totals stay in node_counts (what was
     sent to it), and down_nodes names it while it has no connection; a node that left the
