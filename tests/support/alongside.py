@@ -179,7 +179,7 @@ class _Report:
         if getattr(self, "brief", None):  # after the parent's last line: a log cut to its head
             # and tail keeps them (the CI run after session 68 lost two of the child's three)
             write = config.pluginmanager.get_plugin("terminalreporter").write_line
-            write(f"{'=' * 10} the fast tier's failures in brief (whole in its report above) {'=' * 10}",
+            write(f"{'=' * 10} failures run alongside, in brief (whole in the report above) {'=' * 10}",
                   red=True)
             for line in self.brief:
                 write(line)

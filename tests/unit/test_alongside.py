@@ -64,7 +64,7 @@ def test_a_failure_in_the_fast_tier_fails_the_run(tmp_path):
         # and, after the parent's last line, the child's failures in brief with their messages
         last = [m.end() for m in re.finditer(r"^=+ [^\n]* in [\d.]+s[^\n]* =+$", done.stdout, re.M)][-1]
         tail = done.stdout[last:]
-        assert "the fast tier's failures in brief" in tail, done.stdout[-3000:]
+        assert "failures run alongside, in brief" in tail, done.stdout[-3000:]
         assert "FAILED tests/data/alongside/probe_alongside.py::test_fast - " in tail, tail
         assert "E   AssertionError: failed on purpose" in tail, tail
 
