@@ -25,7 +25,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 
-from tests.support import alongside, cpu_log, lifetimes, marks  # noqa: E402
+from tests.support import alone, alongside, cpu_log, lifetimes, marks  # noqa: E402
 from tests.support.servers import SuiteDocker, SuiteServers  # noqa: E402
 from workbench.clusters import processes  # noqa: E402
 from workbench.databases.cassandra.cluster_spec import CassandraSpec  # noqa: E402
@@ -83,6 +83,24 @@ def pytest_configure(config):
 
 def pytest_collection_finish(session):
     _lifetimes.plan(session.items)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """A test marked `alone` runs its call holding the suite-wide lock (tests/support/alone.py)."""
+    if item.get_closest_marker("alone") is None:
+        yield
+        return
+    reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+
+    def busy() -> None:
+        reporter.write_line(f"waiting for the other process's CPU-bound test ({item.nodeid})")
+        reporter.flush()
+
+    with alone.held(busy) as waited:
+        if waited >= 0.1:
+            reporter.write_line(f"waited {waited:.1f} s for it")
+        yield
 
 
 @pytest.hookimpl(hookwrapper=True)

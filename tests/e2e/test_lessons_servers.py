@@ -240,6 +240,7 @@ def test_hot_partitions_counts_requests_per_cassandra_node_and_inserts_per_hbase
 
 
 @pytest.mark.servers
+@pytest.mark.alone  # capped nodes at 130% of their maximum, a join and a removal (alone.py)
 def test_elasticity_adds_a_capped_node_to_an_overloaded_run_and_removes_it(tmp_path, shared):
     shared.use(None)  # its own cluster: two nodes capped at half a core each (127.0.0.1-2)
     # Shorter warm-ups and maxima (the gain of three warm nodes over two is judged, not asserted:

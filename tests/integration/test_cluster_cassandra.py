@@ -268,6 +268,7 @@ def test_requests_spread_over_a_keys_replicas_shuffled_as_the_reference_driver_d
 NATIVE_NAME, REFERENCE_NAME = "workbench", "Apache Cassandra Python Driver"
 
 
+@pytest.mark.alone  # two clients at 400 ops/s on three nodes, timed (tests/support/alone.py)
 def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cluster3, suite_servers,
                                                                       tmp_path):
     """Three nodes at RF 2, reads and updates at ONE, 400 ops/s through each client at once (the
@@ -474,6 +475,7 @@ REFERENCE_IN_FLIGHT_AT_REMOVAL = LANES
 REFERENCE_DISCOVERY_S = Driver.topology_event_refresh_window + 10
 
 
+@pytest.mark.alone  # two clients on three nodes and a fourth JVM joining, timed (alone.py)
 def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_driver(
         cassandra_cluster3, suite_servers, tmp_path):
     """`add_node` on the running three-node cluster (RF 2) while the native client and

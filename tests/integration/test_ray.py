@@ -22,7 +22,9 @@ from tests.support.servers import skip_without_jars
 from workbench.results.store import RunStore
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[test,ray]')")
-pytestmark = pytest.mark.servers
+# alone: Ray starts a dozen processes and judges what its workers did; never beside the other
+# process's CPU-bound test (tests/support/alone.py: rehearsal 69 ran them beside the faults test)
+pytestmark = [pytest.mark.servers, pytest.mark.alone]
 
 WB = [sys.executable, "-m", "workbench"]
 SCRIPTS = Path(__file__).parent / "ray_scripts"

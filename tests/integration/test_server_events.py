@@ -27,6 +27,7 @@ def _workbench(env: dict, *args: str, timeout: float = 300) -> subprocess.Comple
                           timeout=timeout, cwd=ROOT, env=env)
 
 
+@pytest.mark.alone  # flushes, a compaction and GC pauses under load, each within 2 s of its log (alone.py)
 def test_cassandra_flush_compaction_and_gc_pauses_are_events_of_the_run(tmp_path, suite_servers,
                                                                         cassandra_node):
     node = cassandra_node.nodes[0]

@@ -103,6 +103,10 @@ def _die_with_parent() -> None:
 def start(config, fast_tier: str) -> None:
     """Start the fast tier in its own network namespace and keep the server tiers here."""
     folder = Path(tempfile.mkdtemp(prefix="workbench-fast-tier-"))
+    from tests.support import alone  # (here: this file also runs as a script, the child's runner)
+
+    # the lock that the `alone` tests of both processes take in turn (alone.py)
+    os.environ[alone.LOCK] = str(folder / "alone.lock")
     env = dict(os.environ, **{CHILD: "1", "WORKBENCH_TESTS_SERIAL": "1",
                               "WORKBENCH_STORE": str(folder / "runs.db")})
     common = [*config.invocation_params.args, "-p", "no:cacheprovider", "--color=no"]

@@ -45,6 +45,8 @@ def test_the_fast_tier_runs_in_a_child_with_only_loopback_and_the_run_passes(tmp
         else:
             assert "created:" not in done.stdout and not fast["worker"], fast
         assert fast["pid"] != own["pid"], fast
+        # one lock file for the `alone` tests of both processes (tests/support/alone.py)
+        assert fast["alone"] and fast["alone"] == heavy["alone"] == own["alone"], (fast, heavy, own)
         # a server test of a file that starts its own clusters: in the child's namespace too,
         # after the fast tier, and not in the parent (1 passed, 2 deselected there)
         assert own["interfaces"] == ["lo"] and own["pid"] not in (fast["pid"], heavy["pid"]), own

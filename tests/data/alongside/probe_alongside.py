@@ -10,7 +10,8 @@ import pytest
 
 def _say(name: str) -> None:
     found = {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex()),
-             "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
+             "worker": os.environ.get("PYTEST_XDIST_WORKER", ""),
+             "alone": os.environ.get("WORKBENCH_TESTS_ALONE_LOCK")}
     Path(os.environ["PROBE_DIR"], name).write_text(json.dumps(found))
 
 

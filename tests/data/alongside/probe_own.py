@@ -11,5 +11,6 @@ import pytest
 
 @pytest.mark.servers
 def test_own():
-    found = {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex())}
+    found = {"pid": os.getpid(), "interfaces": sorted(n for _, n in socket.if_nameindex()),
+             "alone": os.environ.get("WORKBENCH_TESTS_ALONE_LOCK")}
     Path(os.environ["PROBE_DIR"], "own.json").write_text(json.dumps(found))
