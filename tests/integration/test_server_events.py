@@ -109,6 +109,7 @@ def test_cassandra_flush_and_compact_refuse_what_is_not_there(suite_servers, cas
         assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) <= 2
 
 
+@pytest.mark.alone  # flushes and compactions under load, each within 2 s of its log (alone.py)
 def test_hbase_flush_and_compaction_show_in_jmx_events(tmp_path, suite_servers, hbase_server):
     env = dict(os.environ, WORKBENCH_STATE_DIR=str(suite_servers.state_dir),
                WORKBENCH_STORE=str(tmp_path / "runs.db"))

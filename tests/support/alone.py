@@ -4,10 +4,11 @@ A run of the whole suite runs two pytest processes at once (alongside.py): the p
 tiers and the child's fast tier, then the child's own clusters. Most of their tests wait more
 than they compute, so overlapping them halves the run. A few compute a lot and judge timings
 as well: a three-node cluster serving two clients at 400 ops/s through kills and freezes, the
-elasticity lesson's join and removal, Ray's workers. Two of those at once on 2 cores starve
-each other: in CI rehearsal 69 the three-node faults test ran beside the Ray tests, its clients
-got a tenth of a core each, their event loops lagged 0.3-3 s, and neither reached the 300 ops/s
-the test waits for (400 asked); the Ray tests failed beside it.
+elasticity lesson's join and removal, Ray's workers, the server events matched to the servers'
+logs. Two of those at once on 2 cores starve each other: in CI rehearsal 69 the three-node
+faults and add-node tests ran beside the Ray and server-events tests, their clients got a tenth
+of a core each, their event loops lagged 0.3-3 s, and none reached the rate the tests wait for;
+two Ray tests and both server-events tests failed beside them (late samples, no operations).
 
 Such a test is marked `@pytest.mark.alone`; its call takes an exclusive lock on a file that
 both processes know (WORKBENCH_TESTS_ALONE_LOCK, set by alongside.start) and waits for it.
