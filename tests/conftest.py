@@ -93,12 +93,15 @@ def pytest_runtest_call(item):
         return
     reporter = item.config.pluginmanager.get_plugin("terminalreporter")
 
+    said = []
+
     def busy() -> None:
         reporter.write_line(f"waiting for the other process's CPU-bound test ({item.nodeid})")
         reporter.flush()
+        said.append(True)
 
     with alone.held(busy) as waited:
-        if waited >= 0.1:
+        if said:
             reporter.write_line(f"waited {waited:.1f} s for it")
         yield
 
