@@ -401,7 +401,7 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         assert not stalls, (client, _seconds(down))
         # (c) the frozen node's requests time out (at 2 s; meanwhile every lane may come to wait
         # on one of them, as YCSB's threads would); then it serves again
-        timeouts = run["environment"]["error_kinds"].get("OperationTimedOut")
+        timeouts = kinds.get("OperationTimedOut")
         assert errors(frozen) > 0 and timeouts, (client, _seconds(frozen), kinds)
         # what it served then: a third of its usual at least, and no two seconds without an
         # operation (CI rehearsal 68: the machine itself stalled 1.5 s then, both clients' loops
