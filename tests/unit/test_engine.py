@@ -333,12 +333,68 @@ def test_error_kinds_and_every_node_reach_the_snapshots_while_the_run_goes_on(wo
         gone = max(gone, *served)
     after = snapshots[gone + 1:]
     assert len(after) >= 3, (gone, len(snapshots))
-    assert all(s.nodes["node2:9042"] == (0, 0) and s.down == {"node2:9042"} for s in after[:-1])
+    seen = [(round(s.elapsed_s, 2), s.operations, s.final, sorted(s.down), s.nodes.get("node2:9042"))
+            for s in snapshots]  # (a failure says what each tick saw)
+    assert all(s.nodes["node2:9042"] == (0, 0) and s.down == {"node2:9042"} for s in after), f"{gone} {seen}"
     assert all(sorted(s.nodes) == ["node0:9042", "node1:9042", "node2:9042"] for s in after)
     stored = to_run_result(outcome, props.as_dict()).intervals
     later = [i for i in stored if i.elapsed_s - i.duration_s >= snapshots[gone].elapsed_s]
     assert later and all("node2:9042" not in i.nodes for i in later)
     assert outcome.error_kinds == {"FakeTimeout": outcome.returns["UPDATE"]["ERROR"]}
+
+
+class _Ticks:
+    """An executor whose drains hand over the ticks a test lists, one drain at a time."""
+
+    def __init__(self, drains):
+        self.drains = list(drains)
+
+    async def drain(self):
+        return self.drains.pop(0)
+
+    def remaining(self):
+        return 0
+
+
+def test_a_worker_whose_reply_misses_a_drain_still_has_its_nodes_down():
+    """`down` is a state: a drain that a worker's late reply missed keeps the nodes that worker
+    said were down, and a late reply, handed over with the next drain before that drain's own,
+    does not undo a newer tick. A worker whose phase ended speaks no more for the cluster while
+    another runs; once none runs, the last view stands (CI after session 69: two ticks after both
+    workers' ends said no node was down)."""
+    from workbench.core.controller import Controller
+    from workbench.metrics.recorder import TickData
+
+    def tick(worker, down=None, last=False):
+        return TickData(1, {}, {}, nodes={"node0:9042": (1, 0)}, down=down, worker=worker, last=last)
+
+    spec, _ = make_spec("recordcount=10", "threadcount=2", "workers=2")
+    controller = Controller(spec, "run")
+    snapshots = []
+    controller.subscribe(snapshots.append)
+    controller._executor = _Ticks([
+        [tick(0), tick(1, ("node2:9042",))],  # worker 1 has lost node2
+        [tick(0)],  # worker 1's reply late
+        [],  # both late
+        [tick(1, ("node2:9042",)), tick(1), tick(0, ("node2:9042",))],  # late one first, then its own
+        [tick(0, ("node2:9042",))],
+        [tick(0, ("node2:9042",), last=True), tick(1, ("node2:9042",))],  # worker 0 ended
+        [tick(1)],  # the one still running has node2 back: the ended one's view is not kept
+        [tick(1, ("node2:9042",), last=True)],  # it ends having lost it again
+        [],  # the ticks after every worker's end keep the last view
+        [],
+    ])
+    for _ in range(10):
+        asyncio.run(controller._tick(final=False))
+    assert [sorted(s.down) for s in snapshots] == [["node2:9042"]] * 6 + [[]] + [["node2:9042"]] * 3
+    assert [s.nodes["node2:9042"] for s in snapshots] == [(0, 0)] * 10  # named, with no request
+
+    # the worker processes' drain hands over a reply that missed the last drain before this one's
+    executor = ProcessExecutor(spec, "run", 2, 0.0, 1)
+    late, fresh = tick(0, ("node2:9042",)), tick(0)
+    executor.live, executor.finals = {0}, [late]
+    executor._send = lambda *msg: executor.pending[0].set_result(fresh)
+    assert asyncio.run(executor.drain()) == [late, fresh]
 
 
 def test_a_failed_cleanup_is_reported_not_lost():

@@ -181,6 +181,10 @@ class Controller:
         self._error_kinds: dict[str, int] = {}
         self._live_kinds: dict[str, int] = {}  # the bindings' error kinds so far, tick by tick
         self._nodes_known: set[str] = set()  # every node a tick named: the live line keeps them
+        # each running worker's nodes down, as its newest tick said (a drain its reply missed
+        # keeps them), and the last view of them all: what the phase shows once every worker ended
+        self._down_of: dict[int, tuple[str, ...]] = {}
+        self._down: set[str] = set()
         self._client_counts: dict[str, int] = {}
         self._key_tallies: list[KeyTally] = []  # each worker's, from its last tick
         self._last_tick = 0.0
@@ -439,12 +443,11 @@ class Controller:
         ops = 0
         nodes: dict[str, tuple[int, int]] = {}
         regions: dict[str, tuple[int, int]] = {}
-        down: set[str] = set()
         for t in ticks:
             ops += t.operations
             for kind, n in (t.kinds_delta or {}).items():
                 self._live_kinds[kind] = self._live_kinds.get(kind, 0) + n
-            down.update(t.down or ())
+            self._down_of[t.worker] = t.down or ()
             for into, counts in ((nodes, t.nodes), (regions, t.regions)):
                 for where, (requests, errors) in (counts or {}).items():
                     before = into.get(where, (0, 0))
@@ -467,6 +470,16 @@ class Controller:
                 for status, n in counts.items():
                     into[status] = into.get(status, 0) + n
                     total[status] = total.get(status, 0) + n
+        # the nodes the workers' clients know are down, as each worker last said (a state: a worker
+        # whose reply comes late still knows them); a worker whose phase ended speaks no more for
+        # the cluster, and once none runs, the phase's last view stands (the ticks that wait for
+        # the workers' ends on a loaded machine, CI after session 69)
+        if self._down_of:
+            self._down = set().union(*self._down_of.values())
+        down = self._down
+        for t in ticks:
+            if t.last:
+                self._down_of.pop(t.worker, None)
         for name, h in merged.items():
             cumulative = self._cumulative.get(name)
             if cumulative is None:

@@ -397,7 +397,7 @@ class RayExecutor:
                                       "node_id": where.get("node_id"), "in_flight": in_flight,
                                       "error": _first_line(exc)})
         self.finals.append(TickData(in_flight, {}, {LOST_OP: {"ERROR": in_flight}} if in_flight else {},
-                                    {kind: in_flight}, 0.0))
+                                    {kind: in_flight}, 0.0, worker=w, last=True))
         if self.spec.ray_onlost == "stop":
             self.errors.append(f"{kind} ({_first_line(exc)}); ray.onlost=stop ended the run")
             self.stop()

@@ -245,6 +245,7 @@ class WorkerEngine:
     def drain(self) -> TickData:
         heap.maybe_trim()  # a worker process's own heap (at most once a minute)
         tick = self.recorder.drain()
+        tick.worker, tick.last = self.worker, self.done.is_set()
         self._drained_ops += tick.operations
         if self._in_flight_n:
             tick.in_flight = self._in_flight_sum / self._in_flight_n

@@ -152,14 +152,14 @@ def _encode_tick(tick: TickData) -> tuple:
     hists = {k: encode(h) for k, h in tick.histograms.items()}
     return (tick.operations, hists, tick.returns, tick.error_kinds, tick.in_flight, tick.nodes, tick.keys,
             tick.regions, tick.client_counts, tick.kinds_delta, tick.down, tick.behind, tick.loop_lag_ms,
-            tick.start_gap_ms)
+            tick.start_gap_ms, tick.worker, tick.last)
 
 
 def _decode_tick(payload: tuple) -> TickData:
-    ops, hists, returns, kinds, in_flight, nodes, keys, regions, client, delta, down, behind, lag, gap = (
-        payload)
+    (ops, hists, returns, kinds, in_flight, nodes, keys, regions, client, delta, down, behind, lag, gap,
+     worker, last) = payload
     return TickData(ops, {k: decode(v) for k, v in hists.items()}, returns, kinds, in_flight, nodes, keys,
-                    regions, client, delta, down, behind, lag, gap)
+                    regions, client, delta, down, behind, lag, gap, worker, last)
 
 
 def _worker_main(conn, spec, phase, worker, workers, lanes, target, counter, total, info) -> None:
@@ -368,9 +368,9 @@ class ProcessExecutor:
             ticks = [f.result() for f in done if f.result() is not None]
             # A worker too busy to answer in time: its reply is kept for the next drain.
             self.pending.clear()
-        # Final reports of workers that ended since the last drain belong to this tick too.
-        ticks.extend(self.finals)
-        self.finals = []
+        # Final reports of workers that ended since the last drain belong to this tick too, and
+        # the replies that missed the last drain: first, being older than this drain's own.
+        ticks[:0], self.finals = self.finals, []
         return ticks
 
     def remaining(self) -> int:

@@ -112,6 +112,11 @@ class TickData:
     # the longest gap between an operation's intended start and its actual one (ms; None unpaced)
     loop_lag_ms: float | None = None
     start_gap_ms: float | None = None
+    # which worker's lanes (its index), and whether its phase has ended with this tick (its
+    # client closed): `down` is a state, not a delta, so the controller keeps each worker's last
+    # one for a drain that its reply missed
+    worker: int = 0
+    last: bool = False
 
 
 class Recorder:
