@@ -5,8 +5,9 @@ A started server that no test needs any more still costs the machine: measured i
 after `cluster up` (2026-11-29), a Cassandra 5.0 node took 3% of a core (its threads' run time in
 /proc/PID/task/*/schedstat: gossip, the batchlog and optional tasks, the commit log's sync; the
 ticks of /proc/PID/stat said 7-8%, they charge a whole tick to a thread that wakes at one),
-standalone HBase 15% and its Thrift gateway 4% (by ticks too: less, then), and 0.5-1.5 GB each,
-for the rest of the run.
+standalone HBase 15% and its Thrift gateway 4% by ticks, 2.3% and 1% by their threads' run time
+(2026-11-30: the RPC client's 10-ms timer wheel, the RegionServer's chores, the metrics every
+second), and 0.5-1.5 GB each, for the rest of the run.
 The session's fixtures (conftest.py) register how to stop each server early; after a test's
 teardown, `retire_after` stops every server whose last user that test was.
 
