@@ -360,8 +360,8 @@ def test_a_worker_whose_reply_misses_a_drain_still_has_its_nodes_down():
     """`down` is a state: a drain that a worker's late reply missed keeps the nodes that worker
     said were down, and a late reply, handed over with the next drain before that drain's own,
     does not undo a newer tick. A worker whose phase ended speaks no more for the cluster while
-    another runs; once none runs, the last view stands (CI after session 69: two ticks after both
-    workers' ends said no node was down)."""
+    another runs; once none runs, the last view stands (two ticks after both
+    workers' ends said no node was down, rehearsal 70)."""
     from workbench.core.controller import Controller
     from workbench.metrics.recorder import TickData
 

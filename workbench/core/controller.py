@@ -473,7 +473,7 @@ class Controller:
         # the nodes the workers' clients know are down, as each worker last said (a state: a worker
         # whose reply comes late still knows them); a worker whose phase ended speaks no more for
         # the cluster, and once none runs, the phase's last view stands (the ticks that wait for
-        # the workers' ends on a loaded machine, CI after session 69)
+        # the workers' ends on a loaded machine, rehearsal 70)
         if self._down_of:
             self._down = set().union(*self._down_of.values())
         down = self._down
