@@ -102,16 +102,19 @@ def test_the_server_lost_mid_run_is_counted_and_the_run_goes_on_after(suite_serv
     # under load (seen 3 times in 11 under two busy loops, 2026-11-30): its lanes wait in its own
     # Condition.wait, whose re-acquire of the lock swallows every cancellation
     # (pymongo/_asyncio_lock.py), or its close never returns. The workbench's part is then to end
-    # the run all the same, say where it was held, and keep what it measured; the run cannot go on
+    # the run all the same, say where it was held, and keep what it measured; the run cannot go on.
+    # A lane cancelled in that wait may end with the lock's RuntimeError instead (rehearsal 70:
+    # then a traceback, no YCSB text): a failed phase, in one line that names pymongo's lock.
     deadlocked = "pymongo/_asyncio_lock.py" in err or "pymongo's client did not close" in err
     if deadlocked:
         print(f"pymongo's client deadlocked after the restart ({fault}); the run said: "
               f"{[line for line in err.splitlines() if 'pymongo' in line]}")
     # operations failed (exit status 1), the run itself completed; a deadlocked client's lanes are
-    # ended by force (exit status 2, one line)
-    assert proc.returncode == (2 if "ended by force" in err else 1), err
-    assert not ("ended by force" in err and not deadlocked), err
-    assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out
+    # ended by force, or fail (exit status 2, one line)
+    failed = "ended by force" in err or "(pymongo/_asyncio_lock.py:" in err
+    assert proc.returncode == (2 if failed else 1) and "Traceback" not in err, err
+    assert not (failed and not deadlocked), err
+    assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out, err[-4000:]
     assert "failed operations by kind:" in err
     if fault == "pause":
         assert "NetworkTimeout" in err, err  # answered by no one within mongodb.timeout

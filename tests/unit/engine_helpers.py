@@ -236,7 +236,10 @@ class HangBinding:
     """A memory binding that hangs the end of a phase, as a client call that never returns and
     swallows a cancellation would: with `hang.at=read` a worker's 50th read, with `hang.at=cleanup`
     its cleanup (worker processes too; not the controller's own binding). Each shrugs off the
-    first cancellation and gives in to the second, so that the test's loop can still close."""
+    first cancellation and gives in to the second, so that the test's loop can still close.
+    `hang.at=read-raise`: the 50th read waits until cancelled and then raises RuntimeError, as
+    pymongo 4.20's lock did in a lane cancelled after its server was killed and restarted
+    (rehearsal 70: `_asyncio_lock.py` release)."""
 
     def __new__(cls, spec, properties, context):
         import asyncio as _asyncio
@@ -253,6 +256,12 @@ class HangBinding:
                     if attempt:
                         raise
 
+        async def raises():
+            try:
+                await _asyncio.Event().wait()
+            except _asyncio.CancelledError:
+                raise RuntimeError("Lock is not acquired.") from None
+
         class _Hang(MemoryBinding):
             reads = 0
 
@@ -260,6 +269,8 @@ class HangBinding:
                 _Hang.reads += 1
                 if at == "read" and _Hang.reads == 50:
                     await stuck()
+                if at == "read-raise" and _Hang.reads == 50:
+                    await raises()
                 return await super().read(table, key, fields)
 
             async def cleanup(self):

@@ -4,8 +4,10 @@ it up, keeping what it recorded (the CLI's exit status 2 comes from the failed o
 
 from __future__ import annotations
 
+import re
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from engine_helpers import cleanup_store, make_spec, register_hang_binding, run_phase
@@ -60,6 +62,53 @@ def test_a_worker_process_whose_cleanup_hangs_is_killed_and_named():
         outcome.error
     assert outcome.operations > 0
     assert took < 60
+
+
+def test_a_lane_whose_cancellation_raises_fails_the_phase_in_one_line_and_keeps_what_it_measured(
+        tmp_path, monkeypatch, capsys):
+    """A client call that raises when the stop cancels it (pymongo's lock, rehearsal 70) ends its
+    lane with an exception the lane did not expect: in worker processes that was always a failed
+    phase in one line; in the controller's own loop it escaped as a traceback, exit status 1, no
+    YCSB text and no run in the store."""
+    outcome, took = _hanging_run("read-raise")
+    said = ("worker 0: RuntimeError: Lock is not acquired., raised in raises (tests/unit/engine_helpers.py:"
+            f"{raises_line()}) (the results recorded so far are kept)")  # where, to tell whose the bug is
+    assert outcome.outcome == "failed" and outcome.error == said
+    assert outcome.operations > 0 and outcome.intervals and took < 30
+
+    from workbench.cli import main
+    from workbench.results.store import RunStore
+
+    store = tmp_path / "runs.db"
+    monkeypatch.setenv("WORKBENCH_STORE", str(store))
+    status = main(["run", "-db", "hang", "-p", "hang.at=read-raise", "-p", "memory.store=cli-raise",
+                   "-p", "recordcount=100", "-p", "operationcount=0",
+                   "-p", "maxexecutiontime=1", "-p", "status.interval=0.25", "-threads", "2", "-q"])
+    out, err = capsys.readouterr()
+    assert status == 2, err
+    assert [line for line in err.splitlines() if "error" in line] == [f"workbench: error: {said}"], err
+    assert "Traceback" not in err and "[OVERALL], RunTime(ms), " in out and "[READ], Return=OK, " in out
+    runs = RunStore(store).list()
+    assert len(runs) == 1 and runs[0].status == "failed" and runs[0].operations > 0, runs
+
+
+def test_a_worker_process_whose_lane_raises_says_where_in_one_line(monkeypatch):
+    monkeypatch.setattr(controller, "END_GRACE_S", 30.0)  # a worker process cancels its lanes after 5 s
+    # paced: one operation at a time (unpaced, a lane's reads go as sequences, recorded when a
+    # sequence returns: the 50th read hangs the first, within its 0.25 s)
+    outcome, took = _hanging_run("read-raise", "workers=2", "target=2000")
+    assert outcome.outcome == "failed" and outcome.operations > 0 and took < 45
+    place = rf"raises \(tests/unit/engine_helpers\.py:{raises_line()}\)"
+    assert re.fullmatch(rf"worker [01]: RuntimeError: Lock is not acquired\., raised in {place} "
+                        r"\(the results recorded so far are kept\)", outcome.error), outcome.error
+
+
+def raises_line() -> int:
+    """The line of engine_helpers' `raise RuntimeError(...)` in its read-raise hang."""
+    import engine_helpers
+
+    text = Path(engine_helpers.__file__).read_text().splitlines()
+    return next(n for n, line in enumerate(text, 1) if 'raise RuntimeError("Lock is not acquired.")' in line)
 
 
 def test_a_phase_that_ends_in_time_is_not_touched():

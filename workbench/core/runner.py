@@ -61,12 +61,28 @@ def waiting_in(task: asyncio.Task) -> str:
         coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
     if frame is None:
         return ""
-    path = frame.f_code.co_filename.replace("\\", "/")
+    return _place(frame.f_code, frame.f_lineno)
+
+
+def _place(code, line: int) -> str:
+    """A function by its name, file (from its package on) and line: "release
+    (pymongo/_asyncio_lock.py:174)"."""
+    path = code.co_filename.replace("\\", "/")
     for root, keep in (("/site-packages/", 0), ("/dist-packages/", 0), ("/workbench/", 1), ("/tests/", 1)):
         if root in path:  # pymongo/pool.py, workbench/core/runner.py
             path = path[path.rindex(root) + (1 if keep else len(root)):]
             break
-    return f"{frame.f_code.co_name} ({path}:{frame.f_lineno})"
+    return f"{code.co_name} ({path}:{line})"
+
+
+def failed_lane(worker: int, exc: BaseException) -> str:
+    """One line for an exception a lane did not expect, with where it was raised: "worker 0:
+    RuntimeError: Lock is not acquired., raised in release (pymongo/_asyncio_lock.py:174)"."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f", raised in {_place(tb.tb_frame.f_code, tb.tb_lineno)}" if tb is not None else ""
+    return f"worker {worker}: {type(exc).__name__}: {exc}{where}"
 
 
 class Budget(Protocol):

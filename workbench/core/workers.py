@@ -19,7 +19,7 @@ from workbench.bindings.registry import load_binding_class
 from workbench.config.bindings import BINDINGS
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
-from workbench.core.runner import LocalBudget, WorkerEngine
+from workbench.core.runner import LocalBudget, WorkerEngine, failed_lane
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import decode, encode
 from workbench.metrics.recorder import TickData
@@ -94,13 +94,22 @@ class InProcessExecutor:
         return what
 
     async def wait(self) -> None:
-        if self._task is not None:
-            await self._task
+        """The worker's end; a failure as one line, as a worker process reports it (_worker_async):
+        a lane's exception that it did not expect (rehearsal 70: pymongo's lock raised
+        RuntimeError in a lane that the stop cancelled) once escaped the controller as a traceback,
+        and the phase's results were neither printed nor stored."""
+        try:
+            if self._task is not None:
+                await self._task
+        except WorkbenchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the phase fails in one line, its results kept
+            raise WorkbenchError(failed_lane(0, exc), "the results recorded so far are kept") from exc
         failure = self.engine.failure
-        if failure is not None:
-            if isinstance(failure, WorkbenchError):
-                raise failure
+        if isinstance(failure, WorkbenchError):
             raise failure
+        if failure is not None:
+            raise WorkbenchError(failed_lane(0, failure), "the results recorded so far are kept") from failure
 
 
 # ---- worker processes ----------------------------------------------------------------------
@@ -232,13 +241,13 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
         conn.send(("error", str(exc)))
         return
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
-        conn.send(("error", f"worker {worker} failed: {type(exc).__name__}: {exc}"))
+        conn.send(("error", failed_lane(worker, exc)))
         return
     finally:
         loop.remove_reader(conn.fileno())
     failure = engine.failure
     if failure is not None:
-        conn.send(("error", f"worker {worker}: {type(failure).__name__}: {failure}"))
+        conn.send(("error", failed_lane(worker, failure)))
     # uvloop's add_reader left the pipe non-blocking: the last tick (with the key counts of
     # measurement.keys, up to megabytes) is longer than the pipe's buffer and must wait for it
     os.set_blocking(conn.fileno(), True)
