@@ -34,7 +34,7 @@ from typing import Any
 
 from workbench.config.bindings import BINDINGS
 from workbench.config.spec import WorkloadSpec, ray_resources
-from workbench.core.runner import LocalBudget, WorkerEngine
+from workbench.core.runner import LocalBudget, WorkerEngine, failed_lane
 from workbench.core.workers import REPLY_TIMEOUT_S, _decode_tick, _encode_tick, binding_factory, split
 from workbench.errors import WorkbenchError
 from workbench.metrics.recorder import TickData
@@ -188,12 +188,12 @@ class LaneWorker:
         except WorkbenchError as exc:
             return ("error", str(exc), self._final())
         except Exception as exc:  # noqa: BLE001 - reported to the controller, which decides
-            return ("error", f"worker {self.worker} failed: {type(exc).__name__}: {exc}", self._final())
+            return ("error", failed_lane(self.worker, exc), self._final())
         finally:
             window.cancel()
         failure = self.engine.failure
         if failure is not None:
-            return ("error", f"worker {self.worker}: {type(failure).__name__}: {failure}", self._final())
+            return ("error", failed_lane(self.worker, failure), self._final())
         return ("done", None, self._final())
 
     def _final(self):
