@@ -98,6 +98,8 @@ def test_a_worker_process_whose_lane_raises_says_where_in_one_line(monkeypatch):
     # sequence returns: the 50th read hangs the first, within its 0.25 s)
     outcome, took = _hanging_run("read-raise", "workers=2", "target=2000")
     assert outcome.outcome == "failed" and outcome.operations > 0 and took < 45
+    # each worker's last tick came with its error: both cleanups are counted
+    assert outcome.histograms["CLEANUP"].get_total_count() == 2, outcome.returns
     place = rf"raises \(tests/unit/engine_helpers\.py:{raises_line()}\)"
     assert re.fullmatch(rf"worker [01]: RuntimeError: Lock is not acquired\., raised in {place} "
                         r"\(the results recorded so far are kept\)", outcome.error), outcome.error

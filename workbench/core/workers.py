@@ -245,12 +245,13 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
         return
     finally:
         loop.remove_reader(conn.fileno())
-    failure = engine.failure
-    if failure is not None:
-        conn.send(("error", failed_lane(worker, failure)))
     # uvloop's add_reader left the pipe non-blocking: the last tick (with the key counts of
     # measurement.keys, up to megabytes) is longer than the pipe's buffer and must wait for it
     os.set_blocking(conn.fileno(), True)
+    failure = engine.failure
+    if failure is not None:  # the last tick goes with it: the parent reads nothing after an error
+        conn.send(("error", failed_lane(worker, failure), _encode_tick(engine.drain())))
+        return
     conn.send(("done", _encode_tick(engine.drain())))
 
 
@@ -335,6 +336,8 @@ class ProcessExecutor:
             return
         if kind == "error":
             self.errors.append(msg[1])
+            if len(msg) > 2:  # a lane's failure: what the worker recorded until then
+                self.finals.append(_decode_tick(msg[2]))
             self.stop()
             self._finish(w)
         elif kind == "done":
