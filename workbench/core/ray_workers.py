@@ -34,8 +34,8 @@ from typing import Any
 
 from workbench.config.bindings import BINDINGS
 from workbench.config.spec import WorkloadSpec, ray_resources
-from workbench.core.runner import LocalBudget, WorkerEngine, failed_lane
-from workbench.core.workers import REPLY_TIMEOUT_S, _decode_tick, _encode_tick, binding_factory, split
+from workbench.core.runner import LocalBudget, WorkerEngine, failure_line
+from workbench.core.workers import KEPT, REPLY_TIMEOUT_S, _decode_tick, _encode_tick, binding_factory, split
 from workbench.errors import WorkbenchError
 from workbench.metrics.recorder import TickData
 
@@ -188,12 +188,12 @@ class LaneWorker:
         except WorkbenchError as exc:
             return ("error", str(exc), self._final())
         except Exception as exc:  # noqa: BLE001 - reported to the controller, which decides
-            return ("error", failed_lane(self.worker, exc), self._final())
+            return ("error", failure_line(self.worker, exc), self._final())
         finally:
             window.cancel()
         failure = self.engine.failure
         if failure is not None:
-            return ("error", failed_lane(self.worker, failure), self._final())
+            return ("error", failure_line(self.worker, failure), self._final())
         return ("done", None, self._final())
 
     def _final(self):
@@ -485,7 +485,7 @@ class RayExecutor:
         finally:
             self.close()
         if self.errors:
-            raise WorkbenchError(self.errors[0], "the results recorded so far are kept")
+            raise WorkbenchError(self.errors[0], KEPT)
 
     def abandon(self) -> str:
         """End the actors that outlived their stop's grace: which workers they were."""

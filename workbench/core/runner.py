@@ -75,9 +75,10 @@ def _place(code, line: int) -> str:
     return f"{code.co_name} ({path}:{line})"
 
 
-def failed_lane(worker: int, exc: BaseException) -> str:
-    """One line for an exception a lane did not expect, with where it was raised: "worker 0:
-    RuntimeError: Lock is not acquired., raised in release (pymongo/_asyncio_lock.py:174)"."""
+def failure_line(worker: int, exc: BaseException) -> str:
+    """One line for an exception a worker did not expect (a lane's, or its engine's), with where it
+    was raised: "worker 0: RuntimeError: Lock is not acquired., raised in release
+    (pymongo/_asyncio_lock.py:174)"."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next

@@ -19,7 +19,7 @@ from workbench.bindings.registry import load_binding_class
 from workbench.config.bindings import BINDINGS
 from workbench.config.spec import WorkloadSpec
 from workbench.core import loops
-from workbench.core.runner import LocalBudget, WorkerEngine, failed_lane
+from workbench.core.runner import LocalBudget, WorkerEngine, failure_line
 from workbench.errors import WorkbenchError
 from workbench.metrics.histograms import decode, encode
 from workbench.metrics.recorder import TickData
@@ -32,6 +32,7 @@ CHUNK = 256  # operation numbers a worker process claims at a time
 # microseconds otherwise, so a wait this long means its holder is gone.
 COUNTER_LOCK_WAIT_S = 5.0
 REPLY_TIMEOUT_S = 2.0
+KEPT = "the results recorded so far are kept"  # the hint of a failed phase
 
 
 def split(total: float, parts: int, index: int) -> float:
@@ -104,12 +105,12 @@ class InProcessExecutor:
         except WorkbenchError:
             raise
         except Exception as exc:  # noqa: BLE001 - the phase fails in one line, its results kept
-            raise WorkbenchError(failed_lane(0, exc), "the results recorded so far are kept") from exc
+            raise WorkbenchError(failure_line(self.engine.worker, exc), KEPT) from exc
         failure = self.engine.failure
         if isinstance(failure, WorkbenchError):
             raise failure
         if failure is not None:
-            raise WorkbenchError(failed_lane(0, failure), "the results recorded so far are kept") from failure
+            raise WorkbenchError(failure_line(self.engine.worker, failure), KEPT) from failure
 
 
 # ---- worker processes ----------------------------------------------------------------------
@@ -241,7 +242,7 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
         conn.send(("error", str(exc)))
         return
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
-        conn.send(("error", failed_lane(worker, exc)))
+        conn.send(("error", failure_line(worker, exc)))
         return
     finally:
         loop.remove_reader(conn.fileno())
@@ -250,7 +251,7 @@ async def _worker_async(conn, spec, phase, worker, workers, lanes, target, count
     os.set_blocking(conn.fileno(), True)
     failure = engine.failure
     if failure is not None:  # the last tick goes with it: the parent reads nothing after an error
-        conn.send(("error", failed_lane(worker, failure), _encode_tick(engine.drain())))
+        conn.send(("error", failure_line(worker, failure), _encode_tick(engine.drain())))
         return
     conn.send(("done", _encode_tick(engine.drain())))
 
@@ -431,4 +432,4 @@ class ProcessExecutor:
                 proc.kill()
                 proc.join(2)
         if self.errors:
-            raise WorkbenchError(self.errors[0], "the results recorded so far are kept")
+            raise WorkbenchError(self.errors[0], KEPT)
