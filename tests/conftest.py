@@ -28,9 +28,11 @@ import pytest  # noqa: E402
 from tests.support import alone, alongside, cpu_log, lifetimes, marks  # noqa: E402
 from tests.support.servers import SuiteDocker, SuiteServers  # noqa: E402
 from workbench.clusters import processes  # noqa: E402
+from workbench.clusters.java import SERVER_FLAGS_ENV  # noqa: E402
 from workbench.databases.cassandra.cluster_spec import CassandraSpec  # noqa: E402
 from workbench.databases.hbase.cluster_spec import HBaseSpec  # noqa: E402
 
+SUITE_JVM_FLAGS = "-XX:TieredStopAtLevel=1"
 _suite: SuiteServers | None = None
 _docker: SuiteDocker | None = None
 _lifetimes = lifetimes.Lifetimes()
@@ -41,6 +43,13 @@ if "WORKBENCH_STORE" not in os.environ:
     _store_dir = tempfile.mkdtemp(prefix="workbench-test-store-")
     os.environ["WORKBENCH_STORE"] = os.path.join(_store_dir, "runs.db")
 
+
+# Every server JVM the suite starts (local and in containers, in this process and in the commands it
+# runs) is C1 only (clusters/java.py WORKBENCH_SERVER_JVM_FLAGS): its nodes live for minutes at a
+# few hundred operations a second, where C2's compilations cost more CPU than they save (quiet, by
+# test file: 114-128 CPU-seconds with C2 against 71 with C1 for the three-node server-events test,
+# 54 against 36 for the settle tests, 148 against 116 for `check` on servers; docs/CI-BUDGET.md).
+os.environ.setdefault(SERVER_FLAGS_ENV, SUITE_JVM_FLAGS)
 
 FAST_TIER = "not servers and not docker"
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import time
+from pathlib import Path
 
 import pytest
 from cassandra import ConsistencyLevel, OperationTimedOut
@@ -13,6 +16,7 @@ from cassandra.policies import WhiteListRoundRobinPolicy
 from cassandra.query import SimpleStatement
 
 from workbench.clusters import processes
+from workbench.clusters.java import SERVER_FLAGS_ENV
 from workbench.databases.cassandra.cluster_spec import CassandraSpec
 from workbench.errors import ClusterError
 
@@ -51,6 +55,11 @@ def test_single_node_serves_cql_and_records_its_process(cassandra_node, suite_se
     status = suite_servers.provider.status("t-cassandra").node("node1")
     assert node["pid"] == status.pid and status.status == "running"
     assert processes.start_time(node["pid"]) == node["start_time"]
+    # the JVM runs with the suite's server flags (tests/conftest.py), and its state names them
+    flags = shlex.split(os.environ[SERVER_FLAGS_ENV])
+    command = Path(f"/proc/{status.pid}/cmdline").read_bytes().decode().split("\0")
+    assert command[command.index("-cp") - len(flags):command.index("-cp")] == flags, command
+    assert node["jvm_flags"] == flags and status.jvm_flags == tuple(flags)
     assert status.log.is_file() and "Startup complete" in status.log.read_text()
 
 
@@ -276,7 +285,7 @@ NATIVE_NAME, REFERENCE_NAME = "workbench", "Apache Cassandra Python Driver"
 
 @pytest.mark.alone  # two clients at 400 ops/s on three nodes, timed (tests/support/alone.py)
 def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cluster3, suite_servers,
-                                                                      tmp_path):
+                                                                      tmp_path, monkeypatch):
     """Three nodes at RF 2, reads and updates at ONE, 400 ops/s through each client at once (the
     workbench's own runs, `cassandra.driver=native` and `=python`): node3 killed (SIGKILL), each
     run goes on without errors once the client has seen it go, on the survivors; node3 restarted,
@@ -333,9 +342,15 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         assert provider.status(name).node("node3").status == "down"
         time.sleep(8)
         moments["restart"] = time.time()  # node3 dead until here, and for seconds after (a JVM start)
+        flags = shlex.split(os.environ[SERVER_FLAGS_ENV])  # the suite's (tests/conftest.py)
+        # a restart starts the node with the flags it had, whatever the environment says now
+        monkeypatch.setenv(SERVER_FLAGS_ENV, "-Dworkbench.tests.not.taken=1")
         restarted = provider.restart(name, "node3")
         moments["ready"] = time.time()
         assert restarted.node("node3").status == "running"
+        command = Path(f"/proc/{restarted.node('node3').pid}/cmdline").read_bytes().decode().split("\0")
+        assert "-Dworkbench.tests.not.taken=1" not in command and \
+            command[command.index("-cp") - len(flags):command.index("-cp")] == flags, command
         back, probe = {}, None
         try:
             while len(back) < 2 and time.time() < moments["ready"] + 30:

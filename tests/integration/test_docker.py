@@ -21,6 +21,7 @@ from tests.support.runs import Drained, wait_until_running
 from workbench.clusters import engine, images, ports
 from workbench.clusters import state as store
 from workbench.clusters.docker_provider import STATE_LABEL
+from workbench.clusters.java import SERVER_FLAGS_ENV
 from workbench.clusters.specs import data_home
 from workbench.databases.cassandra import cluster as cassandra_local
 from workbench.databases.cassandra.cluster_spec import CassandraSpec
@@ -83,6 +84,10 @@ def test_cassandra_in_a_container_serves_load_and_run_through_cluster(docker_cas
     env = dict(item.split("=", 1) for item in container.attrs["Config"]["Env"])
     assert env["CASSANDRA_LISTEN_ADDRESS"] == docker_cassandra.spec.first_address
     assert env["CASSANDRA_CLUSTER_NAME"] == name and env["MAX_HEAP_SIZE"] == "512M"
+    # the suite's server JVM flags (tests/conftest.py), which the node's JVM took
+    flags = os.environ[SERVER_FLAGS_ENV]
+    assert env["JAVA_TOOL_OPTIONS"] == flags and node.jvm_flags == tuple(flags.split())
+    assert f"Picked up JAVA_TOOL_OPTIONS: {flags}".encode() in container.logs(), container.logs()[-2000:]
     assert docker_cassandra.contact_points == [(docker_cassandra.spec.first_address, 9042)]
     load_and_run(suite_servers, name, "cassandra", "dk_cli")
     status = workbench(suite_servers, "cluster", "status", name)

@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.runs import run_while
 from tests.support.server_logs import log_lines
+from workbench.clusters.java import SERVER_FLAGS_ENV
 
 pytestmark = pytest.mark.servers
 
@@ -60,6 +61,8 @@ def test_each_nodes_flushes_and_compaction_are_its_own_events(tmp_path, suite_se
 
     doc, said = run_while(env, common, tmp_path / "run.json", steps, compacted)
     assert [s.split(":")[0] for s in said] == [f"{cluster.name} node2", *[f"{cluster.name} node3"] * 3]
+    # the run names the flags its servers were started with (the suite's, tests/conftest.py)
+    assert doc["manifest"]["cluster"]["jvm_flags"] == os.environ[SERVER_FLAGS_ENV], doc["manifest"]["cluster"]
 
     started = doc["started_at"]
     whole = [i for i in doc["intervals"] if i["duration_s"] > 0.5]

@@ -33,6 +33,7 @@ class Node:
     status: str = "unknown"  # running, paused, down (filled in by status())
     container: str = ""  # the Docker provider's container id (pid and start_time are then 0)
     cpus: float = 0.0  # the cores its cgroup lets it use (0: no cap)
+    jvm_flags: tuple[str, ...] = ()  # started with these beside argv (java.py server_flags)
 
 
 @dataclass(frozen=True)

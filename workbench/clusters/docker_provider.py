@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.clusters import engine, images, journal, paths, ports, resize
+from workbench.clusters import engine, images, java, journal, maintenance, paths, ports, resize
 from workbench.clusters import state as store
 from workbench.clusters.base import Cluster, Node
 from workbench.clusters.docker_plans import (
@@ -63,6 +63,7 @@ from workbench.clusters.docker_plans import (
 from workbench.clusters.launch import NotReady, StartupError, best_log, start_cluster, tail
 from workbench.clusters.progress import OnProgress, report
 from workbench.clusters.specs import ClusterSpec, data_home
+from workbench.databases import server
 from workbench.errors import ClusterError
 
 __all__ = ["NODE_LABEL", "STATE_LABEL", "DockerProvider", "published_port", "run_options"]
@@ -155,6 +156,7 @@ class DockerProvider:
         cluster = Cluster(spec.name, spec.kind, spec, (), run_dir, self.name,
                           clients=planner.clients, server_version=planner.server_version(spec))
         plans: dict[str, ContainerPlan] = {}
+        flags = java.server_flags() if server(spec.kind).needs_java else ()  # refused before any start
 
         def prepare() -> list[list[str]]:
             plan = planner.plan(spec, run_dir, self._naming(spec.name))
@@ -166,7 +168,7 @@ class DockerProvider:
                 self._network(plan)
             return [list(group) for group in plan.groups]
 
-        cluster = start_cluster(cluster, prepare, lambda name: self._start(plans[name]),
+        cluster = start_cluster(cluster, prepare, lambda name: self._start(plans[name], flags),
                                 self._wait_ready, lambda current, keep: self._abort(current, keep_files=keep),
                                 reuse, self.progress)
         served = planner.served_version(spec, run_dir)
@@ -216,14 +218,20 @@ class DockerProvider:
         if not self.client.networks.list(names=[plan.network]):
             self.client.networks.create(plan.network, driver="bridge", labels=dict(plan.labels))
 
-    def _start(self, plan: ContainerPlan) -> Node:
+    def _start(self, plan: ContainerPlan, flags: tuple[str, ...] = ()) -> Node:
+        """Start one container; a JVM server's with `flags` (java.server_flags) in the environment
+        every JVM reads, JAVA_TOOL_OPTIONS (the images build their own command lines); a restart
+        starts the same container, so it keeps them."""
         client = self.client
         for volume in plan.volumes:
             if not client.volumes.list(filters={"name": volume}):
                 client.volumes.create(volume, labels=dict(plan.labels))
+        if flags:
+            tool_options = ("JAVA_TOOL_OPTIONS", " ".join(flags))
+            plan = dataclasses.replace(plan, environment=(*plan.environment, tool_options))
         container = client.containers.run(plan.image, **run_options(plan))
         return Node(plan.name, plan.address, plan.port, 0, 0, plan.log, plan.console_log, plan.dir,
-                    plan.command, container=container.id)
+                    plan.command, container=container.id, jvm_flags=flags)
 
     def _wait_ready(self, cluster: Cluster, names: list[str], final: bool, deadline: float) -> None:
         planner_for(cluster.spec).wait_ready(cluster.spec, names, final, deadline,
@@ -470,7 +478,8 @@ class DockerProvider:
     def launch_joining(self, cluster: Cluster, plan: ContainerPlan, cpus: float | None) -> Node:
         if cpus is not None:  # its own cap instead of the cluster's
             plan = dataclasses.replace(plan, nano_cpus=int(cpus * 1e9) if cpus > 0 else None)
-        return self._start(plan)
+        # the cluster's JVM flags, as its other nodes were started (not this command's environment)
+        return self._start(plan, next((n.jvm_flags for n in cluster.nodes if n.jvm_flags), ()))
 
     def check_alive(self, cluster: Cluster) -> None:
         self._check_alive(cluster)
@@ -481,7 +490,7 @@ class DockerProvider:
         container = self._running(cluster.name, node.name)
 
         def run(argv: list, what: str) -> None:
-            code, output = container.exec_run([str(a) for a in argv])
+            code, output = container.exec_run(maintenance.tool_argv(node, argv))
             if code != 0:
                 lines = [ln.strip() for ln in output.decode(errors="replace").splitlines()
                          if ln.strip() and not ln.startswith("See 'nodetool help")]

@@ -112,3 +112,40 @@ def choose(jdks: list[Jdk] | None = None) -> Jdk:
         f"no supported Java runtime: found {names}; Cassandra 5.0 and HBase 2.6 need Java {wanted}",
         hint=f"install Java {wanted} or point JAVA_HOME at one",
     )
+
+
+# Extra flags for the JVMs of the servers the workbench starts (local processes and Docker
+# containers), for example `-XX:+UseZGC` to measure another collector, or `-XX:TieredStopAtLevel=1`
+# (C1 only: a node starts and warms up with about half the CPU, then runs slower; the test suite's
+# short-lived nodes use it, tests/conftest.py). Read when a node starts; a cluster keeps the flags it
+# was started with (a restart or an added node takes the cluster's, not the environment's), and
+# every run on it records them (its manifest's cluster.jvm_flags), so that runs on servers started
+# with other flags are said not to be comparable.
+SERVER_FLAGS_ENV = "WORKBENCH_SERVER_JVM_FLAGS"
+
+
+def server_flags() -> tuple[str, ...]:
+    """The flags WORKBENCH_SERVER_JVM_FLAGS asks for (split as a shell would); () when unset."""
+    import shlex
+
+    text = os.environ.get(SERVER_FLAGS_ENV, "")
+    try:
+        flags = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise ClusterError(f"{SERVER_FLAGS_ENV}={text!r} cannot be read: {exc}",
+                           hint="give JVM flags separated by spaces, e.g. -XX:TieredStopAtLevel=1") from None
+    bad = [f for f in flags if not f.startswith("-") or f in ("-cp", "-classpath", "-jar")]
+    if bad:
+        raise ClusterError(f"{SERVER_FLAGS_ENV} holds {bad[0]!r}, which is not a JVM option",
+                           hint="give only options that start with '-' (no class path, no jar), "
+                                "e.g. -XX:TieredStopAtLevel=1")
+    return flags
+
+
+def with_flags(argv: tuple[str, ...], flags: tuple[str, ...]) -> tuple[str, ...]:
+    """A JVM's command line with `flags` before its class path (after the @argfile and the
+    workbench's own flags: a later -XX option wins, so the user's do)."""
+    if not flags:
+        return argv
+    at = argv.index("-cp") if "-cp" in argv else 1
+    return (*argv[:at], *flags, *argv[at:])

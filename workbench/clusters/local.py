@@ -83,6 +83,7 @@ class LocalProvider:
         reuse = self._clear_previous(spec, run_dir)
         kind = _kind(spec.kind)
         jdk = java.choose() if _needs_java(spec.kind) else None
+        flags = java.server_flags() if jdk is not None else ()  # a bad value: refused before any start
         if hasattr(kind, "fetch"):  # a native server built or fetched its own way
             lib = kind.fetch(self.cache, self.progress)
         else:
@@ -104,8 +105,8 @@ class LocalProvider:
         def wait(current: Cluster, names: list[str], final: bool, deadline: float) -> None:
             kind.wait_ready(spec, names, final, deadline, lambda: _check_alive(current), run_dir)
 
-        start_cluster(cluster, prepare, lambda name: self._launch(plans[name], jdk, spec.name, cpus), wait,
-                      lambda current, keep: self._abort(current, keep_files=keep), reuse, self.progress)
+        start_cluster(cluster, prepare, lambda name: self._launch(plans[name], jdk, spec.name, cpus, flags),
+                      wait, lambda current, keep: self._abort(current, keep_files=keep), reuse, self.progress)
         return self.status(spec.name)
 
     def _clear_previous(self, spec: ClusterSpec, run_dir: Path) -> bool:
@@ -128,11 +129,15 @@ class LocalProvider:
         _remove_files(spec, run_dir)
         return False
 
-    def _launch(self, plan: NodePlan, jdk: java.Jdk | None, cluster: str = "", cpus: float = 0.0) -> Node:
+    def _launch(self, plan: NodePlan, jdk: java.Jdk | None, cluster: str = "", cpus: float = 0.0,
+                flags: tuple[str, ...] = ()) -> Node:
+        """Start one node; a JVM's with `flags` (java.server_flags) added to its command line."""
         env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
         if jdk is not None:
             env["JAVA_HOME"] = str(jdk.home)
-        child = procs.launch(list(plan.argv), plan.dir, plan.console_log, env)
+        else:
+            flags = ()
+        child = procs.launch(list(java.with_flags(plan.argv, flags)), plan.dir, plan.console_log, env)
         started = procs.start_time(child.pid) or 0
         if cpus > 0:  # its own share of the cores, from its first instructions on
             try:
@@ -142,7 +147,7 @@ class LocalProvider:
                 raise ClusterError(f"cannot cap {plan.name} at {cpus:g} cores: {exc.strerror or exc}",
                                    hint="leave cpus out, or run as root on a machine with cgroups") from None
         return Node(plan.name, plan.address, plan.port, child.pid, started, plan.log,
-                    plan.console_log, plan.dir, plan.argv, cpus=cpus)
+                    plan.console_log, plan.dir, plan.argv, cpus=cpus, jvm_flags=flags)
 
     def _uncap(self, cluster: str, nodes) -> None:
         """Remove the cpu groups of stopped nodes that had a cap."""
@@ -236,7 +241,7 @@ class LocalProvider:
         before = getattr(_kind(cluster.kind), "before_restart", None)
         if before is not None:
             before(old)
-        fresh = self._launch(plan, jdk, name, old.cpus)  # its cap again, in the same group
+        fresh = self._launch(plan, jdk, name, old.cpus, old.jvm_flags)  # its cap again, in the same group
         cluster = dataclasses.replace(
             cluster, nodes=tuple(fresh if n.name == node else n for n in cluster.nodes))
         store.save(cluster, phase)
@@ -273,7 +278,10 @@ class LocalProvider:
         return kind.join_plan(spec, index, cluster.run_dir, lib, jdk.java, others, client)
 
     def launch_joining(self, cluster: Cluster, plan: NodePlan, cpus: float | None) -> Node:
-        return self._launch(plan, java.choose(), cluster.name, cluster.spec.cpus if cpus is None else cpus)
+        # the cluster's JVM flags, as its other nodes were started (not this command's environment)
+        flags = next((n.jvm_flags for n in cluster.nodes if n.jvm_flags), ())
+        return self._launch(plan, java.choose(), cluster.name, cluster.spec.cpus if cpus is None else cpus,
+                            flags)
 
     def check_alive(self, cluster: Cluster) -> None:
         _check_alive(cluster)

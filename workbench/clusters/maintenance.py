@@ -54,9 +54,17 @@ def run(provider: Any, cluster: Cluster, action: str, node: str | None = None) -
     return resolve(step)(provider, cluster, node, action)
 
 
+def tool_argv(node: Node, argv: list) -> list[str]:
+    """A tool's command line in a server's container: without the server's JVM flags, which the
+    container's JAVA_TOOL_OPTIONS holds (docker_provider.py; every JVM would print "Picked up
+    JAVA_TOOL_OPTIONS" into the output read here, and a tool has flags of its own, java_tools.py)."""
+    argv = [str(a) for a in argv]
+    return ["env", "-u", "JAVA_TOOL_OPTIONS", *argv] if node.jvm_flags else argv
+
+
 def in_container(provider: Any, cluster: Cluster, node: Node, argv: list[str], what: str) -> str:
     container = provider._running(cluster.name, node.name)  # one line if it is not running
-    code, output = container.exec_run([str(a) for a in argv])
+    code, output = container.exec_run(tool_argv(node, argv))
     text = output.decode(errors="replace")
     if code != 0:
         said = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]

@@ -54,7 +54,8 @@ def load(run_dir: Path) -> tuple[Cluster, str] | None:
     spec = spec_type(doc["kind"])(**doc["spec"])
     nodes = tuple(
         Node(**{**n, "log": Path(n["log"]), "console_log": Path(n["console_log"]),
-                "dir": Path(n["dir"]), "argv": tuple(n["argv"])})
+                "dir": Path(n["dir"]), "argv": tuple(n["argv"]),
+                "jvm_flags": tuple(n.get("jvm_flags", ()))})
         for n in doc["nodes"]
     )
     cluster = Cluster(name=doc["name"], kind=doc["kind"], spec=spec, nodes=nodes,

@@ -5,10 +5,11 @@
     not_comparable_lines([base, other, ...], labels)   # the same lines for runs side by side
 
 A run's figures depend on more than its workload: the server's product and version, the client,
-the record count, the cores the client had, the CPU caps on the servers and the consistency asked
-for. Two runs that differ in one of these measure two different things; `runs compare` says so
-and `workbench check` refuses them (exit status 2) unless `--allow-different FIELD` says the
-difference is meant (an upgrade check compares two server versions on purpose).
+the record count, the cores the client had, the CPU caps on the servers, the consistency asked
+for and the servers' extra JVM flags. Two runs that differ in one of these measure two different
+things; `runs compare` says so and `workbench check` refuses them (exit status 2) unless
+`--allow-different FIELD` says the difference is meant (an upgrade check compares two server
+versions on purpose).
 
 A field is compared as its manifest holds it: "unknown" on one side only is a difference too (the
 run cannot show that it is the same). A run without a manifest (recorded before runs had one) has
@@ -61,6 +62,13 @@ def _consistency(m: Manifest, _p: Props) -> Any:
     return ", ".join(f"{k} {v}" for k, v in found.items()) or None
 
 
+def _jvm_flags(m: Manifest, _p: Props) -> Any:
+    cluster = m.get("cluster")
+    if not isinstance(cluster, Mapping) or cluster.get("provider") == "external":
+        return None
+    return cluster.get("jvm_flags") or "none"  # recorded before runs named them: there were none
+
+
 # Each field that changes results: its name (what --allow-different takes) and how it is read
 # from a manifest and the run's properties.
 FIELDS: dict[str, Callable[[Manifest, Props], Any]] = {
@@ -71,6 +79,7 @@ FIELDS: dict[str, Callable[[Manifest, Props], Any]] = {
     "cores": _cores,
     "cpu_caps": lambda m, p: _get(m, "cluster", "cpu_caps"),
     "consistency": _consistency,
+    "jvm_flags": _jvm_flags,
 }
 
 

@@ -15,7 +15,8 @@ event loop, the server version a binding saw when no cluster named it). One JSON
                overrides` gives the run's properties again (`workbench runs rerun`)
     client     environment.client (bindings/clients.py)
     server     {product, version, settings} (server_settings.py): "unknown" where not seen
-    cluster    its name, provider, nodes and CPU caps (absent: no cluster named, -p hosts)
+    cluster    its name, provider, nodes, CPU caps and the servers' extra JVM flags (absent: no
+               cluster named, -p hosts)
     host       {name, cpu_model, cpus, cpus_usable, memory_bytes, kernel, load_average}
     rerun_of   the run this one re-ran (`workbench runs rerun`), when it is one
 

@@ -56,6 +56,10 @@ def _cluster(cluster: dict[str, Any]) -> str:
     caps_text = ", ".join(f"{n} {c:g}" for n, c in caps.items()) if isinstance(caps, dict) else caps
     extra = "".join(f"; {k} {cluster[k]}" for k in ("docker_cpus", "docker_memory", "docker_network",
                                                      "data_dir") if k in cluster)
+    flags = cluster.get("jvm_flags")
+    if flags and flags != "none":
+        shown = "; ".join(f"{n} {f}" for n, f in flags.items()) if isinstance(flags, dict) else flags
+        extra += f"; JVM flags {shown}"
     return (f"cluster: {cluster.get('name')} ({cluster.get('provider')} {cluster.get('kind')}, "
             f"{cluster.get('nodes')} nodes; CPU caps {caps_text}{extra})")
 

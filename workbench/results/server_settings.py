@@ -63,6 +63,11 @@ def cluster_shape(cluster: Cluster | None) -> dict[str, Any] | None:
     # a node's own cap (0: none) as it was started, else the spec's
     caps = {n.name: n.cpus or getattr(spec, "cpus", 0.0) for n in cluster.nodes}
     shape["cpu_caps"] = {name: cap for name, cap in caps.items() if cap} or "none"
+    # the servers' extra JVM flags (clusters/java.py server_flags), one string for all nodes that
+    # share them, else per node
+    flags = {n.name: " ".join(n.jvm_flags) for n in cluster.nodes}
+    shared = set(flags.values())
+    shape["jvm_flags"] = (shared.pop() if len(shared) == 1 else flags) or "none"
     if cluster.provider == "docker":
         shape["docker_cpus"] = spec.docker_cpus or "none"
         shape["docker_memory"] = spec.docker_memory or "none"
