@@ -511,7 +511,7 @@ REFERENCE_DISCOVERY_S = Driver.topology_event_refresh_window + 10
 
 @pytest.mark.alone  # two clients on three nodes and a fourth JVM joining, timed (alone.py)
 def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_driver(
-        cassandra_cluster3, suite_servers, tmp_path):
+        cassandra_cluster3, suite_servers, tmp_path, monkeypatch):
     """`add_node` on the running three-node cluster (RF 2) while the native client and
     cassandra-driver each run workload A at ONE, RATE ops/s (`workbench run`, side by side):
     node4 bootstraps and joins; (d) once it is Up/Normal, requests of the native client reach it
@@ -571,10 +571,16 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
             wait_until_running(proc, RATE * 3 // 4, timeout=120)
             drained[client] = Drained(proc)
         time.sleep(2)
+        flags = shlex.split(os.environ[SERVER_FLAGS_ENV])  # the suite's (tests/conftest.py)
+        # an added node starts with the cluster's JVM flags, whatever the environment says now
+        monkeypatch.setenv(SERVER_FLAGS_ENV, "-Dworkbench.tests.not.taken=1")
         moments["add"] = time.time()
         grown = provider.add_node(name)
         assert [n.name for n in grown.nodes] == ["node1", "node2", "node3", "node4"]
         assert grown.node("node4").address == node4 and grown.node("node4").status == "running"
+        command = Path(f"/proc/{grown.node('node4').pid}/cmdline").read_bytes().decode().split("\0")
+        assert "-Dworkbench.tests.not.taken=1" not in command and \
+            command[command.index("-cp") - len(flags):command.index("-cp")] == flags, command
         normal = moments["normal"] = time.time()
         while len(reached) < 2 and time.time() < normal + REFERENCE_DISCOVERY_S + 5:
             for label, driver_name in (("native", NATIVE_NAME), ("python", REFERENCE_NAME)):
