@@ -15,7 +15,7 @@ counted) and a verdict; worse only when the whole interval lies beyond the toler
 Exit status: 0 nothing worse (or no baseline), 1 a figure is worse, 2 bad input (a file that is
 not a baseline, another workload's baseline, an unknown --tolerance figure) or runs that cannot be
 compared: a manifest field that changes results differs (server version, client, record count,
-cores, CPU caps, consistency) and --allow-different does not name it.
+cores, CPU caps, consistency, the servers' JVM flags) and --allow-different does not name it.
 """
 
 from __future__ import annotations
