@@ -5,7 +5,9 @@ a while, and for a thread that only waits, once a second.
 
 For each pause (0.01 s to 1 s) a buffer of --pages pages is touched once per page, then the
 thread either sleeps (`slept`) or spins on the clock without touching it (`spun`), then touches it
-again: the CPU milliseconds (time.thread_time) of that second touch, the mean of --repeat. Then
+again: the CPU milliseconds (time.thread_time) of that second touch, the mean of --repeat (and
+after a sleep, of reading each page without writing it: a cost that only writes pay would be the
+host's dirty-page tracking, one that reads pay too its taking the pages back). Then
 the CPU charged to a thread that does nothing but wait one second on a threading.Event, per
 wake-up. On an ordinary machine the second touch costs microseconds however long the pause (the
 pages stay mapped and mostly cached) and a wake-up tens of microseconds. Where the second touch
@@ -32,7 +34,16 @@ def touch(buf: bytearray) -> float:
     return (time.thread_time() - t0) * 1e3
 
 
-def second_touch(buf: bytearray, pause: float, spin: bool, repeat: int) -> float:
+def read(buf: bytearray) -> float:
+    """CPU milliseconds to read one byte of each page (nothing written to the buffer)."""
+    t0 = time.thread_time()
+    total = 0
+    for i in range(0, len(buf), PAGE):
+        total += buf[i]
+    return (time.thread_time() - t0) * 1e3
+
+
+def second_touch(buf: bytearray, pause: float, spin: bool, repeat: int, again=touch) -> float:
     total = 0.0
     for _ in range(repeat):
         touch(buf)
@@ -42,7 +53,7 @@ def second_touch(buf: bytearray, pause: float, spin: bool, repeat: int) -> float
                 pass
         else:
             time.sleep(pause)
-        total += touch(buf)
+        total += again(buf)
     return total / repeat
 
 
@@ -74,8 +85,10 @@ def main() -> None:
     for pause in (0.01, 0.1, 0.3, 1.0):
         slept = second_touch(buf, pause, False, args.repeat)
         spun = second_touch(buf, pause, True, args.repeat)
+        only_read = second_touch(buf, pause, False, args.repeat, read)
         print(f"after {pause:4.2f} s   slept: {slept:7.3f} ms ({slept * 1e3 / args.pages:6.2f} us a page)"
-              f"   spun: {spun:7.3f} ms ({spun * 1e3 / args.pages:6.2f} us a page)")
+              f"   spun: {spun:7.3f} ms ({spun * 1e3 / args.pages:6.2f} us a page)"
+              f"   slept, read only: {only_read:7.3f} ms ({only_read * 1e3 / args.pages:6.2f} us a page)")
     idle = idle_wakeup_ms(args.repeat * 2)
     print(f"a thread that only waits on an Event, 1 s at a time: {idle:.3f} ms CPU per wake-up")
 

@@ -97,15 +97,17 @@ def test_the_same_check_again_against_the_previous_one_in_the_store_is_not_worse
     assert len(rows) == 4 and all(r[-1] != "worse" for r in rows), done.stdout
 
 
-def test_a_candidate_held_to_a_third_of_the_throughput_is_worse_exit_1_with_junit(saved, tmp_path):
+def test_a_candidate_held_to_a_tenth_of_the_throughput_is_worse_exit_1_with_junit(saved, tmp_path):
     store, base, _ = saved
     doc = json.loads(base.read_text())
-    # a third of the slower phase's: -target holds both A and C, and on a loaded machine C's
+    # a tenth of the slower phase's: -target holds both A and C, and on a loaded machine C's
     # baseline may have been measured below A's (a CI run: C at half A's was not worse than C's
-    # baseline); a third, not a half, because the baseline's 0.15-s intervals are noisy under load
-    # (three xdist processes at load 7.8: a half was not judged worse once in three runs). Its
-    # power at 80% is the business of bench/bench_check_error_rate.py, not of this test.
-    target = min(doc["figures"][f"throughput {p}"]["value"] for p in ("A", "C")) / 3
+    # baseline); a tenth, not a half or a third, because the baseline's 0.15-s intervals are noisy
+    # under load (three xdist processes at load 7.8: a half was not judged worse once in three
+    # runs; rehearsal 72, under two busy loops: a third was -75.6% [-143.8, -7.4], inconclusive).
+    # What this test holds is the exit status, the JUnit file and the allowed difference; the
+    # check's power at 80% is the business of bench/bench_check_error_rate.py.
+    target = min(doc["figures"][f"throughput {p}"]["value"] for p in ("A", "C")) / 10
     # its manifest says other cores: allowed, so the check goes on (exit 1, not 2)
     other = edited(base, tmp_path / "cores.json",
                    lambda d: d["manifests"]["A"]["host"].update(cpus_usable=64))
@@ -116,14 +118,14 @@ def test_a_candidate_held_to_a_third_of_the_throughput_is_worse_exit_1_with_juni
     assert "not comparable: cores differs: 64 (baseline)" in done.stderr and "(allowed)" in done.stderr
     said = done.stdout + done.stderr  # the verdict table too, when it fails
     # worse on a throughput both runs were held on: A, or C where a loaded machine made the
-    # baseline's A too noisy to tell (-68% [-129, -7] once, under two busy loops, `inconclusive`)
+    # baseline's A too noisy to tell (at a third: -68% [-129, -7] once, under two busy loops)
     assert "worse than the baseline" in done.stderr, said
     suite = ET.parse(junit).getroot().find("testsuite")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert list(cases) == list(FIGURES)
     failed = {name for name, c in cases.items() if c.find("failure") is not None}
     # a test case fails for each figure the verdict table says is worse: throughput A always
-    # (held to a third of it); C, paced at the same target, too on a quiet machine, but a CI run
+    # (held to a tenth of it); C, paced at the same target, too on a quiet machine, but a CI run
     # under load once judged it not worse (item 6's error rates are bench_check_error_rate.py's)
     table = {line.split(" (")[0].strip(): line.split()[-1] for line in done.stdout.splitlines()
              if line.strip().startswith(tuple(FIGURES)) and " (" in line}
