@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -126,8 +127,6 @@ SERVER_FLAGS_ENV = "WORKBENCH_SERVER_JVM_FLAGS"
 
 def server_flags() -> tuple[str, ...]:
     """The flags WORKBENCH_SERVER_JVM_FLAGS asks for (split as a shell would); () when unset."""
-    import shlex
-
     text = os.environ.get(SERVER_FLAGS_ENV, "")
     try:
         flags = tuple(shlex.split(text))
