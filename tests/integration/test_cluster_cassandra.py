@@ -26,6 +26,16 @@ pytestmark = pytest.mark.servers
 POLLER = "workbench-tests"  # the APPLICATION_NAME of the tests' own sessions (system_views.clients)
 
 
+NOT_TAKEN = "-Dworkbench.tests.not.taken=1"  # the environment's flags when a node restarts or is added
+
+
+def _started_with(pid: int, flags: list[str]) -> None:
+    """The JVM `pid` runs with `flags` right before its class path, and without NOT_TAKEN."""
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    at = command.index("-cp")
+    assert NOT_TAKEN not in command and command[at - len(flags):at] == flags, command
+
+
 def session_for(cluster, only: str | None = None, timeout: float = 10.0):
     hosts = [only] if only else [h for h, _ in cluster.contact_points]
     policy = WhiteListRoundRobinPolicy(hosts) if only else None
@@ -57,8 +67,7 @@ def test_single_node_serves_cql_and_records_its_process(cassandra_node, suite_se
     assert processes.start_time(node["pid"]) == node["start_time"]
     # the JVM runs with the suite's server flags (tests/conftest.py), and its state names them
     flags = shlex.split(os.environ[SERVER_FLAGS_ENV])
-    command = Path(f"/proc/{status.pid}/cmdline").read_bytes().decode().split("\0")
-    assert command[command.index("-cp") - len(flags):command.index("-cp")] == flags, command
+    _started_with(status.pid, flags)
     assert node["jvm_flags"] == flags and status.jvm_flags == tuple(flags)
     assert status.log.is_file() and "Startup complete" in status.log.read_text()
 
@@ -344,13 +353,11 @@ def test_faults_side_by_side_the_native_client_and_cassandra_driver(cassandra_cl
         moments["restart"] = time.time()  # node3 dead until here, and for seconds after (a JVM start)
         flags = shlex.split(os.environ[SERVER_FLAGS_ENV])  # the suite's (tests/conftest.py)
         # a restart starts the node with the flags it had, whatever the environment says now
-        monkeypatch.setenv(SERVER_FLAGS_ENV, "-Dworkbench.tests.not.taken=1")
+        monkeypatch.setenv(SERVER_FLAGS_ENV, NOT_TAKEN)
         restarted = provider.restart(name, "node3")
         moments["ready"] = time.time()
         assert restarted.node("node3").status == "running"
-        command = Path(f"/proc/{restarted.node('node3').pid}/cmdline").read_bytes().decode().split("\0")
-        assert "-Dworkbench.tests.not.taken=1" not in command and \
-            command[command.index("-cp") - len(flags):command.index("-cp")] == flags, command
+        _started_with(restarted.node("node3").pid, flags)
         back, probe = {}, None
         try:
             while len(back) < 2 and time.time() < moments["ready"] + 30:
@@ -573,14 +580,12 @@ def test_add_node_and_remove_node_side_by_side_the_native_client_and_cassandra_d
         time.sleep(2)
         flags = shlex.split(os.environ[SERVER_FLAGS_ENV])  # the suite's (tests/conftest.py)
         # an added node starts with the cluster's JVM flags, whatever the environment says now
-        monkeypatch.setenv(SERVER_FLAGS_ENV, "-Dworkbench.tests.not.taken=1")
+        monkeypatch.setenv(SERVER_FLAGS_ENV, NOT_TAKEN)
         moments["add"] = time.time()
         grown = provider.add_node(name)
         assert [n.name for n in grown.nodes] == ["node1", "node2", "node3", "node4"]
         assert grown.node("node4").address == node4 and grown.node("node4").status == "running"
-        command = Path(f"/proc/{grown.node('node4').pid}/cmdline").read_bytes().decode().split("\0")
-        assert "-Dworkbench.tests.not.taken=1" not in command and \
-            command[command.index("-cp") - len(flags):command.index("-cp")] == flags, command
+        _started_with(grown.node("node4").pid, flags)
         normal = moments["normal"] = time.time()
         while len(reached) < 2 and time.time() < normal + REFERENCE_DISCOVERY_S + 5:
             for label, driver_name in (("native", NATIVE_NAME), ("python", REFERENCE_NAME)):

@@ -57,6 +57,12 @@ class Cluster:
         return [(n.address, n.port) for n in serving]
 
     @property
+    def jvm_flags(self) -> tuple[str, ...]:
+        """The extra JVM flags its servers were started with (clusters/java.py server_flags), which
+        a node added to it takes too."""
+        return next((n.jvm_flags for n in self.nodes if n.jvm_flags), ())
+
+    @property
     def replication(self) -> dict[str, object] | None:
         """Keyspace replication map from the preset (Cassandra), None for HBase."""
         return getattr(self.spec, "replication", None)

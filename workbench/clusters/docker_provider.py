@@ -479,7 +479,7 @@ class DockerProvider:
         if cpus is not None:  # its own cap instead of the cluster's
             plan = dataclasses.replace(plan, nano_cpus=int(cpus * 1e9) if cpus > 0 else None)
         # the cluster's JVM flags, as its other nodes were started (not this command's environment)
-        return self._start(plan, next((n.jvm_flags for n in cluster.nodes if n.jvm_flags), ()))
+        return self._start(plan, cluster.jvm_flags)
 
     def check_alive(self, cluster: Cluster) -> None:
         self._check_alive(cluster)

@@ -135,8 +135,6 @@ class LocalProvider:
         env = {k: v for k, v in os.environ.items() if k not in ("CLASSPATH", "JAVA_TOOL_OPTIONS")}
         if jdk is not None:
             env["JAVA_HOME"] = str(jdk.home)
-        else:
-            flags = ()
         child = procs.launch(list(java.with_flags(plan.argv, flags)), plan.dir, plan.console_log, env)
         started = procs.start_time(child.pid) or 0
         if cpus > 0:  # its own share of the cores, from its first instructions on
@@ -279,9 +277,8 @@ class LocalProvider:
 
     def launch_joining(self, cluster: Cluster, plan: NodePlan, cpus: float | None) -> Node:
         # the cluster's JVM flags, as its other nodes were started (not this command's environment)
-        flags = next((n.jvm_flags for n in cluster.nodes if n.jvm_flags), ())
         return self._launch(plan, java.choose(), cluster.name, cluster.spec.cpus if cpus is None else cpus,
-                            flags)
+                            cluster.jvm_flags)
 
     def check_alive(self, cluster: Cluster) -> None:
         _check_alive(cluster)
