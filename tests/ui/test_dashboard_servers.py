@@ -105,6 +105,19 @@ def test_a_paced_run_behind_its_schedule_says_so_without_server_figures():
         "client BEHIND by 40 ops"
 
 
+def test_a_client_waiting_for_its_cores_says_how_long_on_its_line():
+    from workbench.ui.server_view import client_line
+
+    state = live_state(ticks=5)
+
+    def line(figures):
+        return client_line(replace(state, snapshot=replace(state.snapshot, server={"client": figures})))
+
+    starved = {"cpu": 0.2, "cpu_wait": 0.8, "loop_lag_ms": 30.0}
+    assert line(starved) == "client cpu 0.2 · waited 0.8 · loop lag 30ms"
+    assert line({"cpu": 0.9, "cpu_wait": 0.01}) == "client cpu 0.9"  # a few ms a second: not worth a word
+
+
 async def test_a_real_runs_client_figures_reach_the_strip_live(session):
     """The wiring, on a real paced memory run: the controller's tick -> the snapshot's server
     figures -> the LiveState -> the strip (the client's CPU from /proc, its loops' lag, its start

@@ -53,3 +53,21 @@ def test_a_client_sharing_busy_cores_with_other_processes_is_limited_by_what_the
     # the client used half its cores and the rest were free: not limited
     free = [{"client": {"cpu": 0.5, "cores_busy": 0.6}} for _ in range(4)]
     assert not verdict(free, cores=1).limited
+
+
+def test_a_client_ready_to_run_on_its_cores_but_waiting_for_them_is_limited_however_little_it_got():
+    """Other processes left the client a fifth of its one core: its threads were ready to run the
+    whole second (cpu + cpu_wait), so it wanted the core and got a fifth of it (CI saw this: 0.2
+    of a core, below SHARED_SHARE, and no line at all before cpu_wait)."""
+    starved = [{"client": {"cpu": 0.2, "cpu_wait": 0.8, "loop_lag_ms": 30.0, "cores_busy": 1.0}}
+               for _ in range(4)]
+    v = verdict(starved, cores=1)
+    assert v.limited
+    assert v.line == ("client-limited: the workers used 0.2 of 1 cores and waited 0.8 more for one; "
+                      "other processes used 0.8 of them")
+    # a paced client on the same busy core: it ran a little and waited a little, never wanted it all
+    paced = [{"client": {"cpu": 0.07, "cpu_wait": 0.15, "cores_busy": 1.0}} for _ in range(4)]
+    assert not verdict(paced, cores=1).limited
+    # waiting on two cores for what one core's worth of threads wanted: not all it could run on
+    assert not verdict([{"client": {"cpu": 0.5, "cpu_wait": 0.5}} for _ in range(4)], cores=2).limited
+    assert verdict([{"client": {"cpu": 0.9, "cpu_wait": 0.9}} for _ in range(4)], cores=2).limited

@@ -148,6 +148,36 @@ def test_the_clients_cores_busy_counts_every_process_on_them():
         client.stdout.close()
 
 
+def test_the_clients_wait_for_a_core_counts_every_thread_that_was_ready_to_run():
+    """A client of two threads that never sleep (hashing releases the GIL, so both are ready to run
+    all the time), pinned to one core beside a process that spins on it: the client runs at most
+    one core's worth and its threads wait for the rest. Run time plus waiting is about two: both
+    threads were ready the whole time (the main thread's alone would say one)."""
+    core = min(os.sched_getaffinity(0))
+    pin = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
+    code = ("import hashlib, threading\n"
+            "data = bytes(20_000_000)\n"
+            "def spin():\n"
+            "    while True: hashlib.sha256(data).digest()\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+            "print(flush=True)\n"
+            "spin()\n")
+    client = subprocess.Popen([sys.executable, "-c", code], preexec_fn=pin, stdout=subprocess.PIPE)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
+    try:
+        client.stdout.readline()
+        reader = ClientProcesses(client.pid)
+        time.sleep(0.8)
+        figures = reader.read(time.time())[CLIENT]
+        assert figures["cpu"] <= 0.8, figures  # the spinner took its share of the one core
+        assert 1.7 <= figures["cpu"] + figures["cpu_wait"] <= 2.1, figures
+    finally:
+        for child in (client, spinner):
+            child.kill()
+            child.wait()
+        client.stdout.close()
+
+
 def test_docker_statistics_become_figures():
     stats = {"cpu_stats": {"cpu_usage": {"total_usage": 3_500_000_000}},
              "memory_stats": {"usage": 900_000_000, "stats": {"anon": 600_000_000, "inactive_file": 1}},

@@ -17,7 +17,9 @@ state file is read again when it changes, so a node that joins, restarts or goes
 An external cluster's processes are not on this machine: `process_reader` says so. The
 client's own processes (this one and its worker processes) are the
 node "client"; its `cores_busy` is how busy the cores it may run on were, whoever used them
-(/proc/stat: each core's time not idle), so a client that shares its cores is seen doing so.
+(/proc/stat: each core's time not idle), and its `cpu_wait` how long its threads were ready to
+run but waited for a core (each thread's run delay in /proc/PID/task/TID/schedstat, in cores like
+`cpu`), so a client that shares its cores is seen doing so and seen wanting more of them.
 """
 
 from __future__ import annotations
@@ -364,6 +366,28 @@ def cores_busy_counters(cores: set[int]) -> float | None:
     return busy / _TICKS if seen else None
 
 
+def run_delay(pid: int) -> float | None:
+    """Seconds the threads of a process spent ready to run but waiting for a core (the scheduler's
+    run delay, /proc/PID/task/TID/schedstat's second field), summed over the threads it has now:
+    a thread that ended takes its own with it. None where it cannot be read."""
+    total, seen = 0, False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for task in tasks:
+        try:  # os.open/os.read: half what open() costs (bench_client_figures.py), a file a thread
+            fd = os.open(f"/proc/{pid}/task/{task}/schedstat", os.O_RDONLY)
+            try:
+                total += int(os.read(fd, 128).split()[1])
+            finally:
+                os.close(fd)
+            seen = True
+        except (OSError, IndexError, ValueError):
+            continue  # ended since the listing
+    return total / 1e9 if seen else None
+
+
 class ClientProcesses:
     """The workbench's own side: this process and its worker processes (children started by
     multiprocessing; a cluster this process started is not the client), as the node "client"."""
@@ -394,6 +418,7 @@ class ClientProcesses:
         pids = [self.pid] + [c for c in _children(self.pid) if self._is_worker(c)]
         totals = [0.0, 0.0, 0.0]
         rss, rated, seen = 0, False, set()
+        wait: float | None = None
         for pid in pids:
             info = read_proc(pid)
             if info is None:
@@ -405,9 +430,17 @@ class ClientProcesses:
             if rates is not None:  # ended takes its CPU time with it, a new one starts at 0
                 rated = True
                 totals = [t + r for t, r in zip(totals, rates, strict=True)]
+            delay = run_delay(pid)
+            if delay is not None:
+                waited = self._rates.rates((*key, "wait"), now, (delay,))
+                seen.add((*key, "wait"))
+                if waited is not None:
+                    wait = (wait or 0.0) + waited[0]
         self._rates.keep(seen | {"cores"})
-        self._workers = {pid: w for pid, w in self._workers.items() if any(p == pid for p, _ in seen)}
+        self._workers = {pid: w for pid, w in self._workers.items() if any(k[0] == pid for k in seen)}
         figures = _figures((0, 0.0, rss, (0, 0)), tuple(totals) if rated else None)
+        if wait is not None:
+            figures["cpu_wait"] = round(wait, 4)
         busy = cores_busy_counters(self._cores)
         if busy is not None:
             rate = self._rates.rates("cores", now, (busy,))

@@ -24,6 +24,8 @@ cannot see is absent from its sample, never zero. Names and units:
   memstore_bytes      HBase: memstore size of a RegionServer
   block_cache_hit_ratio  HBase: block cache hits / requests (0..1)
   requests            requests the node served over the second, by its own count
+  cpu_wait            client only: cores' worth of time its threads were ready to run but waited for a core
+  cores_busy          client only: how busy the cores it may run on were, whoever used them, in cores
   loop_lag_ms         client only: the lanes' event loops' longest lag in the second
   start_gap_ms        client only: the largest gap between an operation's intended and actual start
 """

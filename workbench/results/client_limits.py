@@ -12,8 +12,11 @@ LAG_MS in at least LAG_SHARE of the seconds: either way operations waited for th
 the database. When the servers run on the same machine and client and servers together used the
 machine's cores, the line says that instead: neither side's figures are its own capacity. And a
 client that shares its cores with other processes (`cores_busy`: how busy the cores it may run on
-were, whoever used them) is limited by what they left it: when those cores were busy and the
-client used at least SHARED_SHARE of them, the line says how much the others took.
+were, whoever used them) is limited by what they left it: when its threads were ready to run
+(`cpu` plus `cpu_wait`, the time they waited for a core) for at least CPU_SHARE of its cores, it
+wanted them all and got only `cpu`; and where `cpu_wait` was not recorded (runs before it), when
+those cores were busy and the client used at least SHARED_SHARE of them. Either way the line says
+how much the others took.
 """
 
 from __future__ import annotations
@@ -69,8 +72,13 @@ def verdict(seconds: Sequence[Mapping[str, Mapping[str, float]]], cores: float,
                                        f"machine ({on_machine - cpu:.1f}) used {on_machine:.1f} of "
                                        f"{cores:g} cores")
     busy = [c["cores_busy"] for c in client if "cores_busy" in c]
-    if busy and _mean(busy) >= MACHINE_SHARE * cores and cpu >= SHARED_SHARE * cores:
-        others = max(_mean(busy) - cpu, 0.0)
+    others = max(_mean(busy) - cpu, 0.0) if busy else None
+    waits = [c["cpu_wait"] for c in client if "cpu_wait" in c]
+    if waits and len(waits) == len(client) and cpu + _mean(waits) >= CPU_SHARE * cores:
+        other_words = f"; other processes used {others:.1f} of them" if others is not None else ""
+        return ClientVerdict(True, f"client-limited: the workers used {cpu:.1f} of {cores:g} cores and "
+                                   f"waited {_mean(waits):.1f} more for one{other_words}{server_words}")
+    if others is not None and _mean(busy) >= MACHINE_SHARE * cores and cpu >= SHARED_SHARE * cores:
         return ClientVerdict(True, f"client-limited: the workers used {cpu:.1f} of {cores:g} cores and "
                                    f"other processes {others:.1f} of them{server_words}")
     return ClientVerdict(False, "")

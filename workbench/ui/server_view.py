@@ -80,6 +80,9 @@ def machine_cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
+WAIT_SHOWN = 0.05  # a client's threads waiting for a core 50 ms a second: worth a word on its line
+
+
 def client_verdict(state: LiveState, cores: float | None = None) -> str:
     """The client-limited line over the seconds so far ('' when the client kept up); the local
     nodes are those whose process CPU this machine measured (their CPU shares its cores)."""
@@ -92,12 +95,15 @@ def client_verdict(state: LiveState, cores: float | None = None) -> str:
 
 
 def client_line(state: LiveState) -> str:
-    """'client cpu 1.9 · loop lag 12ms · start gap 3.1ms · BEHIND by 1,204 ops'."""
+    """'client cpu 1.9 · waited 0.3 · loop lag 12ms · start gap 3.1ms · BEHIND by 1,204 ops' (waited:
+    cores' worth of time its threads were ready to run but waited for a core, shown from WAIT_SHOWN)."""
     snap = state.snapshot
     own = snap.server.get(CLIENT, {})
     words = []
     if "cpu" in own:
         words.append(f"cpu {own['cpu']:.1f}")
+    if own.get("cpu_wait", 0.0) >= WAIT_SHOWN:
+        words.append(f"waited {own['cpu_wait']:.1f}")
     if "loop_lag_ms" in own:
         words.append(f"loop lag {_ms(own['loop_lag_ms'])}")
     if "start_gap_ms" in own:
