@@ -71,3 +71,5 @@ def test_a_client_ready_to_run_on_its_cores_but_waiting_for_them_is_limited_howe
     # waiting on two cores for what one core's worth of threads wanted: not all it could run on
     assert not verdict([{"client": {"cpu": 0.5, "cpu_wait": 0.5}} for _ in range(4)], cores=2).limited
     assert verdict([{"client": {"cpu": 0.9, "cpu_wait": 0.9}} for _ in range(4)], cores=2).limited
+    # a second without the figure (a skipped sample) does not hide the seconds that have it
+    assert verdict(starved + [{"client": {"loop_lag_ms": 5.0}}], cores=1).line == v.line

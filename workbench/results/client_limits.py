@@ -73,11 +73,12 @@ def verdict(seconds: Sequence[Mapping[str, Mapping[str, float]]], cores: float,
                                        f"{cores:g} cores")
     busy = [c["cores_busy"] for c in client if "cores_busy" in c]
     others = max(_mean(busy) - cpu, 0.0) if busy else None
-    waits = [c["cpu_wait"] for c in client if "cpu_wait" in c]
-    if waits and len(waits) == len(client) and cpu + _mean(waits) >= CPU_SHARE * cores:
+    waited = [c for c in client if "cpu_wait" in c]  # the seconds that say how long it waited
+    ran, wait = _mean([c.get("cpu", 0.0) for c in waited]), _mean([c["cpu_wait"] for c in waited])
+    if waited and ran + wait >= CPU_SHARE * cores:
         other_words = f"; other processes used {others:.1f} of them" if others is not None else ""
-        return ClientVerdict(True, f"client-limited: the workers used {cpu:.1f} of {cores:g} cores and "
-                                   f"waited {_mean(waits):.1f} more for one{other_words}{server_words}")
+        return ClientVerdict(True, f"client-limited: the workers used {ran:.1f} of {cores:g} cores and "
+                                   f"waited {wait:.1f} more for one{other_words}{server_words}")
     if others is not None and _mean(busy) >= MACHINE_SHARE * cores and cpu >= SHARED_SHARE * cores:
         return ClientVerdict(True, f"client-limited: the workers used {cpu:.1f} of {cores:g} cores and "
                                    f"other processes {others:.1f} of them{server_words}")
