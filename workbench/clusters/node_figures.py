@@ -8,8 +8,8 @@ drive/server_sampler.py makes a ServerSource of each reader (metrics/server.py i
 this one: figure names are its, the figures are plain dicts here).
 
 A local node is a process of this machine: /proc/PID/stat (user + system time, resident pages)
-and io (read_bytes, write_bytes), read with plain open() (these run every second beside a loaded
-run: bench/bench_sampler.py --under-load measures what they cost). A Docker node is a container:
+and io (read_bytes, write_bytes), read with os.open and os.read (these run every second beside a
+loaded run: bench/bench_sampler.py --under-load measures what they cost). A Docker node is a container:
 the engine's statistics (docker-py's stats as the engine pushes them, followed from the reader's
 start: CPU time, memory, block I/O). Rates are the difference between two samples over the time
 between them, so a node's first sample has its memory only. The cluster's
@@ -42,9 +42,21 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _read_bytes(path: str) -> bytes:
+    """A /proc file whole, by os.open and os.read: half what open()'s buffered text file costs
+    (bench/bench_client_figures.py), and each of these runs every second beside a loaded run."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = [os.read(fd, 65536)]
+        while chunks[-1]:  # /proc/stat's interrupt line alone can be longer on a big machine
+            chunks.append(os.read(fd, 65536))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _read(path: str) -> str:
-    with open(path) as file:
-        return file.read()
+    return _read_bytes(path).decode(errors="replace")
 
 
 def read_proc(pid: int) -> tuple[int, float, int | None, tuple[int, int] | None] | None:
@@ -376,12 +388,8 @@ def run_delay(pid: int) -> float | None:
     except OSError:
         return None
     for task in tasks:
-        try:  # os.open/os.read: half what open() costs (bench_client_figures.py), a file a thread
-            fd = os.open(f"/proc/{pid}/task/{task}/schedstat", os.O_RDONLY)
-            try:
-                total += int(os.read(fd, 128).split()[1])
-            finally:
-                os.close(fd)
+        try:
+            total += int(_read_bytes(f"/proc/{pid}/task/{task}/schedstat").split()[1])
             seen = True
         except (OSError, IndexError, ValueError):
             continue  # ended since the listing
