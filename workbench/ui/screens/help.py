@@ -34,9 +34,9 @@ Under the throughput chart, a line per node for the newest second, then the clie
   (waiting or running), **F1** memtable/memstore flushes pending. **DEAD** a killed node,
   **FROZEN** a paused one, **DOWN** one the client knows is disconnected; **no figures** a node
   whose sources did not answer this second.
-- **client cpu** the workbench's own processes (the parent and every worker). **waited** how much
-  more its threads were ready to run but waited for a core that other processes held (in cores,
-  shown from 0.05). **loop lag** how
+- **client cpu** the workbench's own processes (the parent and every worker). **waited** how long its
+  threads were ready to run but waited for a core (in cores like cpu, shown from 0.05): other
+  processes, or more of its own threads than it has cores, held them. **loop lag** how
   late the lanes' event loops woke up (the longest over workers): a lane that holds its loop
   delays every other one. **start gap** (with a target) the longest an operation started after
   its intended time. **BEHIND by N ops** a paced run behind its schedule: operations due that
