@@ -32,14 +32,14 @@ def _without_run_delay(pid: int) -> None:
     return None
 
 
+real = node_figures.run_delay
+
+
 def _read_cost(reader: ClientProcesses, with_delay: bool) -> float:
     node_figures.run_delay = real if with_delay else _without_run_delay
     start = time.thread_time_ns()
     reader.read(time.time())
     return (time.thread_time_ns() - start) / 1e3  # µs
-
-
-real = node_figures.run_delay
 
 
 def main() -> None:
@@ -63,10 +63,9 @@ def main() -> None:
         print(f"workers {args.workers}, threads here {threading.active_count()}, figures {sorted(figures)}")
         warm = {True: [], False: []}
         for block in range(args.reads // 100):
-            for _ in range(50):
-                warm[block % 2 == 0].append(_read_cost(reader, block % 2 == 0))
-            for _ in range(50):
-                warm[block % 2 == 1].append(_read_cost(reader, block % 2 == 1))
+            first = block % 2 == 0  # which kind goes first alternates from block to block
+            for kind in (first, not first):
+                warm[kind].extend(_read_cost(reader, kind) for _ in range(50))
         cold = {True: [], False: []}
         for i in range(args.cold * 2):
             time.sleep(1.0)

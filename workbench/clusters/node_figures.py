@@ -44,7 +44,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def _read_bytes(path: str) -> bytes:
     """A /proc file whole, by os.open and os.read: half what open()'s buffered text file costs
-    (bench/bench_client_figures.py), and each of these runs every second beside a loaded run."""
+    (BENCHMARKS.md, 2026-12-01), and each of these runs every second beside a loaded run."""
     fd = os.open(path, os.O_RDONLY)
     try:
         chunks = [os.read(fd, 65536)]
